@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { generateSecret, hashSecret } from '../crypto/secrets.js';
+import type { ClientGrantType, Storage } from '../storage/types.js';
+import { registeredRedirectUriProblem } from './redirect-uri.js';
+
+export interface ClientRegistration {
+  /** User-friendly name presented to the user (the spec's `application_name`). */
+  applicationName: string;
+  /** Base redirect URI (the spec's `redirect_URI`), in canonical form. */
+  redirectUri: string;
+  /** Default `authorization_code`. */
+  grantType?: ClientGrantType;
+  scopes?: string[];
+  /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
+  clientId?: string;
+}
+
+/** What the operator sends back to the applicant. The secret is shown this once only. */
+export interface IssuedClient {
+  clientId: string;
+  /** Only for `authorization_code` clients; stored hashed, never retrievable again. */
+  clientSecret?: string;
+}
+
+/**
+ * Registers a client application: the operator's side of the spec's out-of-band registration.
+ * Never exposed over HTTP.
+ *
+ * @example
+ * const { clientId, clientSecret } = await registerClient(storage, {
+ *   applicationName: 'Photo printer',
+ *   redirectUri: 'https://printer.example/callback',
+ * });
+ */
+export async function registerClient(storage: Storage, registration: ClientRegistration): Promise<IssuedClient> {
+  const problem = registeredRedirectUriProblem(registration.redirectUri);
+  if (problem) throw new TypeError(`redirectUri ${problem}`);
+  const name = registration.applicationName.trim();
+  if (!name || name.length > 200) throw new TypeError('applicationName must have 1 to 200 characters');
+  const grantType = registration.grantType ?? 'authorization_code';
+  const clientId = registration.clientId ?? randomUUID();
+  const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
+  await storage.clients.create({
+    clientId,
+    applicationName: name,
+    redirectUri: registration.redirectUri,
+    grantType,
+    secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+    scopes: registration.scopes ?? [],
+    disabled: false,
+    createdAt: Date.now(),
+  });
+  return clientSecret === undefined ? { clientId } : { clientId, clientSecret };
+}

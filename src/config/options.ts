@@ -1,0 +1,138 @@
+import type { Store as ExpressSessionStore } from 'express-session';
+import type { Strategy } from 'passport-strategy';
+import { z } from 'zod';
+import type { PageRenderers } from '../pages/types.js';
+import type { Storage } from '../storage/types.js';
+
+const STORAGE_DOMAINS = ['clients', 'users', 'consents', 'codes', 'tokens', 'nonces'] as const;
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
+
+const baseUrl = httpUrl.refine((value) => {
+  const url = new URL(value);
+  return !url.search && !url.hash && !url.username && !url.password;
+}, 'must not contain a query, fragment or userinfo');
+
+/** RFC 6749 section 3.3 scope-token. */
+const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope-token');
+
+const fn = <T>(what: string) =>
+  z.custom<T>((value) => typeof value === 'function', { error: `must be a function (${what})` });
+
+const providerSchema = z.object({
+  /** Shown on the selection page; also accepted as `opIdentifier` shorthand. */
+  name: z.string().min(1).max(100),
+  /** The provider's OpenID 2.0 discovery URL (OP identifier or claimed-identifier URL). */
+  identifier: httpUrl,
+});
+
+export const optionsSchema = z.object({
+  /** Absolute URL where the routers are mounted, e.g. `https://auth.example.com`. */
+  baseUrl,
+  storage: z.custom<Storage>(
+    (value) =>
+      typeof value === 'object' &&
+      value !== null &&
+      STORAGE_DOMAINS.every((domain) => typeof (value as Record<string, unknown>)[domain] === 'object'),
+    { error: `must implement the storage interfaces (${STORAGE_DOMAINS.join(', ')})` },
+  ),
+  /** The OpenID 2.0 providers users may log in at: the only ones ever contacted. */
+  providers: z.array(providerSchema).min(1, 'configure at least one OpenID provider'),
+  login: z
+    .object({
+      /** A passport strategy to log users in instead of the built-in OpenID 2.0 relying party. */
+      strategy: z
+        .custom<Strategy>((value) => typeof (value as Strategy | undefined)?.authenticate === 'function', {
+          error: 'must be a passport strategy (an object with authenticate())',
+        })
+        .optional(),
+      /** Per outbound request to a provider (discovery, verification). */
+      timeoutMs: z.number().int().min(100).max(60_000).default(5_000),
+      maxResponseBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(10 * 1024 * 1024)
+        .default(256 * 1024),
+    })
+    .prefault({}),
+  tokens: z
+    .object({
+      /** Access token lifetime in seconds (the spec's `expires_in`). */
+      accessTokenTtl: z.number().int().min(1).max(86_400).default(3600),
+      /** Authorization code lifetime in seconds (RFC 6749 4.1.2 recommends at most 10 minutes). */
+      codeTtl: z.number().int().min(1).max(600).default(60),
+      /** Issue a new refresh token at each refresh and revoke the grant if an old one is reused. */
+      rotateRefreshTokens: z.boolean().default(false),
+    })
+    .prefault({}),
+  session: z.object({
+    /** Signs the session cookie; an array allows rotation (the first signs). */
+    secret: z.union([
+      z.string().min(32, 'must be at least 32 characters'),
+      z.array(z.string().min(32, 'must be at least 32 characters')).min(1),
+    ]),
+    /** The library's own cookie, so a host's session is left alone. */
+    cookieName: z.string().min(1).default('openid_oauth_bridge.sid'),
+    /** Login session lifetime in seconds. */
+    maxAge: z
+      .number()
+      .int()
+      .min(60)
+      .default(8 * 3600),
+    /** An express-session store; by default the storage adapter's `sessions`. */
+    store: z
+      .custom<ExpressSessionStore>((value) => typeof (value as { get?: unknown } | undefined)?.get === 'function', {
+        error: 'must be an express-session store',
+      })
+      .optional(),
+    /** Defaults to true when `baseUrl` is https. */
+    secureCookie: z.boolean().optional(),
+  }),
+  /** Operator-defined scopes and their descriptions, shown on the consent page. */
+  scopes: z.record(scopeToken, z.string()).default({}),
+  /** Require `state` on implicit requests (RFC 9700 2.1): on by default. */
+  requireStateForImplicit: z.boolean().default(true),
+  pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),
+  /** The single time source, epoch milliseconds. */
+  clock: fn<() => number>('returning epoch milliseconds').default(() => Date.now),
+  logger: z
+    .custom<Logger>(
+      (value) => typeof (value as Logger | undefined)?.error === 'function' && typeof (value as Logger).warn === 'function',
+      { error: 'must have error() and warn()' },
+    )
+    .optional(),
+});
+
+export interface Logger {
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}
+
+/** Options of {@link createAuthorizationServer}, as written by the host. */
+export type AuthorizationServerOptions = z.input<typeof optionsSchema>;
+
+/** Options after validation and defaults. */
+export type ResolvedOptions = z.output<typeof optionsSchema>;
+
+/**
+ * Validates options once, at start-up. A wrong option throws a `TypeError` naming its path, as
+ * express-session does for its own options.
+ */
+export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptions {
+  const result = optionsSchema.safeParse(input);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+    throw new TypeError(`openid-oauth-bridge: invalid options\n${lines.join('\n')}`);
+  }
+  const providers = result.data.providers;
+  const seen = new Set<string>();
+  for (const [index, provider] of providers.entries()) {
+    for (const key of [provider.name, provider.identifier]) {
+      if (seen.has(key)) throw new TypeError(`openid-oauth-bridge: invalid options\n  providers.${index}: duplicate ${key}`);
+      seen.add(key);
+    }
+  }
+  return result.data;
+}
+

@@ -1,0 +1,71 @@
+import type { Request, Response } from 'express';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { generateSecret } from '../../crypto/secrets.js';
+import type { AuthorizationServer } from '../../server.js';
+import { sessionState, type PendingAuthorization } from '../../session/state.js';
+import type { UserRecord } from '../../storage/types.js';
+import { issueAccessToken, issueCode, newGrantId } from '../../tokens/issue.js';
+import { redirectToClient, targetOf } from './redirect.js';
+import { scopesCover } from './scope.js';
+
+/**
+ * The step after login: redirect at once if the user already trusts the client with these
+ * scopes, otherwise show the consent page.
+ */
+export async function consentOrComplete(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+  user: UserRecord,
+  pending: PendingAuthorization,
+): Promise<void> {
+  const client = await server.storage.clients.find(pending.clientId);
+  if (!client || client.disabled) {
+    throw new OAuthError('access_denied', 'The client application is no longer registered.', { redirectable: false });
+  }
+  const consent = await server.storage.consents.find(user.id, client.clientId);
+  if (consent && scopesCover(consent.scopes, pending.scopes)) {
+    return complete(server, req, res, user, pending);
+  }
+  const state = sessionState(req);
+  state.csrf = generateSecret();
+  res.type('html').send(
+    server.pages.consent({
+      applicationName: client.applicationName,
+      clientId: client.clientId,
+      scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
+      action: `${server.urls.authorization}/decision`,
+      fields: { transaction: pending.id, csrf: state.csrf },
+    }),
+  );
+}
+
+/** Issues the code or token of the pending request and sends the browser back to the client. */
+export async function complete(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+  user: UserRecord,
+  pending: PendingAuthorization,
+): Promise<void> {
+  const state = sessionState(req);
+  delete state.pending;
+  delete state.csrf;
+  const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
+  if (pending.responseType === 'code') {
+    const code = await issueCode(server, {
+      ...subject,
+      redirectUri: pending.redirectUri,
+      codeChallenge: pending.codeChallenge,
+      codeChallengeMethod: pending.codeChallengeMethod,
+    });
+    return redirectToClient(res, targetOf(pending), { code });
+  }
+  const access = await issueAccessToken(server, { ...subject, grantId: newGrantId() }, 'implicit');
+  redirectToClient(res, targetOf(pending), {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: String(access.expiresIn),
+    ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
+  });
+}

@@ -1,0 +1,62 @@
+import type { Request, Response } from 'express';
+import { timingSafeEqual } from 'node:crypto';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { formParams } from '../../http/params.js';
+import type { AuthorizationServer } from '../../server.js';
+import { sessionState } from '../../session/state.js';
+import { complete } from './complete.js';
+import { redirectError, targetOf, type AuthorizeLocals } from './redirect.js';
+
+/**
+ * `POST /oauth/authorize/decision`: the user's answer on the consent page. What is authorized is
+ * taken from the session, never from the form; the form only carries the decision, the
+ * transaction id and a CSRF token bound to the session, and must come from our own origin.
+ */
+export async function decide(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response<unknown, AuthorizeLocals>,
+): Promise<void> {
+  const expired = new OAuthError(
+    'invalid_request',
+    'This consent form has expired. Return to the application and start again.',
+    { redirectable: false },
+  );
+  checkOrigin(server, req);
+  const form = formParams(req.body);
+  const state = sessionState(req);
+  const { pending, userId, csrf } = state;
+  if (!pending || !userId || !csrf || form.get('transaction') !== pending.id) throw expired;
+  if (!sameSecret(form.get('csrf') ?? '', csrf)) throw expired;
+  const user = await server.storage.users.find(userId);
+  if (!user) throw expired;
+
+  res.locals.redirectTarget = targetOf(pending);
+  const decision = form.get('decision');
+  if (decision === 'deny') {
+    delete state.pending;
+    delete state.csrf;
+    return redirectError(res, targetOf(pending), new OAuthError('access_denied', 'The user denied the request.'));
+  }
+  if (decision !== 'allow') throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  await server.storage.consents.grant(user.id, pending.clientId, pending.scopes, server.clock());
+  await complete(server, req, res, user, pending);
+}
+
+/** A cross-site form post is refused even with a valid token (defence in depth). */
+function checkOrigin(server: AuthorizationServer, req: Request): void {
+  const origin = req.get('origin');
+  const fetchSite = req.get('sec-fetch-site');
+  const ours = new URL(server.urls.base).origin;
+  if ((origin !== undefined && origin !== ours) || (fetchSite !== undefined && fetchSite !== 'same-origin')) {
+    throw new OAuthError('access_denied', 'The consent form was submitted from another site.', {
+      redirectable: false,
+    });
+  }
+}
+
+function sameSecret(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}

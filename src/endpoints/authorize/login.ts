@@ -1,0 +1,113 @@
+import type { Request, Response } from 'express';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { runStrategy } from '../../login/run-strategy.js';
+import type { AuthorizationServer } from '../../server.js';
+import { sessionState, type PendingAuthorization } from '../../session/state.js';
+import { newGrantId } from '../../tokens/issue.js';
+import { consentOrComplete } from './complete.js';
+
+/** The URL of the login route for one configured provider. */
+export function loginUrl(server: AuthorizationServer, identifier: string): string {
+  return `${server.urls.base}/oauth/login?${new URLSearchParams({ openid_identifier: identifier })}`;
+}
+
+/** The identity a login strategy must pass to `success()`. */
+export interface LoginIdentity {
+  /** Stable external identifier of the user (the OpenID claimed identifier). */
+  identifier: string;
+  /** Name of the provider; defaults to the only configured one's or `openid`. */
+  provider?: string;
+}
+
+/** The pending authorization of this session, or a page explaining that there is none. */
+function pendingOf(req: Request): PendingAuthorization {
+  const pending = sessionState(req).pending;
+  if (!pending) {
+    throw new OAuthError(
+      'invalid_request',
+      'There is no sign-in in progress in this browser. Return to the application and start again.',
+      { redirectable: false },
+    );
+  }
+  return pending;
+}
+
+/** `GET /oauth/login`: starts the login at the chosen provider. */
+export async function startLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  pendingOf(req);
+  await runLogin(server, req, res);
+}
+
+/** `GET /oauth/login/callback`: finishes the login, then asks for consent or completes. */
+export async function finishLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  const pending = pendingOf(req);
+  const identity = await runLogin(server, req, res);
+  if (!identity) return;
+  const user = await server.storage.users.findOrCreate(
+    { identifier: identity.identifier, provider: identity.provider ?? defaultProviderName(server) },
+    newGrantId(),
+    server.clock(),
+  );
+  await regenerate(req);
+  // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
+  // session fixation).
+  Object.assign(sessionState(req), { userId: user.id, pending });
+  await consentOrComplete(server, req, res, user, pending);
+}
+
+/** Runs the login strategy; resolves the identity on success, `undefined` once it has redirected. */
+async function runLogin(server: AuthorizationServer, req: Request, res: Response): Promise<LoginIdentity | undefined> {
+  const outcome = await runStrategy(server.loginStrategy, req, { session: false });
+  switch (outcome.kind) {
+    case 'redirect':
+      res.redirect(302, outcome.url);
+      return undefined;
+    case 'success':
+      if (!isLoginIdentity(outcome.user)) {
+        throw new OAuthError('server_error', 'The login strategy returned no identity.', {
+          redirectable: false,
+          cause: new TypeError('login strategy success() must receive { identifier: string, provider?: string }'),
+        });
+      }
+      return outcome.user;
+    case 'fail':
+      throw new LoginFailed(failureMessage(outcome.challenge));
+    case 'pass':
+      throw new LoginFailed('The sign-in could not be completed.');
+    case 'error':
+      throw new OAuthError('server_error', 'The sign-in failed unexpectedly.', {
+        redirectable: false,
+        cause: outcome.error,
+      });
+  }
+}
+
+/** A login that failed for a reason the user can act on: shown with a way to try again. */
+export class LoginFailed extends OAuthError {
+  constructor(message: string) {
+    super('access_denied', message, { redirectable: false });
+  }
+}
+
+function failureMessage(challenge: unknown): string {
+  const message = (challenge as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.length < 300 ? message : 'The sign-in at your OpenID provider failed.';
+}
+
+function isLoginIdentity(user: unknown): user is LoginIdentity {
+  const identity = user as LoginIdentity | undefined;
+  return (
+    typeof identity?.identifier === 'string' &&
+    identity.identifier.length > 0 &&
+    identity.identifier.length <= 2048 &&
+    (identity.provider === undefined || typeof identity.provider === 'string')
+  );
+}
+
+function defaultProviderName(server: AuthorizationServer): string {
+  return server.options.providers.length === 1 ? server.options.providers[0]!.name : 'openid';
+}
+
+function regenerate(req: Request): Promise<void> {
+  return new Promise((resolve, reject) => req.session.regenerate((err) => (err ? reject(err) : resolve())));
+}

@@ -1,0 +1,122 @@
+import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
+import { redirectUriMatches } from '../../clients/redirect-uri.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { optionalParam, parseQueryString, rawQuery, type ParsedParams } from '../../http/params.js';
+import type { AuthorizationServer } from '../../server.js';
+import type { PendingAuthorization } from '../../session/state.js';
+import type { ClientRecord } from '../../storage/types.js';
+import type { AuthorizeLocals } from './redirect.js';
+import { parseScope } from './scope.js';
+
+/** A validated authorization request (RFC 6749 4.1.1 / 4.2.1). */
+export interface AuthorizationRequest {
+  client: ClientRecord;
+  pending: PendingAuthorization;
+  /** The configured provider named by `opIdentifier`, if any. */
+  providerIdentifier: string | undefined;
+}
+
+const pageError = (description: string) =>
+  new OAuthError('invalid_request', description, { redirectable: false });
+
+/**
+ * Validates the request in the order RFC 6749 4.1.2.1 requires: the client and its redirect URI
+ * first, reporting problems with them on a page; then everything else, reported to the verified
+ * redirect URI. Reads nothing but storage; makes no outbound request.
+ */
+export async function parseAuthorizationRequest(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response<unknown, AuthorizeLocals>,
+): Promise<AuthorizationRequest> {
+  const params = parseQueryString(rawQuery(req.originalUrl));
+  const client = await verifiedClient(server, params);
+  const redirectUri = verifiedRedirectUri(client, params);
+  const stateParam = params.repeated.has('state') ? null : (params.values.get('state') ?? null);
+  res.locals.redirectTarget = {
+    redirectUri,
+    responseType: params.values.get('response_type') === 'token' ? 'token' : 'code',
+    state: stateParam === '' ? null : stateParam,
+  };
+
+  const [repeated] = params.repeated;
+  if (repeated !== undefined) {
+    throw new OAuthError('invalid_request', `The parameter ${repeated.slice(0, 40)} must be given once.`);
+  }
+  const responseType = optionalParam(params.values, 'response_type');
+  if (responseType === undefined) throw new OAuthError('invalid_request', 'The parameter response_type is required.');
+  if (responseType !== 'code' && responseType !== 'token') {
+    throw new OAuthError('unsupported_response_type', 'response_type must be code or token.');
+  }
+  const expectedGrant = responseType === 'code' ? 'authorization_code' : 'implicit';
+  if (client.grantType !== expectedGrant) {
+    throw new OAuthError('unauthorized_client', `This client is not registered for response_type=${responseType}.`);
+  }
+  const state = optionalParam(params.values, 'state') ?? null;
+  if (responseType === 'token' && state === null && server.options.requireStateForImplicit) {
+    throw new OAuthError('invalid_request', 'The parameter state is required for the implicit grant.');
+  }
+  const scopes = parseScope(client, optionalParam(params.values, 'scope'));
+  const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType);
+
+  const providerIdentifier = optionalParam(params.values, 'opIdentifier');
+  if (providerIdentifier !== undefined && !isConfiguredProvider(server, providerIdentifier)) {
+    throw new OAuthError('invalid_request', 'The OpenID provider named by opIdentifier is not accepted here.', {
+      redirectable: false,
+    });
+  }
+
+  return {
+    client,
+    providerIdentifier,
+    pending: {
+      id: randomUUID(),
+      clientId: client.clientId,
+      redirectUri,
+      responseType,
+      state,
+      scopes,
+      codeChallenge,
+      codeChallengeMethod,
+      createdAt: server.clock(),
+    },
+  };
+}
+
+async function verifiedClient(server: AuthorizationServer, params: ParsedParams): Promise<ClientRecord> {
+  if (params.repeated.has('client_id')) throw pageError('The parameter client_id must be given once.');
+  const clientId = optionalParam(params.values, 'client_id');
+  if (clientId === undefined) throw pageError('The request names no client application (client_id is missing).');
+  const client = await server.storage.clients.find(clientId);
+  if (!client || client.disabled) throw pageError('The client application is not registered here.');
+  return client;
+}
+
+function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string {
+  if (params.repeated.has('redirect_uri')) throw pageError('The parameter redirect_uri must be given once.');
+  const redirectUri = params.values.get('redirect_uri');
+  if (!redirectUri) throw pageError('The request has no redirect_uri.');
+  if (!redirectUriMatches(client.redirectUri, redirectUri)) {
+    throw pageError('The redirect_uri is not registered for this client application.');
+  }
+  return redirectUri;
+}
+
+function parsePkce(params: ParsedParams, responseType: 'code' | 'token') {
+  const codeChallenge = optionalParam(params.values, 'code_challenge') ?? null;
+  const method = optionalParam(params.values, 'code_challenge_method');
+  if (codeChallenge === null) {
+    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
+    return { codeChallenge, codeChallengeMethod: null };
+  }
+  if (responseType !== 'code') throw new OAuthError('invalid_request', 'PKCE applies to response_type=code only.');
+  // RFC 7636 4.2: S256 yields 43 base64url characters. "plain" is refused (RFC 9700 2.1.1).
+  if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) throw new OAuthError('invalid_request', 'Malformed code_challenge.');
+  return { codeChallenge, codeChallengeMethod: 'S256' as const };
+}
+
+function isConfiguredProvider(server: AuthorizationServer, identifierOrName: string): boolean {
+  return server.options.providers.some((p) => p.identifier === identifierOrName || p.name === identifierOrName);
+}

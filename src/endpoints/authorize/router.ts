@@ -1,0 +1,84 @@
+import express, { Router, type Request, type Response } from 'express';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { pageHeaders } from '../../http/headers.js';
+import type { ResolvedOptions } from '../../config/options.js';
+import type { AuthorizationServer } from '../../server.js';
+import { sessionState } from '../../session/state.js';
+import { consentOrComplete } from './complete.js';
+import { decide } from './decision.js';
+import { authorizeErrors } from './errors.js';
+import { finishLogin, loginUrl, startLogin } from './login.js';
+import { parseAuthorizationRequest } from './request.js';
+
+/**
+ * The authorization endpoint (RFC 6749 3.1) and the browser pages around it: provider selection,
+ * OpenID 2.0 login, consent. Mount it at the path of `baseUrl`.
+ *
+ * Routes: `GET /oauth/authorize`, `GET /oauth/authorize/resume`, `POST /oauth/authorize/decision`,
+ * `GET /oauth/login`, `GET /oauth/login/callback`.
+ *
+ * @example
+ * app.use(authorizeRouter(server));
+ *
+ * @see RFC 6749 sections 4.1.1, 4.1.2, 4.2.1, 4.2.2
+ */
+export function authorizeRouter(server: AuthorizationServer): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
+  const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
+    [pageHeaders, server.session, (req: Request, res: Response) => handler(server, req, res)] as const;
+
+  router.get('/oauth/authorize', ...step(authorize));
+  router.get('/oauth/authorize/resume', ...step(resume));
+  router.post('/oauth/authorize/decision', pageHeaders, server.session, form, (req, res) => decide(server, req, res));
+  router.get('/oauth/login', ...step(startLogin));
+  router.get('/oauth/login/callback', ...step(finishLogin));
+  router.use('/oauth/authorize', authorizeErrors(server));
+  router.use('/oauth/login', authorizeErrors(server));
+  return router;
+}
+
+/** `GET /oauth/authorize`: validate, remember the request, then login, consent or redirect. */
+async function authorize(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  const request = await parseAuthorizationRequest(server, req, res);
+  const state = sessionState(req);
+  state.pending = request.pending;
+  delete state.csrf;
+  const provider = server.options.providers.find(
+    (p) => p.identifier === request.providerIdentifier || p.name === request.providerIdentifier,
+  );
+  return proceed(server, req, res, provider);
+}
+
+/** `GET /oauth/authorize/resume`: continue the pending request (after a failed login, say). */
+function resume(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  return proceed(server, req, res, undefined);
+}
+
+/**
+ * A user already logged in (at the requested provider, if one is named) goes on to consent; the
+ * others log in at the named provider or choose one on the selection page.
+ */
+async function proceed(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+  provider: ResolvedOptions['providers'][number] | undefined,
+): Promise<void> {
+  const { pending, userId } = sessionState(req);
+  if (!pending) {
+    throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', { redirectable: false });
+  }
+  const user = userId === undefined ? null : await server.storage.users.find(userId);
+  if (user && (!provider || user.provider === provider.name)) {
+    return consentOrComplete(server, req, res, user, pending);
+  }
+  if (provider) return res.redirect(302, loginUrl(server, provider.identifier));
+  const client = await server.storage.clients.find(pending.clientId);
+  res.type('html').send(
+    server.pages.selection({
+      applicationName: client?.applicationName ?? pending.clientId,
+      providers: server.options.providers.map((p) => ({ name: p.name, loginUrl: loginUrl(server, p.identifier) })),
+    }),
+  );
+}

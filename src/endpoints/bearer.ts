@@ -1,0 +1,93 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { hashSecret } from '../crypto/secrets.js';
+import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
+import type { AuthorizationServer } from '../server.js';
+
+/** What a handler behind {@link requireBearer} knows about the caller. */
+export interface BearerContext {
+  userId: string;
+  clientId: string;
+  scopes: readonly string[];
+  /** Epoch milliseconds after which the token stops working. */
+  expiresAt: number;
+}
+
+/** `res.locals` behind {@link requireBearer}: `Response<Body, BearerLocals>`. */
+export interface BearerLocals {
+  oauth: BearerContext;
+}
+
+export interface RequireBearerOptions {
+  /** Every one of these scopes must have been granted, else 403 `insufficient_scope`. */
+  scopes?: readonly string[];
+  /** The `realm` of the `WWW-Authenticate` challenge; defaults to the base URL's host. */
+  realm?: string;
+}
+
+/** RFC 6750 2.1 b64token after the scheme, which is matched case-insensitively. */
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * Protects a route with an access token in the `Authorization: Bearer` header (RFC 6750 2.1; the
+ * query and body forms are not accepted). Missing, malformed, unknown, revoked or expired tokens
+ * get 401 with a `WWW-Authenticate` challenge; a token works for exactly `expires_in` seconds.
+ *
+ * @example
+ * app.get('/v1/realms', requireBearer(server), (req, res: Response<unknown, BearerLocals>) => {
+ *   res.json(realmsOf(res.locals.oauth.userId));
+ * });
+ *
+ * @see RFC 6750 sections 2.1, 3, 3.1
+ */
+export function requireBearer(server: AuthorizationServer, options: RequireBearerOptions = {}): RequestHandler {
+  const realm = (options.realm ?? new URL(server.urls.base).host).replace(/["\\]/g, '');
+  const required = options.scopes ?? [];
+  const challenge = (error?: OAuthError) =>
+    error
+      ? `Bearer realm="${realm}", error="${error.code}", error_description="${error.description}"` +
+        (required.length && error.code === 'insufficient_scope' ? `, scope="${required.join(' ')}"` : '')
+      : `Bearer realm="${realm}"`;
+
+  return async function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
+    try {
+      const header = req.get('authorization');
+      if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+        // RFC 6750 3.1: no error code when the request has no authentication at all.
+        res.status(401).set('WWW-Authenticate', challenge()).json({ error: 'invalid_token', error_description: 'An access token is required.' });
+        return;
+      }
+      const match = BEARER.exec(header);
+      if (!match) throw new OAuthError('invalid_token', 'The access token is malformed.');
+      const token = await server.storage.tokens.findAccessToken(hashSecret(match[1]!));
+      if (!token || server.clock() >= token.expiresAt) {
+        throw new OAuthError('invalid_token', 'The access token is invalid or has expired.');
+      }
+      if (!required.every((scope) => token.scopes.includes(scope))) {
+        throw new OAuthError('insufficient_scope', 'The access token lacks a required scope.');
+      }
+      (res.locals as BearerLocals).oauth = {
+        userId: token.userId,
+        clientId: token.clientId,
+        scopes: token.scopes,
+        expiresAt: token.expiresAt,
+      };
+      next();
+    } catch (err) {
+      const error = toOAuthError(err);
+      if (error.code === 'server_error') server.logger.error('bearer check error', { error: error.cause });
+      const headers = error.code === 'server_error' ? {} : { 'WWW-Authenticate': challenge(error) };
+      res.status(error.status).set(headers).json(error.toJSON());
+    }
+  };
+}
+
+/**
+ * The caller of a route behind {@link requireBearer}, typed.
+ *
+ * @throws Error if `requireBearer` did not run before this handler.
+ */
+export function bearerOf(res: Response): BearerContext {
+  const context = (res.locals as Partial<BearerLocals>).oauth;
+  if (!context) throw new Error('requireBearer() must run before bearerOf()');
+  return context;
+}

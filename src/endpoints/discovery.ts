@@ -1,0 +1,28 @@
+import { Router } from 'express';
+import type { AuthorizationServer } from '../server.js';
+
+/** The spec's root resource: where clients discover the endpoint URLs. */
+export interface RootResource {
+  oauth: { authorization: { href: string }; token: { href: string } };
+}
+
+/**
+ * Serves the root resource at `GET /` of its mount point:
+ * `{"oauth":{"authorization":{"href":...},"token":{"href":...}}}`. URLs are absolute and come
+ * from the configured `baseUrl`, never from the request's `Host` header, so a forged host cannot
+ * point clients elsewhere.
+ *
+ * @example
+ * app.use(discoveryRouter(server));
+ */
+export function discoveryRouter(server: AuthorizationServer): Router {
+  const body: RootResource = {
+    oauth: { authorization: { href: server.urls.authorization }, token: { href: server.urls.token } },
+  };
+  const json = JSON.stringify(body);
+  const router = Router();
+  router.get('/', (_req, res) => {
+    res.set('Cache-Control', 'public, max-age=300').type('json').send(json);
+  });
+  return router;
+}

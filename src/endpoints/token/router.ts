@@ -1,0 +1,59 @@
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
+import { noStore } from '../../http/headers.js';
+import { formParams, requiredParam } from '../../http/params.js';
+import type { AuthorizationServer } from '../../server.js';
+import { authenticateClient } from './client-auth.js';
+import { grants } from './grants.js';
+
+/**
+ * The token endpoint (RFC 6749 3.2): `POST /oauth/token` with an
+ * `application/x-www-form-urlencoded` body, for the `authorization_code` and `refresh_token`
+ * grants. Mount it at the path of `baseUrl`.
+ *
+ * @example
+ * app.use(tokenRouter(server));
+ *
+ * @see RFC 6749 sections 4.1.3, 5.1, 5.2, 6
+ */
+export function tokenRouter(server: AuthorizationServer): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  router.post('/oauth/token', noStore, requireForm, form, (req, res) => exchange(server, req, res));
+  router.all('/oauth/token', noStore, (_req, res) => {
+    res.set('Allow', 'POST');
+    throw new OAuthError('invalid_request', 'The token endpoint accepts POST only.');
+  });
+  router.use('/oauth/token', tokenErrors(server));
+  return router;
+}
+
+/** RFC 6749 3.2: parameters travel as a form; JSON or other bodies are refused outright. */
+function requireForm(req: Request, _res: Response, next: (err?: unknown) => void): void {
+  if (!req.is('application/x-www-form-urlencoded')) {
+    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+  }
+  if (req.originalUrl.includes('?')) {
+    throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
+  }
+  next();
+}
+
+async function exchange(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  const params = formParams(req.body);
+  const grantType = requiredParam(params, 'grant_type');
+  const grant = Object.hasOwn(grants, grantType) ? grants[grantType] : undefined;
+  if (!grant) throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  const client = await authenticateClient(server, req, params);
+  res.status(200).json(await grant(server, client, params));
+}
+
+/** RFC 6749 5.2 JSON errors; internals are logged, never sent. */
+function tokenErrors(server: AuthorizationServer): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    if (res.headersSent) return next(err);
+    const error = toOAuthError(err);
+    if (error.code === 'server_error') server.logger.error('token endpoint error', { error: error.cause });
+    res.status(error.status).set(error.headers).json(error.toJSON());
+  };
+}

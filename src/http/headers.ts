@@ -1,0 +1,23 @@
+import type { RequestHandler } from 'express';
+
+/** RFC 6749 5.1: token responses and anything carrying a secret must not be cached. */
+export const noStore: RequestHandler = (_req, res, next) => {
+  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  next();
+};
+
+/**
+ * Headers for every HTML page the library renders: never cached, never framed (clickjacking of
+ * the consent page, RFC 6819 4.4.1.9), no Referer leaking codes or tokens, no scripts at all.
+ */
+export const pageHeaders: RequestHandler = (_req, res, next) => {
+  res.set({
+    'Cache-Control': 'no-store',
+    Pragma: 'no-cache',
+    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    'X-Frame-Options': 'DENY',
+    'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer',
+  });
+  next();
+};

@@ -1,0 +1,79 @@
+import { OAuthError } from '../errors/oauth-error.js';
+
+/** Longest single parameter value accepted (a redirect URI is the longest legitimate one). */
+export const MAX_PARAM_LENGTH = 2048;
+/** Most parameters accepted in one request. */
+export const MAX_PARAM_COUNT = 32;
+
+/** Parameters that occurred exactly once, and the names that occurred more than once. */
+export interface ParsedParams {
+  values: Map<string, string>;
+  repeated: Set<string>;
+}
+
+/**
+ * Parses a query string strictly: every parameter must occur at most once (RFC 6749 3.1:
+ * "Request and response parameters MUST NOT be included more than once"), and sizes are bounded.
+ * Works on the raw string so no query parser can turn `a[b]=` or repeats into objects or arrays.
+ */
+export function parseQueryString(raw: string): ParsedParams {
+  const values = new Map<string, string>();
+  const repeated = new Set<string>();
+  const search = new URLSearchParams(raw);
+  let count = 0;
+  for (const [name, value] of search) {
+    if (++count > MAX_PARAM_COUNT) throw new OAuthError('invalid_request', 'Too many parameters.', { redirectable: false });
+    if (values.has(name) || repeated.has(name)) {
+      values.delete(name);
+      repeated.add(name);
+    } else {
+      values.set(name, value);
+    }
+  }
+  return { values, repeated };
+}
+
+/** The query string of a request URL, without the `?`. */
+export function rawQuery(originalUrl: string): string {
+  const index = originalUrl.indexOf('?');
+  return index === -1 ? '' : originalUrl.slice(index + 1);
+}
+
+/**
+ * Reads a form body parsed by `express.urlencoded({ extended: false })` strictly: a repeated
+ * parameter arrives as an array and is refused, as is any value over the length limit.
+ */
+export function formParams(body: unknown): Map<string, string> {
+  const values = new Map<string, string>();
+  if (typeof body !== 'object' || body === null) return values;
+  for (const [name, value] of Object.entries(body)) {
+    if (typeof value !== 'string') {
+      throw new OAuthError('invalid_request', `The parameter ${safeName(name)} must be given once.`);
+    }
+    values.set(name, value);
+  }
+  return values;
+}
+
+/**
+ * A parameter's value, or `undefined` when absent. Empty values count as absent (RFC 6749 3.1:
+ * "Parameters sent without a value MUST be treated as if they were omitted").
+ */
+export function optionalParam(values: Map<string, string>, name: string): string | undefined {
+  const value = values.get(name);
+  if (value === undefined || value === '') return undefined;
+  if (value.length > MAX_PARAM_LENGTH) throw new OAuthError('invalid_request', `The parameter ${name} is too long.`);
+  return value;
+}
+
+/** A required parameter's value; `invalid_request` if missing. */
+export function requiredParam(values: Map<string, string>, name: string): string {
+  const value = optionalParam(values, name);
+  if (value === undefined) throw new OAuthError('invalid_request', `The parameter ${name} is required.`);
+  return value;
+}
+
+/** A parameter name fit for an error description: printable and short. */
+function safeName(name: string): string {
+  return /^[\w.\-[\]]{1,40}$/.test(name) ? name : '(unnamed)';
+}

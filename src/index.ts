@@ -1,0 +1,28 @@
+/**
+ * openid-oauth-bridge: an OAuth 2.0 authorization server for Express whose end users log in at
+ * OpenID 2.0 providers.
+ *
+ * @packageDocumentation
+ */
+export { createAuthorizationServer, type AuthorizationServer, type EndpointUrls } from './server.js';
+export type { AuthorizationServerOptions, Logger, ResolvedOptions } from './config/options.js';
+export { authorizeRouter } from './endpoints/authorize/router.js';
+export type { LoginIdentity } from './endpoints/authorize/login.js';
+export { tokenRouter } from './endpoints/token/router.js';
+export { discoveryRouter, type RootResource } from './endpoints/discovery.js';
+export {
+  requireBearer,
+  bearerOf,
+  type BearerContext,
+  type BearerLocals,
+  type RequireBearerOptions,
+} from './endpoints/bearer.js';
+export { OAuthError, STATUS_BY_CODE, type OAuthErrorCode, type OAuthErrorOptions } from './errors/oauth-error.js';
+export { registerClient, type ClientRegistration, type IssuedClient } from './clients/register.js';
+export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
+export { memoryStorage } from './storage/memory.js';
+export { AdapterSessionStore } from './session/adapter-store.js';
+export type * from './storage/types.js';
+export type * from './pages/types.js';
+export { defaultPages } from './pages/default-pages.js';
+export { RelyingParty, OpenIdLoginError, OpenIdStrategy, type OpenIdProvider, type RelyingPartyOptions } from './login/openid/index.js';

@@ -1,0 +1,30 @@
+import escapeHtml from 'escape-html';
+
+/** HTML that has already been escaped or is trusted markup. */
+export class SafeHtml {
+  constructor(readonly value: string) {}
+  toString(): string {
+    return this.value;
+  }
+}
+
+type Interpolation = string | number | SafeHtml | readonly SafeHtml[] | null | undefined;
+
+/**
+ * Tagged template that escapes every interpolated value unless it is already `SafeHtml`, so a
+ * page cannot forget to escape an application name or a message.
+ */
+export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
+  let out = strings[0] ?? '';
+  values.forEach((value, index) => {
+    out += render(value) + (strings[index + 1] ?? '');
+  });
+  return new SafeHtml(out);
+}
+
+function render(value: Interpolation): string {
+  if (value === null || value === undefined) return '';
+  if (value instanceof SafeHtml) return value.value;
+  if (Array.isArray(value)) return value.map((item: SafeHtml) => item.value).join('');
+  return escapeHtml(String(value));
+}

@@ -1,0 +1,47 @@
+/** A provider button on the selection page. */
+export interface ProviderChoice {
+  name: string;
+  /** Where the button leads (the library's login route for that provider). */
+  loginUrl: string;
+}
+
+export interface SelectionPageData {
+  applicationName: string;
+  providers: ProviderChoice[];
+}
+
+export interface ScopeDescription {
+  name: string;
+  description: string;
+}
+
+export interface ConsentPageData {
+  applicationName: string;
+  clientId: string;
+  /** Scopes the application asks for, with the operator's descriptions. */
+  scopes: ScopeDescription[];
+  /** The form's target (POST). */
+  action: string;
+  /** Hidden fields the form must send back unchanged. */
+  fields: { transaction: string; csrf: string };
+}
+
+export interface ErrorPageData {
+  status: number;
+  title: string;
+  /** Safe to show: never contains a token, code or secret. */
+  message: string;
+  /** Offered as "try again", e.g. back to the provider selection. */
+  retryUrl?: string;
+}
+
+/**
+ * Renders the library's HTML pages. Each receives typed data and returns a complete HTML document;
+ * a host replaces any of them with `pages: { consent: (data) => ... }`. A replacement must escape
+ * every value it shows.
+ */
+export interface PageRenderers {
+  selection(data: SelectionPageData): string;
+  consent(data: ConsentPageData): string;
+  error(data: ErrorPageData): string;
+}

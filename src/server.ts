@@ -1,0 +1,123 @@
+import type { RequestHandler } from 'express';
+import type { Strategy } from 'passport-strategy';
+import { resolveOptions, type AuthorizationServerOptions, type Logger, type ResolvedOptions } from './config/options.js';
+import { RelyingParty } from './login/openid/relying-party.js';
+import { OpenIdStrategy } from './login/openid/strategy.js';
+import { defaultPages } from './pages/default-pages.js';
+import type { PageRenderers } from './pages/types.js';
+import { AdapterSessionStore } from './session/adapter-store.js';
+import { ownSession } from './session/own-session.js';
+import type { Storage } from './storage/types.js';
+
+/** Absolute URLs of the endpoints, derived from `baseUrl` once. */
+export interface EndpointUrls {
+  /** Where the routers are mounted, without a trailing slash. */
+  base: string;
+  authorization: string;
+  token: string;
+  loginCallback: string;
+}
+
+/**
+ * The configured authorization server: built once from validated options and passed to every
+ * router factory. Holds no per-request state.
+ */
+export interface AuthorizationServer {
+  readonly options: ResolvedOptions;
+  readonly storage: Storage;
+  readonly urls: EndpointUrls;
+  readonly pages: PageRenderers;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** The passport strategy that logs users in. */
+  readonly loginStrategy: Strategy;
+  /** The library's own session middleware (own cookie name, own store). */
+  readonly session: RequestHandler;
+}
+
+/** Session key under which the OpenID login state is kept between redirect and callback. */
+export const LOGIN_SESSION_KEY = 'openidOAuthBridgeLogin';
+
+const consoleLogger: Logger = {
+  warn: (message, details) => console.warn(`[openid-oauth-bridge] ${message}`, details ?? ''),
+  error: (message, details) => console.error(`[openid-oauth-bridge] ${message}`, details ?? ''),
+};
+
+/**
+ * Builds the authorization server from options, validating them once: a wrong option throws a
+ * `TypeError` naming its path.
+ *
+ * @example
+ * const server = createAuthorizationServer({
+ *   baseUrl: 'https://auth.example.com',
+ *   storage: memoryStorage(),
+ *   providers: [{ name: 'Example ID', identifier: 'https://id.example.com/' }],
+ *   session: { secret: process.env.SESSION_SECRET! },
+ * });
+ * app.use(discoveryRouter(server), authorizeRouter(server), tokenRouter(server));
+ */
+export function createAuthorizationServer(input: AuthorizationServerOptions): AuthorizationServer {
+  const options = resolveOptions(input);
+  const base = options.baseUrl.replace(/\/+$/, '');
+  const urls: EndpointUrls = {
+    base,
+    authorization: `${base}/oauth/authorize`,
+    token: `${base}/oauth/token`,
+    loginCallback: `${base}/oauth/login/callback`,
+  };
+  const clock = options.clock;
+  const storage = options.storage;
+
+  const sessionStore =
+    options.session.store ??
+    (storage.sessions ? new AdapterSessionStore(storage.sessions, clock, options.session.maxAge * 1000) : undefined);
+  if (!sessionStore) {
+    throw new TypeError(
+      'openid-oauth-bridge: invalid options\n  session.store: required when the storage adapter has no sessions',
+    );
+  }
+  const basePath = new URL(`${base}/`).pathname;
+  const session = ownSession({
+    name: options.session.cookieName,
+    secret: options.session.secret,
+    store: sessionStore,
+    resave: false,
+    saveUninitialized: false,
+    rolling: false,
+    proxy: undefined,
+    cookie: {
+      httpOnly: true,
+      // Lax: the provider's callback is a top-level GET navigation from another site.
+      sameSite: 'lax',
+      secure: options.session.secureCookie ?? base.startsWith('https:'),
+      path: basePath,
+      maxAge: options.session.maxAge * 1000,
+    },
+  });
+
+  const loginStrategy =
+    options.login.strategy ??
+    new OpenIdStrategy(
+      new RelyingParty({
+        providers: options.providers,
+        returnTo: urls.loginCallback,
+        realm: `${base}/`,
+        nonces: storage.nonces,
+        clock,
+        timeoutMs: options.login.timeoutMs,
+        maxResponseBytes: options.login.maxResponseBytes,
+      }),
+      { origin: new URL(base).origin, sessionKey: LOGIN_SESSION_KEY },
+    );
+
+  return {
+    options,
+    storage,
+    urls,
+    pages: { ...defaultPages, ...options.pages },
+    clock,
+    logger: options.logger ?? consoleLogger,
+    loginStrategy,
+    session,
+  };
+}

@@ -1,0 +1,42 @@
+import session from 'express-session';
+import type { SessionStore } from '../storage/types.js';
+
+type Callback<T = void> = (err?: unknown, value?: T) => void;
+
+/**
+ * An express-session store over the storage adapter's `sessions` domain, so the login session is
+ * as durable and as shared between instances as the rest of the storage.
+ */
+export class AdapterSessionStore extends session.Store {
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly clock: () => number,
+    private readonly defaultMaxAgeMs: number,
+  ) {
+    super();
+  }
+
+  override get(sid: string, callback: Callback<session.SessionData | null>): void {
+    this.sessions.get(sid, this.clock()).then(
+      (json) => callback(undefined, json === null ? null : (JSON.parse(json) as session.SessionData)),
+      callback,
+    );
+  }
+
+  override set(sid: string, data: session.SessionData, callback?: Callback): void {
+    this.sessions.set(sid, JSON.stringify(data), this.expiresAt(data)).then(() => callback?.(), callback);
+  }
+
+  override touch(sid: string, data: session.SessionData, callback?: Callback): void {
+    this.sessions.touch(sid, this.expiresAt(data)).then(() => callback?.(), callback);
+  }
+
+  override destroy(sid: string, callback?: Callback): void {
+    this.sessions.destroy(sid).then(() => callback?.(), callback);
+  }
+
+  private expiresAt(data: session.SessionData): number {
+    const expires = data.cookie?.expires;
+    return expires ? new Date(expires).getTime() : this.clock() + this.defaultMaxAgeMs;
+  }
+}

@@ -1,0 +1,31 @@
+import type { Request } from 'express';
+
+/** A validated authorization request waiting for login or consent. */
+export interface PendingAuthorization {
+  /** Random id carried by the consent form, tying a decision to this very request. */
+  id: string;
+  clientId: string;
+  redirectUri: string;
+  responseType: 'code' | 'token';
+  state: string | null;
+  scopes: string[];
+  codeChallenge: string | null;
+  codeChallengeMethod: 'S256' | null;
+  createdAt: number;
+}
+
+/** What the library keeps in its own session. */
+export interface BridgeSessionState {
+  userId?: string;
+  pending?: PendingAuthorization;
+  /** CSRF token of the consent form, bound to this session. */
+  csrf?: string;
+}
+
+const KEY = 'openidOAuthBridge';
+
+/** The library's part of the session, created on first use. */
+export function sessionState(req: Request): BridgeSessionState {
+  const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;
+  return (store[KEY] ??= {});
+}

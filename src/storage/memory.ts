@@ -1,0 +1,172 @@
+import type {
+  AccessTokenRecord,
+  AuthorizationCodeRecord,
+  ClientRecord,
+  ConsentRecord,
+  RefreshTokenRecord,
+  Storage,
+  UserRecord,
+} from './types.js';
+
+/**
+ * An in-process storage adapter, for tests, the demo and trying things out. **Not durable**:
+ * everything is lost when the process exits, and it cannot be shared by several app instances.
+ *
+ * Each method mutates synchronously before its promise settles, so single-use operations are
+ * atomic by construction within one process.
+ *
+ * @example
+ * const server = createAuthorizationServer({ storage: memoryStorage(), ... });
+ */
+export function memoryStorage(): Storage {
+  const clients = new Map<string, ClientRecord>();
+  const users = new Map<string, UserRecord>();
+  const usersByIdentity = new Map<string, string>();
+  const consents = new Map<string, ConsentRecord>();
+  const codes = new Map<string, { code: AuthorizationCodeRecord; usedAt: number | null }>();
+  const accessTokens = new Map<string, AccessTokenRecord>();
+  const refreshTokens = new Map<string, RefreshTokenRecord>();
+  const nonces = new Map<string, number>();
+  const sessions = new Map<string, { json: string; expiresAt: number }>();
+
+  const pairKey = (a: string, b: string) => JSON.stringify([a, b]);
+  const copy = <T>(value: T): T => structuredClone(value);
+
+  function revokeWhere(predicate: (t: { grantId: string; userId: string; clientId: string }) => boolean) {
+    let count = 0;
+    for (const [hash, token] of accessTokens) {
+      if (predicate(token)) {
+        accessTokens.delete(hash);
+        count++;
+      }
+    }
+    for (const [hash, token] of refreshTokens) {
+      if (predicate(token)) {
+        refreshTokens.delete(hash);
+        count++;
+      }
+    }
+    return count;
+  }
+
+  return {
+    clients: {
+      async find(clientId) {
+        const client = clients.get(clientId);
+        return client ? copy(client) : null;
+      },
+      async create(client) {
+        if (clients.has(client.clientId)) throw new Error(`client_id ${client.clientId} is taken`);
+        clients.set(client.clientId, copy(client));
+      },
+    },
+    users: {
+      async findOrCreate(identity, newId, now) {
+        const key = pairKey(identity.provider, identity.identifier);
+        const existing = usersByIdentity.get(key);
+        if (existing !== undefined) return copy(users.get(existing)!);
+        const user: UserRecord = { id: newId, ...identity, createdAt: now };
+        users.set(newId, user);
+        usersByIdentity.set(key, newId);
+        return copy(user);
+      },
+      async find(id) {
+        const user = users.get(id);
+        return user ? copy(user) : null;
+      },
+    },
+    consents: {
+      async find(userId, clientId) {
+        const consent = consents.get(pairKey(userId, clientId));
+        return consent ? copy(consent) : null;
+      },
+      async grant(userId, clientId, scopes, now) {
+        const key = pairKey(userId, clientId);
+        const previous = consents.get(key);
+        const consent: ConsentRecord = {
+          userId,
+          clientId,
+          scopes: [...new Set([...(previous?.scopes ?? []), ...scopes])],
+          createdAt: previous?.createdAt ?? now,
+          updatedAt: now,
+        };
+        consents.set(key, consent);
+        return copy(consent);
+      },
+      async revoke(userId, clientId) {
+        return consents.delete(pairKey(userId, clientId));
+      },
+    },
+    codes: {
+      async create(code) {
+        codes.set(code.codeHash, { code: copy(code), usedAt: null });
+      },
+      async consume(codeHash, now) {
+        const entry = codes.get(codeHash);
+        if (!entry) return null;
+        if (entry.usedAt !== null) return { status: 'replayed', code: copy(entry.code) };
+        entry.usedAt = now;
+        return { status: 'consumed', code: copy(entry.code) };
+      },
+    },
+    tokens: {
+      async saveAccessToken(token) {
+        accessTokens.set(token.tokenHash, copy(token));
+      },
+      async findAccessToken(tokenHash) {
+        const token = accessTokens.get(tokenHash);
+        return token ? copy(token) : null;
+      },
+      async saveRefreshToken(token) {
+        refreshTokens.set(token.tokenHash, copy(token));
+      },
+      async findRefreshToken(tokenHash) {
+        const token = refreshTokens.get(tokenHash);
+        return token ? copy(token) : null;
+      },
+      async rotateRefreshToken(oldHash, next, now) {
+        const token = refreshTokens.get(oldHash);
+        if (!token) return 'missing';
+        if (token.rotatedAt !== null) return 'reused';
+        token.rotatedAt = now;
+        refreshTokens.set(next.tokenHash, copy(next));
+        return 'rotated';
+      },
+      async revokeGrant(grantId) {
+        return revokeWhere((t) => t.grantId === grantId);
+      },
+      async revokeForUserAndClient(userId, clientId) {
+        return revokeWhere((t) => t.userId === userId && t.clientId === clientId);
+      },
+    },
+    nonces: {
+      async use(scope, nonce, expiresAt) {
+        const key = pairKey(scope, nonce);
+        if (nonces.has(key)) return false;
+        nonces.set(key, expiresAt);
+        return true;
+      },
+    },
+    sessions: {
+      async get(sid, now) {
+        const entry = sessions.get(sid);
+        if (!entry) return null;
+        if (entry.expiresAt <= now) {
+          sessions.delete(sid);
+          return null;
+        }
+        return entry.json;
+      },
+      async set(sid, json, expiresAt) {
+        sessions.set(sid, { json, expiresAt });
+      },
+      async touch(sid, expiresAt) {
+        const entry = sessions.get(sid);
+        if (entry) entry.expiresAt = expiresAt;
+      },
+      async destroy(sid) {
+        sessions.delete(sid);
+      },
+    },
+  };
+}
