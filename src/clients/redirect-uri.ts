@@ -28,6 +28,14 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 const FORBIDDEN_IN_PATH = /[#\\@]|%2e|%2f|%5c|%00/i;
 
 /**
+ * A `.` or `..` path segment. Checked directly rather than trusting the URL parser to have
+ * removed them: Node's parser keeps `/./` before a segment that starts with `:`.
+ */
+function hasDotSegment(path: string): boolean {
+  return path.split('/').some((segment) => segment === '.' || segment === '..');
+}
+
+/**
  * Why a URI cannot be registered, or `null` if it can: an absolute http(s) URL in canonical
  * form (as the WHATWG URL parser prints it), without userinfo, query or fragment.
  */
@@ -45,7 +53,9 @@ export function registeredRedirectUriProblem(uri: string): string | null {
   if (url.search || uri.includes('?')) return 'must not contain a query';
   if (url.hash || uri.includes('#')) return 'must not contain a fragment';
   if (url.href !== uri) return `must be written in canonical form (${url.href})`;
-  if (FORBIDDEN_IN_PATH.test(url.pathname)) return 'must not contain encoded dots, slashes or @';
+  if (FORBIDDEN_IN_PATH.test(url.pathname) || hasDotSegment(url.pathname)) {
+    return 'must not contain dot segments, encoded dots or slashes, or @';
+  }
   return null;
 }
 
@@ -62,7 +72,7 @@ export function redirectUriMatches(registered: string, requested: string): boole
   if (!PRINTABLE_ASCII.test(continuation) || continuation.includes('#')) return false;
   const queryStart = continuation.indexOf('?');
   const pathContinuation = queryStart === -1 ? continuation : continuation.slice(0, queryStart);
-  if (FORBIDDEN_IN_PATH.test(pathContinuation)) return false;
+  if (FORBIDDEN_IN_PATH.test(pathContinuation) || hasDotSegment(pathContinuation)) return false;
   let url: URL;
   try {
     url = new URL(requested);
