@@ -95,7 +95,7 @@ export const optionsSchema = z.object({
   requireStateForImplicit: z.boolean().default(true),
   pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),
   /** The single time source, epoch milliseconds. */
-  clock: fn<() => number>('returning epoch milliseconds').default(() => Date.now),
+  clock: fn<() => number>('returning epoch milliseconds').default(() => () => Date.now()),
   logger: z
     .custom<Logger>(
       (value) => typeof (value as Logger | undefined)?.error === 'function' && typeof (value as Logger).warn === 'function',

@@ -47,6 +47,11 @@ export interface OAuthErrorOptions {
   redirectable?: boolean;
   /** Extra response headers, e.g. `Retry-After`. */
   headers?: Record<string, string>;
+  /**
+   * Transport-level status that overrides the table (413 for an oversized body); OAuth-level
+   * outcomes always take the table's status.
+   */
+  httpStatus?: 413;
 }
 
 /**
@@ -65,6 +70,7 @@ export class OAuthError extends Error {
   readonly description: string;
   readonly redirectable: boolean;
   readonly headers: Readonly<Record<string, string>>;
+  readonly #httpStatus: number | undefined;
 
   constructor(code: OAuthErrorCode, description: string, options: OAuthErrorOptions = {}) {
     super(`${code}: ${description}`, options.cause === undefined ? undefined : { cause: options.cause });
@@ -72,10 +78,11 @@ export class OAuthError extends Error {
     this.description = description;
     this.redirectable = options.redirectable ?? true;
     this.headers = options.headers ?? {};
+    this.#httpStatus = options.httpStatus;
   }
 
   get status(): number {
-    return STATUS_BY_CODE[this.code];
+    return this.#httpStatus ?? STATUS_BY_CODE[this.code];
   }
 
   /** The RFC 6749 5.2 JSON body. */
@@ -89,7 +96,7 @@ export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
   if (isBodyParserError(err)) {
     if (err.status === 413) {
-      return new OAuthError('invalid_request', 'The request body is too large.', { cause: err });
+      return new OAuthError('invalid_request', 'The request body is too large.', { cause: err, httpStatus: 413 });
     }
     return new OAuthError('invalid_request', 'The request body could not be parsed.', { cause: err });
   }
