@@ -8,7 +8,7 @@ import { obtainCode } from './support/flow.js';
 
 /** The host's own login: any request to /host/login logs in as "host-user". */
 class HostStrategy extends Strategy {
-  override name = 'host';
+  name = 'host';
   override authenticate(this: Strategy & { success(user: unknown): void }, _req: Request): void {
     this.success({ id: 'host-user' });
   }

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redirectUriMatches, registeredRedirectUriProblem } from '../src/clients/redirect-uri.js';
 
-const REGISTERED = 'https://app.example/cb';
 
 describe('redirect URI rule: documented examples', () => {
   it.each([
