@@ -24,7 +24,11 @@ describe('RelyingParty login through the development provider', () => {
     const { redirectUrl, state } = await rp.begin(rp.findProvider(op.identifier)!);
     const callback = await loginAtProvider(redirectUrl, 'alice');
     const identity = await rp.verify(callback, state);
-    expect(identity).toEqual({ provider: 'Development', identifier: op.userUrl('alice'), opEndpoint: op.endpoint });
+    expect(identity).toEqual({
+      provider: 'Development',
+      identifier: op.userUrl('alice'),
+      opEndpoint: op.endpoint,
+    });
     expect(nonces.size()).toBe(1);
   });
 
@@ -46,7 +50,11 @@ describe('RelyingParty login through the development provider', () => {
     });
     expect(`${returnTo.origin}${returnTo.pathname}`).toBe(RETURN_TO);
     expect(returnTo.searchParams.get('rp_nonce')).toMatch(/^[A-Za-z0-9_-]{24}$/);
-    expect(first.state).toMatchObject({ provider: 'Development', opEndpoint: op.endpoint, returnTo: returnTo.href });
+    expect(first.state).toMatchObject({
+      provider: 'Development',
+      opEndpoint: op.endpoint,
+      returnTo: returnTo.href,
+    });
     expect(second.state.returnTo).not.toBe(first.state.returnTo);
     expect(JSON.parse(JSON.stringify(first.state))).toEqual(first.state);
   });
@@ -73,14 +81,23 @@ describe('RelyingParty login through the development provider', () => {
     const rp = createRelyingParty(op);
     expect(rp.findProvider('Development')?.identifier).toBe(op.identifier);
     expect(rp.findProvider(op.identifier)?.name).toBe('Development');
-    for (const near of ['development', op.url, `${op.identifier}#x`, ` ${op.identifier}`, 'http://evil.test/']) {
+    for (const near of [
+      'development',
+      op.url,
+      `${op.identifier}#x`,
+      ` ${op.identifier}`,
+      'http://evil.test/',
+    ]) {
       expect(rp.findProvider(near)).toBeUndefined();
     }
   });
 
   it('refuses to begin at a provider that is not on the allow-list, without fetching it', async () => {
     const rp = createRelyingParty(op);
-    await expectLoginError(rp.begin({ name: 'Development', identifier: 'http://127.0.0.1:9/' }), 'unknown_provider');
+    await expectLoginError(
+      rp.begin({ name: 'Development', identifier: 'http://127.0.0.1:9/' }),
+      'unknown_provider',
+    );
     await expectLoginError(rp.begin({ name: 'Other', identifier: op.identifier }), 'unknown_provider');
   });
 

@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../src/testing/provider/index.js';
-import { createRelyingParty, expectLoginError, genuineCallback, memoryNonces, withParam } from './support/openid-harness.js';
+import {
+  createRelyingParty,
+  expectLoginError,
+  genuineCallback,
+  memoryNonces,
+  withParam,
+} from './support/openid-harness.js';
 
 let op: RunningDevelopmentProvider;
 beforeAll(async () => {
@@ -49,7 +55,10 @@ describe('RelyingParty.verify response nonces', () => {
   });
 
   it('refuses a stale response as expired (clock ahead of the nonce by more than nonceMaxAgeMs)', async () => {
-    const rp = createRelyingParty(op, { clock: () => Date.now() + SIX_MINUTES, loginMaxAgeMs: 60 * 60 * 1000 });
+    const rp = createRelyingParty(op, {
+      clock: () => Date.now() + SIX_MINUTES,
+      loginMaxAgeMs: 60 * 60 * 1000,
+    });
     const { callback, state } = await genuineCallback(rp);
     const outbound = vi.spyOn(globalThis, 'fetch');
     await expectLoginError(rp.verify(callback, { ...state, startedAt: Date.now() }), 'expired');
@@ -75,7 +84,10 @@ describe('RelyingParty.verify response nonces', () => {
     const rp = createRelyingParty(op);
     const { callback, state } = await genuineCallback(rp);
     for (const nonce of ['', 'abc', '2024-02-30T10:00:00Zx', `${new Date().toISOString()}x`]) {
-      await expectLoginError(rp.verify(withParam(callback, 'openid.response_nonce', nonce), state), 'invalid_response');
+      await expectLoginError(
+        rp.verify(withParam(callback, 'openid.response_nonce', nonce), state),
+        'invalid_response',
+      );
     }
   });
 });

@@ -24,7 +24,10 @@ afterEach(() => {
 });
 
 /** Verifies a tampered callback and asserts no outbound request at all was made. */
-async function expectRefusedLocally(mutate: (callback: URL) => URL, kind: 'invalid_response' | 'expired' = 'invalid_response') {
+async function expectRefusedLocally(
+  mutate: (callback: URL) => URL,
+  kind: 'invalid_response' | 'expired' = 'invalid_response',
+) {
   const rp = createRelyingParty(op);
   const { callback, state } = await genuineCallback(rp);
   const outbound = vi.spyOn(globalThis, 'fetch');
@@ -39,14 +42,21 @@ describe('RelyingParty.verify refuses tampered responses', () => {
   it('refuses a claimed_id and identity switched to another user of the same provider', async () => {
     const rp = createRelyingParty(op);
     const { callback, state } = await genuineCallback(rp, 'alice');
-    const forged = withParam(withParam(callback, 'openid.claimed_id', op.userUrl('bob')), 'openid.identity', op.userUrl('bob'));
+    const forged = withParam(
+      withParam(callback, 'openid.claimed_id', op.userUrl('bob')),
+      'openid.identity',
+      op.userUrl('bob'),
+    );
     await expectLoginError(rp.verify(forged, state), 'invalid_response');
   });
 
   it('refuses a changed claimed_id alone', async () => {
     const rp = createRelyingParty(op);
     const { callback, state } = await genuineCallback(rp, 'alice');
-    await expectLoginError(rp.verify(withParam(callback, 'openid.claimed_id', op.userUrl('mallory')), state), 'invalid_response');
+    await expectLoginError(
+      rp.verify(withParam(callback, 'openid.claimed_id', op.userUrl('mallory')), state),
+      'invalid_response',
+    );
   });
 
   it('refuses a changed signature', async () => {
@@ -54,12 +64,19 @@ describe('RelyingParty.verify refuses tampered responses', () => {
     const { callback, state } = await genuineCallback(rp);
     const sig = Buffer.from(callback.searchParams.get('openid.sig')!, 'base64');
     sig[0] = sig[0]! ^ 1;
-    await expectLoginError(rp.verify(withParam(callback, 'openid.sig', sig.toString('base64')), state), 'invalid_response');
+    await expectLoginError(
+      rp.verify(withParam(callback, 'openid.sig', sig.toString('base64')), state),
+      'invalid_response',
+    );
   });
 
   it('refuses a claimed identifier at a foreign origin without fetching it', async () => {
     await expectRefusedLocally((cb) =>
-      withParam(withParam(cb, 'openid.claimed_id', `${canary.url}/user/alice`), 'openid.identity', `${canary.url}/user/alice`),
+      withParam(
+        withParam(cb, 'openid.claimed_id', `${canary.url}/user/alice`),
+        'openid.identity',
+        `${canary.url}/user/alice`,
+      ),
     );
   });
 
@@ -91,16 +108,28 @@ describe('RelyingParty.verify refuses tampered responses', () => {
   });
 
   it('refuses a response that leaves a required field unsigned', async () => {
-    for (const name of ['return_to', 'op_endpoint', 'response_nonce', 'assoc_handle', 'claimed_id', 'identity']) {
+    for (const name of [
+      'return_to',
+      'op_endpoint',
+      'response_nonce',
+      'assoc_handle',
+      'claimed_id',
+      'identity',
+    ]) {
       await expectRefusedLocally((cb) => {
-        const signed = cb.searchParams.get('openid.signed')!.split(',').filter((f) => f !== name);
+        const signed = cb.searchParams
+          .get('openid.signed')!
+          .split(',')
+          .filter((f) => f !== name);
         return withParam(cb, 'openid.signed', signed.join(','));
       });
     }
   });
 
   it('refuses a response that signs a field it does not contain, or lacks a field', async () => {
-    await expectRefusedLocally((cb) => withParam(cb, 'openid.signed', `${cb.searchParams.get('openid.signed')},sreg.email`));
+    await expectRefusedLocally((cb) =>
+      withParam(cb, 'openid.signed', `${cb.searchParams.get('openid.signed')},sreg.email`),
+    );
     await expectRefusedLocally((cb) => withParam(cb, 'openid.assoc_handle', null));
     await expectRefusedLocally((cb) => withParam(cb, 'openid.identity', null));
   });
@@ -121,7 +150,9 @@ describe('RelyingParty.verify refuses tampered responses', () => {
 
   it('refuses XRI and non-http claimed identifiers', async () => {
     for (const xri of ['=alice', 'xri://=alice', 'mailto:alice@example.test']) {
-      await expectRefusedLocally((cb) => withParam(withParam(cb, 'openid.claimed_id', xri), 'openid.identity', xri));
+      await expectRefusedLocally((cb) =>
+        withParam(withParam(cb, 'openid.claimed_id', xri), 'openid.identity', xri),
+      );
     }
   });
 
@@ -149,7 +180,10 @@ describe('RelyingParty.verify refuses tampered responses', () => {
     const outbound = vi.spyOn(globalThis, 'fetch');
     await expectLoginError(rp.verify(callback, { ...state, opEndpoint: 'javascript:alert(1)' }), 'expired');
     await expectLoginError(rp.verify(callback, null as never), 'expired');
-    await expectLoginError(rp.verify(callback, { ...state, startedAt: Date.now() - 60 * 60 * 1000 }), 'expired');
+    await expectLoginError(
+      rp.verify(callback, { ...state, startedAt: Date.now() - 60 * 60 * 1000 }),
+      'expired',
+    );
     expect(outbound).not.toHaveBeenCalled();
   });
 
@@ -162,6 +196,10 @@ describe('RelyingParty.verify refuses tampered responses', () => {
       'admin@example.test',
     );
     const identity = await rp.verify(withSreg, state);
-    expect(identity).toEqual({ provider: 'Development', identifier: op.userUrl('alice'), opEndpoint: op.endpoint });
+    expect(identity).toEqual({
+      provider: 'Development',
+      identifier: op.userUrl('alice'),
+      opEndpoint: op.endpoint,
+    });
   });
 });

@@ -2,7 +2,7 @@ import { Parser } from 'htmlparser2';
 import { RelyingParty } from '../../src/login/openid/relying-party.js';
 import type { RelyingPartyOptions } from '../../src/login/openid/options.js';
 import type { NonceStore } from '../../src/storage/types.js';
-import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/provider/index.js';
+import type { RunningDevelopmentProvider } from '../../src/testing/provider/index.js';
 import { OpenIdLoginError, type OpenIdLoginErrorKind } from '../../src/login/openid/errors.js';
 import { expect } from 'vitest';
 
@@ -75,7 +75,10 @@ export function withParam(url: URL, key: string, value: string | null): URL {
 }
 
 /** Asserts the promise rejects with an OpenIdLoginError of `kind`, and returns the error. */
-export async function expectLoginError(promise: Promise<unknown>, kind: OpenIdLoginErrorKind): Promise<OpenIdLoginError> {
+export async function expectLoginError(
+  promise: Promise<unknown>,
+  kind: OpenIdLoginErrorKind,
+): Promise<OpenIdLoginError> {
   const err = await promise.then(
     () => expect.fail(`expected an OpenIdLoginError of kind ${kind}`),
     (e: unknown) => e,
@@ -91,7 +94,8 @@ function readForm(html: string): { action: string; fields: Map<string, string> }
   const parser = new Parser({
     onopentag(name, attribs) {
       if (name === 'form') action = attribs.action ?? '';
-      if (name === 'input' && attribs.type === 'hidden' && attribs.name) fields.set(attribs.name, attribs.value ?? '');
+      if (name === 'input' && attribs.type === 'hidden' && attribs.name)
+        fields.set(attribs.name, attribs.value ?? '');
     },
   });
   parser.write(html);

@@ -37,7 +37,11 @@ export const startCanary = (): Promise<TestServer> => startServer();
 export const startSilentServer = (): Promise<TestServer> => startServer(() => undefined);
 
 /** Sends headers, then body bytes forever (`chunk` every `everyMs`), until the client leaves. */
-export function startEndlessServer(chunk: string, everyMs: number, contentType = 'text/html'): Promise<TestServer> {
+export function startEndlessServer(
+  chunk: string,
+  everyMs: number,
+  contentType = 'text/html',
+): Promise<TestServer> {
   return startServer((_req, res) => {
     res.writeHead(200, { 'content-type': contentType });
     const timer = setInterval(() => res.write(chunk), everyMs);

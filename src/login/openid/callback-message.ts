@@ -1,0 +1,38 @@
+import { invalidResponse } from './errors.js';
+
+/** Bounds on a callback URL; a real positive assertion is a few kilobytes with ~12 fields. */
+const MAX_URL_LENGTH = 16 * 1024;
+const MAX_PARAMETERS = 256;
+
+/** The `openid.*` fields of an indirect message, keyed by their full name (`openid.mode`). */
+export type OpenIdMessage = ReadonlyMap<string, string>;
+
+/**
+ * Reads the `openid.*` query parameters of a callback URL. A repeated `openid.*` parameter is
+ * refused: which copy the signature covers would be ambiguous, the attack the `openid` npm
+ * package allows. Non-`openid.*` parameters (such as the RP's own `rp_nonce`) stay in the URL
+ * for the `return_to` check.
+ *
+ * @throws {OpenIdLoginError} `invalid_response` when the URL is oversized or has a duplicate.
+ * @see OpenID 2.0 sections 4.1.2 and 5.2
+ */
+export function readCallbackMessage(callbackUrl: URL): OpenIdMessage {
+  if (callbackUrl.href.length > MAX_URL_LENGTH) {
+    throw invalidResponse('The login response is too large.');
+  }
+  const message = new Map<string, string>();
+  let count = 0;
+  for (const [key, value] of callbackUrl.searchParams) {
+    count += 1;
+    if (count > MAX_PARAMETERS) throw invalidResponse('The login response has too many fields.');
+    if (!key.startsWith('openid.')) continue;
+    if (message.has(key)) throw invalidResponse('The login response repeats a field.');
+    message.set(key, value);
+  }
+  return message;
+}
+
+/** The value of `openid.<name>`, or `undefined`. */
+export function field(message: OpenIdMessage, name: string): string | undefined {
+  return message.get(`openid.${name}`);
+}

@@ -1,0 +1,120 @@
+import { z } from 'zod';
+import type { NonceStore } from '../../storage/types.js';
+import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
+
+/** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */
+export interface OpenIdProvider {
+  /** Shown to users and stored with each user; unique among providers. */
+  name: string;
+  /** An http(s) URL; discovery is only ever performed on these and on identifiers they assert. */
+  identifier: string;
+}
+
+/**
+ * Options of {@link RelyingParty}, validated once by the constructor.
+ *
+ * @example
+ * { providers: [{ name: 'Dev', identifier: 'http://127.0.0.1:4000/' }],
+ *   returnTo: 'http://127.0.0.1:3000/oauth/login/callback', realm: 'http://127.0.0.1:3000/',
+ *   nonces: storage.nonces, clock: Date.now }
+ */
+export interface RelyingPartyOptions {
+  /** The allow-list. Users can only log in at these providers. */
+  providers: readonly OpenIdProvider[];
+  /** Absolute callback URL, e.g. `http://127.0.0.1:3000/oauth/login/callback`. */
+  returnTo: string;
+  /** The realm shown by the OP, e.g. `http://127.0.0.1:3000/`; `returnTo` must fall under it. */
+  realm: string;
+  /** Shared by all instances: makes response nonces single-use across the deployment. */
+  nonces: NonceStore;
+  /** Epoch ms; the relying party's only time source. */
+  clock: () => number;
+  /** Deadline of each outbound request. Default 5000. */
+  timeoutMs?: number;
+  /** Largest response body read from a provider. Default 256 KiB. */
+  maxResponseBytes?: number;
+  /** Accepted age (and clock skew) of `openid.response_nonce`. Default 5 minutes. */
+  nonceMaxAgeMs?: number;
+  /** How long a begun login may take before its callback is refused. Default 15 minutes. */
+  loginMaxAgeMs?: number;
+}
+
+/** Options after validation and defaults. */
+export interface RelyingPartyConfig {
+  providers: readonly OpenIdProvider[];
+  returnTo: string;
+  realm: string;
+  nonces: NonceStore;
+  clock: () => number;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  nonceMaxAgeMs: number;
+  loginMaxAgeMs: number;
+}
+
+const httpUrl = (what: string) =>
+  z.string().refine((v) => {
+    const url = parseHttpUrl(v);
+    return url !== null && !v.includes('#');
+  }, `${what} must be an absolute http(s) URL without credentials or fragment`);
+
+const schema = z
+  .object({
+    providers: z
+      .array(z.object({ name: z.string().min(1).max(200), identifier: httpUrl('identifier') }))
+      .min(1)
+      .refine(
+        (list) => new Set(list.map((p) => p.name)).size === list.length,
+        'provider names must be unique',
+      )
+      .refine(
+        (list) => new Set(list.map((p) => p.identifier)).size === list.length,
+        'provider identifiers must be unique',
+      ),
+    returnTo: httpUrl('returnTo').refine(
+      (v) => !new URL(v).searchParams.has('rp_nonce'),
+      'rp_nonce is reserved',
+    ),
+    realm: z.string(),
+    nonces: z.custom<NonceStore>(
+      (v) => typeof (v as { use?: unknown } | null)?.use === 'function',
+      'nonces must implement NonceStore',
+    ),
+    clock: z.custom<() => number>((v) => typeof v === 'function', 'clock must be a function'),
+    timeoutMs: z.number().int().positive().default(5000),
+    maxResponseBytes: z
+      .number()
+      .int()
+      .positive()
+      .default(256 * 1024),
+    nonceMaxAgeMs: z
+      .number()
+      .int()
+      .positive()
+      .default(5 * 60 * 1000),
+    loginMaxAgeMs: z
+      .number()
+      .int()
+      .positive()
+      .default(15 * 60 * 1000),
+  })
+  .refine((o) => returnToMatchesRealm(o.returnTo, o.realm), {
+    path: ['realm'],
+    message: 'returnTo must fall under realm (OpenID 2.0 section 9.2)',
+  });
+
+/**
+ * Validates relying-party options once, at construction.
+ *
+ * @throws {TypeError} naming the offending option's path.
+ */
+export function parseRelyingPartyOptions(options: RelyingPartyOptions): RelyingPartyConfig {
+  const parsed = schema.safeParse(options);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new TypeError(
+      `Invalid OpenID relying party option ${issue.path.join('.') || '(root)'}: ${issue.message}`,
+    );
+  }
+  return { ...parsed.data, providers: parsed.data.providers.map((p) => ({ ...p })) };
+}

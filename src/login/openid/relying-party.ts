@@ -1,0 +1,172 @@
+import { randomBytes } from 'node:crypto';
+import { FetchRefusedError } from '../../http/bounded-fetch.js';
+import { readCallbackMessage } from './callback-message.js';
+import { checkAssertionLocally } from './check-assertion.js';
+import { checkAuthentication } from './check-authentication.js';
+import { IDENTIFIER_SELECT, OPENID2_NS } from './constants.js';
+import { discover, type DiscoveryLimits } from './discover.js';
+import { OpenIdLoginError } from './errors.js';
+import { parseLoginState, type LoginState } from './login-state.js';
+import {
+  parseRelyingPartyOptions,
+  type OpenIdProvider,
+  type RelyingPartyConfig,
+  type RelyingPartyOptions,
+} from './options.js';
+import { verifyDiscoveredInformation } from './verify-discovered.js';
+
+/** The outcome of a verified login. */
+export interface VerifiedIdentity {
+  /** Name of the configured provider. */
+  provider: string;
+  /** The verified claimed identifier, exactly as asserted (section 11.5). */
+  identifier: string;
+  opEndpoint: string;
+}
+
+/**
+ * A strict OpenID 2.0 relying party, stateless mode only: no associations, every assertion is
+ * confirmed with `check_authentication`. Only allow-listed providers are discovered, every
+ * request is bounded, and a callback is fully checked locally before anything is fetched.
+ *
+ * @example
+ * const rp = new RelyingParty({ providers: [{ name: 'Dev', identifier: 'http://127.0.0.1:4000/' }],
+ *   returnTo: 'http://127.0.0.1:3000/login/callback', realm: 'http://127.0.0.1:3000/',
+ *   nonces: storage.nonces, clock: Date.now });
+ * const { redirectUrl, state } = await rp.begin(rp.findProvider('Dev')!);
+ * // ... later, on the callback:
+ * const identity = await rp.verify(new URL(req.originalUrl, baseUrl), state);
+ *
+ * @see OpenID Authentication 2.0 sections 7 (discovery), 9 (request) and 11 (verification)
+ */
+export class RelyingParty {
+  readonly #config: RelyingPartyConfig;
+
+  /** @throws {TypeError} if an option is invalid. */
+  constructor(options: RelyingPartyOptions) {
+    this.#config = parseRelyingPartyOptions(options);
+  }
+
+  /** The provider whose identifier or name equals the argument exactly; no normalisation. */
+  findProvider(identifierOrName: string): OpenIdProvider | undefined {
+    const found = this.#config.providers.find(
+      (p) => p.identifier === identifierOrName || p.name === identifierOrName,
+    );
+    return found === undefined ? undefined : { ...found };
+  }
+
+  /**
+   * Discovers the provider and builds a `checkid_setup` request: `identifier_select` for an OP
+   * identifier, the discovered claimed and local identifiers otherwise. No association, no
+   * extensions.
+   *
+   * @throws {OpenIdLoginError} `unknown_provider` or `provider_unreachable`.
+   * @see OpenID 2.0 sections 7.3 and 9.1
+   */
+  async begin(provider: OpenIdProvider): Promise<{ redirectUrl: string; state: LoginState }> {
+    const known = this.#config.providers.find(
+      (p) => p.name === provider.name && p.identifier === provider.identifier,
+    );
+    if (known === undefined) throw unknownProvider();
+    const identifier = new URL(known.identifier);
+    let discovery;
+    try {
+      discovery = await discover(identifier, this.#limits(new Set([identifier.origin])));
+    } catch (err) {
+      if (!(err instanceof FetchRefusedError)) throw err;
+      throw new OpenIdLoginError('provider_unreachable', `${known.name} could not be reached.`, {
+        cause: err,
+      });
+    }
+    const service = discovery.services[0];
+    if (service === undefined) {
+      throw new OpenIdLoginError('provider_unreachable', `${known.name} does not offer OpenID 2.0 login.`);
+    }
+    const claimedId = service.kind === 'server' ? IDENTIFIER_SELECT : discovery.claimedId;
+    const identity = service.kind === 'server' ? IDENTIFIER_SELECT : (service.localId ?? discovery.claimedId);
+    const returnTo = new URL(this.#config.returnTo);
+    returnTo.searchParams.set('rp_nonce', randomBytes(18).toString('base64url'));
+    const redirect = new URL(service.endpoint);
+    const params: [string, string][] = [
+      ['openid.ns', OPENID2_NS],
+      ['openid.mode', 'checkid_setup'],
+      ['openid.claimed_id', claimedId],
+      ['openid.identity', identity],
+      ['openid.return_to', returnTo.href],
+      ['openid.realm', this.#config.realm],
+    ];
+    for (const [key, value] of params) redirect.searchParams.set(key, value);
+    return {
+      redirectUrl: redirect.href,
+      state: {
+        provider: known.name,
+        opEndpoint: service.endpoint,
+        returnTo: returnTo.href,
+        startedAt: this.#config.clock(),
+      },
+    };
+  }
+
+  /**
+   * Verifies an authentication response received as a GET at `callbackUrl` (built from the
+   * configured base URL, never from the Host header) against the state saved by `begin`.
+   * Local checks first; then the nonce is consumed, the signature confirmed by the OP, and the
+   * claimed identifier confirmed by discovery. Extension fields are ignored.
+   *
+   * @throws {OpenIdLoginError} for every refusal; any other error is a server fault (for
+   * example the nonce store failing).
+   * @see OpenID 2.0 section 11
+   */
+  async verify(callbackUrl: URL, state: LoginState): Promise<VerifiedIdentity> {
+    const login = parseLoginState(state);
+    if (login === null) {
+      throw new OpenIdLoginError('expired', 'The login session is missing or invalid. Please sign in again.');
+    }
+    const provider = this.#config.providers.find((p) => p.name === login.provider);
+    if (provider === undefined) throw unknownProvider();
+    const now = this.#config.clock();
+    // A state from the future is tolerated by the nonce skew: instances may share sessions.
+    if (
+      now - login.startedAt > this.#config.loginMaxAgeMs ||
+      login.startedAt > now + this.#config.nonceMaxAgeMs
+    ) {
+      throw new OpenIdLoginError('expired', 'The login took too long. Please sign in again.');
+    }
+    const allowedOrigins = new Set([new URL(provider.identifier).origin, new URL(login.opEndpoint).origin]);
+    const message = readCallbackMessage(callbackUrl);
+    const assertion = checkAssertionLocally(message, callbackUrl, login, {
+      now,
+      nonceMaxAgeMs: this.#config.nonceMaxAgeMs,
+      allowedOrigins,
+    });
+    // Consumed before the OP is asked, so a replay is refused without any outbound request; a
+    // forged response can only burn its own nonce, under the one endpoint of its login state.
+    const fresh = await this.#config.nonces.use(
+      login.opEndpoint,
+      assertion.nonce,
+      assertion.nonceTime + this.#config.nonceMaxAgeMs,
+    );
+    if (!fresh)
+      throw new OpenIdLoginError('replayed', 'This login response was already used. Please sign in again.');
+    await checkAuthentication(message, login.opEndpoint, this.#limits(allowedOrigins));
+    await verifyDiscoveredInformation(
+      assertion.claimedIdForDiscovery,
+      assertion.identity,
+      login.opEndpoint,
+      this.#limits(allowedOrigins),
+    );
+    return { provider: provider.name, identifier: assertion.claimedId, opEndpoint: login.opEndpoint };
+  }
+
+  #limits(allowedOrigins: ReadonlySet<string>): DiscoveryLimits {
+    return {
+      timeoutMs: this.#config.timeoutMs,
+      maxBytes: this.#config.maxResponseBytes,
+      allowUrl: (url) => allowedOrigins.has(url.origin),
+    };
+  }
+}
+
+function unknownProvider(): OpenIdLoginError {
+  return new OpenIdLoginError('unknown_provider', 'This OpenID provider is not accepted here.');
+}
