@@ -25,4 +25,5 @@ export { AdapterSessionStore } from './session/adapter-store.js';
 export type * from './storage/types.js';
 export type * from './pages/types.js';
 export { defaultPages } from './pages/default-pages.js';
+export { html, SafeHtml } from './pages/html.js';
 export { RelyingParty, OpenIdLoginError, OpenIdStrategy, type OpenIdProvider, type RelyingPartyOptions } from './login/openid/index.js';

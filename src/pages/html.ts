@@ -12,7 +12,11 @@ type Interpolation = string | number | SafeHtml | readonly SafeHtml[] | null | u
 
 /**
  * Tagged template that escapes every interpolated value unless it is already `SafeHtml`, so a
- * page cannot forget to escape an application name or a message.
+ * page cannot forget to escape an application name or a message. Exported for hosts that replace
+ * a page (`pages: { consent: (data) => html\`...\`.value }`).
+ *
+ * @example
+ * html`<h1>Do you trust ${data.applicationName}?</h1>`.value
  */
 export function html(strings: TemplateStringsArray, ...values: Interpolation[]): SafeHtml {
   let out = strings[0] ?? '';
