@@ -17,7 +17,12 @@ export {
   type BearerLocals,
   type RequireBearerOptions,
 } from './endpoints/bearer.js';
-export { OAuthError, STATUS_BY_CODE, type OAuthErrorCode, type OAuthErrorOptions } from './errors/oauth-error.js';
+export {
+  OAuthError,
+  STATUS_BY_CODE,
+  type OAuthErrorCode,
+  type OAuthErrorOptions,
+} from './errors/oauth-error.js';
 export { registerClient, type ClientRegistration, type IssuedClient } from './clients/register.js';
 export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
 export { memoryStorage } from './storage/memory.js';
@@ -26,4 +31,10 @@ export type * from './storage/types.js';
 export type * from './pages/types.js';
 export { defaultPages } from './pages/default-pages.js';
 export { html, SafeHtml } from './pages/html.js';
-export { RelyingParty, OpenIdLoginError, OpenIdStrategy, type OpenIdProvider, type RelyingPartyOptions } from './login/openid/index.js';
+export {
+  RelyingParty,
+  OpenIdLoginError,
+  OpenIdStrategy,
+  type OpenIdProvider,
+  type RelyingPartyOptions,
+} from './login/openid/index.js';

@@ -1,6 +1,11 @@
 import type { RequestHandler } from 'express';
 import type { Strategy } from 'passport-strategy';
-import { resolveOptions, type AuthorizationServerOptions, type Logger, type ResolvedOptions } from './config/options.js';
+import {
+  resolveOptions,
+  type AuthorizationServerOptions,
+  type Logger,
+  type ResolvedOptions,
+} from './config/options.js';
 import { RelyingParty } from './login/openid/relying-party.js';
 import { OpenIdStrategy } from './login/openid/strategy.js';
 import { defaultPages } from './pages/default-pages.js';
@@ -70,7 +75,9 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
 
   const sessionStore =
     options.session.store ??
-    (storage.sessions ? new AdapterSessionStore(storage.sessions, clock, options.session.maxAge * 1000) : undefined);
+    (storage.sessions
+      ? new AdapterSessionStore(storage.sessions, clock, options.session.maxAge * 1000)
+      : undefined);
   if (!sessionStore) {
     throw new TypeError(
       'openid-oauth-bridge: invalid options\n  session.store: required when the storage adapter has no sessions',

@@ -2,7 +2,13 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/index.js';
-import { CODE_REDIRECT, createTestApp, IMPLICIT_REDIRECT, redirectParams, type TestApp } from './support/app.js';
+import {
+  CODE_REDIRECT,
+  createTestApp,
+  IMPLICIT_REDIRECT,
+  redirectParams,
+  type TestApp,
+} from './support/app.js';
 import { authorizeWithLogin, parseForm, pathOf } from './support/flow.js';
 
 let t: TestApp;
@@ -23,8 +29,16 @@ describe('authorization endpoint: errors shown as a page, never redirected', () 
     ['missing client_id', { ...code, client_id: '' }, 'client_id is missing'],
     ['missing redirect_uri', { ...code, redirect_uri: '' }, 'no redirect_uri'],
     ['another host', { ...code, redirect_uri: 'https://evil.example/cb' }, 'not registered for this client'],
-    ['a longer host', { ...code, redirect_uri: 'https://client.example.evil/cb' }, 'not registered for this client'],
-    ['other letter case', { ...code, redirect_uri: 'https://client.example/CB' }, 'not registered for this client'],
+    [
+      'a longer host',
+      { ...code, redirect_uri: 'https://client.example.evil/cb' },
+      'not registered for this client',
+    ],
+    [
+      'other letter case',
+      { ...code, redirect_uri: 'https://client.example/CB' },
+      'not registered for this client',
+    ],
     ['javascript:', { ...code, redirect_uri: 'javascript:alert(1)' }, 'not registered for this client'],
   ])('%s', async (_name, query, message) => {
     const res = await t.agent.get('/oauth/authorize').query(query);
@@ -79,7 +93,11 @@ describe('authorization endpoint: errors redirected to the verified redirect URI
     ['unknown response_type', { ...code, response_type: 'id_token' }, 'unsupported_response_type'],
     ['code client asking for a token', { ...code, response_type: 'token' }, 'unauthorized_client'],
     ['scope not allowed', { ...code, scope: 'admin' }, 'invalid_scope'],
-    ['PKCE plain', { ...code, code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' }, 'invalid_request'],
+    [
+      'PKCE plain',
+      { ...code, code_challenge: 'a'.repeat(43), code_challenge_method: 'plain' },
+      'invalid_request',
+    ],
   ])('%s', async (_name, query, error) => {
     const res = await t.agent.get('/oauth/authorize').query(query);
     expect(res.status).toBe(302);
@@ -109,12 +127,19 @@ describe('authorization endpoint: errors redirected to the verified redirect URI
   it('refuses response_type=code for an implicit client', async () => {
     const res = await t.agent
       .get('/oauth/authorize')
-      .query({ response_type: 'code', client_id: 'implicit-client', redirect_uri: IMPLICIT_REDIRECT, state: 'x' });
+      .query({
+        response_type: 'code',
+        client_id: 'implicit-client',
+        redirect_uri: IMPLICIT_REDIRECT,
+        state: 'x',
+      });
     expect(redirectParams(res.headers.location!)).toMatchObject({ error: 'unauthorized_client', state: 'x' });
   });
 
   it('keeps a path and query under the registered redirect URI', async () => {
-    const res = await t.agent.get('/oauth/authorize').query({ ...code, redirect_uri: `${CODE_REDIRECT}/done?tab=2`, scope: 'nope' });
+    const res = await t.agent
+      .get('/oauth/authorize')
+      .query({ ...code, redirect_uri: `${CODE_REDIRECT}/done?tab=2`, scope: 'nope' });
     expect(res.headers.location).toMatch(/^https:\/\/client\.example\/cb\/done\?tab=2&error=invalid_scope&/);
   });
 });
@@ -126,7 +151,11 @@ describe('consent page', () => {
       applicationName: '<img src=x onerror=alert(1)>',
       redirectUri: 'https://xss.example/cb',
     });
-    const res = await authorizeWithLogin(t, { response_type: 'code', client_id: 'xss', redirect_uri: 'https://xss.example/cb' });
+    const res = await authorizeWithLogin(t, {
+      response_type: 'code',
+      client_id: 'xss',
+      redirect_uri: 'https://xss.example/cb',
+    });
     expect(res.status).toBe(200);
     expect(res.text).not.toContain('<img');
     expect(res.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
@@ -145,7 +174,11 @@ describe('consent page', () => {
       expect(res.status).toBe(status);
       expect(res.headers.location).toBeUndefined();
     }
-    const user = (await t.storage.users.findOrCreate({ identifier: t.provider.userUrl('alice'), provider: 'Development provider' }, 'x', 0))!;
+    const user = (await t.storage.users.findOrCreate(
+      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      'x',
+      0,
+    ))!;
     expect(await t.storage.consents.find(user.id, 'code-client')).toBeNull();
     // The genuine form still works afterwards.
     const ok = await post({ ...form.fields, decision: 'allow' });
@@ -153,7 +186,9 @@ describe('consent page', () => {
   });
 
   it('shows a page when the login at the provider is cancelled', async () => {
-    const start = await t.agent.get('/oauth/authorize').query({ ...code, opIdentifier: t.provider.identifier });
+    const start = await t.agent
+      .get('/oauth/authorize')
+      .query({ ...code, opIdentifier: t.provider.identifier });
     const toProvider = await t.agent.get(pathOf(start.headers.location!));
     const page = await fetch(toProvider.headers.location!);
     const form = parseForm(await page.text());

@@ -39,7 +39,11 @@ afterEach(() => {
 });
 
 const issue = (scopes = ['realms']) =>
-  issueAccessToken(server, { clientId: 'c1', userId: 'u1', scopes, grantId: newGrantId() }, 'authorization_code');
+  issueAccessToken(
+    server,
+    { clientId: 'c1', userId: 'u1', scopes, grantId: newGrantId() },
+    'authorization_code',
+  );
 
 describe('requireBearer (RFC 6750)', () => {
   it('passes a valid token and exposes user, client and scopes', async () => {
@@ -72,7 +76,9 @@ describe('requireBearer (RFC 6750)', () => {
     if (name === 'another scheme') {
       expect(res.headers['www-authenticate']).toBe('Bearer realm="auth.example.com"');
     } else {
-      expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="auth\.example\.com", error="invalid_token"/);
+      expect(res.headers['www-authenticate']).toMatch(
+        /^Bearer realm="auth\.example\.com", error="invalid_token"/,
+      );
       expect(res.body.error).toBe('invalid_token');
     }
   });
@@ -104,7 +110,11 @@ describe('requireBearer (RFC 6750)', () => {
 
   it('refuses a revoked token', async () => {
     const grantId = newGrantId();
-    const { token } = await issueAccessToken(server, { clientId: 'c1', userId: 'u1', scopes: [], grantId }, 'implicit');
+    const { token } = await issueAccessToken(
+      server,
+      { clientId: 'c1', userId: 'u1', scopes: [], grantId },
+      'implicit',
+    );
     await storage.tokens.revokeGrant(grantId, Date.now());
     expect((await supertest(app).get('/v1/realms').set('Authorization', `Bearer ${token}`)).status).toBe(401);
   });
@@ -114,11 +124,17 @@ describe('requireBearer (RFC 6750)', () => {
       throw new Error('connection refused to db-secret-host');
     };
     const errors: unknown[] = [];
-    const quiet = createAuthorizationServer({ ...server.options, logger: { warn() {}, error: (m, d) => errors.push(d) } });
+    const quiet = createAuthorizationServer({
+      ...server.options,
+      logger: { warn() {}, error: (m, d) => errors.push(d) },
+    });
     const local = express().get('/x', requireBearer(quiet), (_req, res) => res.end());
     const res = await supertest(local).get('/x').set('Authorization', 'Bearer abc');
     expect(res.status).toBe(500);
-    expect(res.body).toEqual({ error: 'server_error', error_description: 'The server met an unexpected condition.' });
+    expect(res.body).toEqual({
+      error: 'server_error',
+      error_description: 'The server met an unexpected condition.',
+    });
     expect(res.text).not.toContain('db-secret-host');
     expect(errors).toHaveLength(1);
   });

@@ -29,13 +29,16 @@ describe('options', () => {
     [{ baseUrl: 'ftp://x' }, 'baseUrl: must be an absolute http(s) URL'],
     [{ baseUrl: 'https://x.example/?q=1' }, 'baseUrl: must not contain a query, fragment or userinfo'],
     [{ providers: [] }, 'providers: configure at least one OpenID provider'],
-    [{ providers: [{ name: 'A', identifier: 'nope' }] }, 'providers.0.identifier: must be an absolute http(s) URL'],
+    [
+      { providers: [{ name: 'A', identifier: 'nope' }] },
+      'providers.0.identifier: must be an absolute http(s) URL',
+    ],
     [{ session: { secret: 'short' } }, 'session.secret'],
     [{ tokens: { codeTtl: 601 } }, 'tokens.codeTtl'],
     [{ storage: {} }, 'storage: must implement the storage interfaces'],
   ])('a wrong option fails at start-up with its path: %j', (override, message) => {
-    expect(() => createAuthorizationServer({ baseUrl: 'https://auth.example.com', ...options, ...override } as never)).toThrow(
-      message,
-    );
+    expect(() =>
+      createAuthorizationServer({ baseUrl: 'https://auth.example.com', ...options, ...override } as never),
+    ).toThrow(message);
   });
 });

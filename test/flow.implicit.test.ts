@@ -8,7 +8,12 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-const implicitQuery = { response_type: 'token', client_id: 'implicit-client', redirect_uri: IMPLICIT_REDIRECT, state: 'abc' };
+const implicitQuery = {
+  response_type: 'token',
+  client_id: 'implicit-client',
+  redirect_uri: IMPLICIT_REDIRECT,
+  state: 'abc',
+};
 
 describe('implicit grant, end to end through the development provider', () => {
   it('puts exactly access_token, token_type, expires_in, scope and state in the fragment', async () => {
@@ -21,7 +26,13 @@ describe('implicit grant, end to end through the development provider', () => {
     expect(location.search).toBe('');
     expect(location.origin + location.pathname).toBe(IMPLICIT_REDIRECT);
     const params = redirectParams(location.href);
-    expect(Object.keys(params).sort()).toEqual(['access_token', 'expires_in', 'scope', 'state', 'token_type']);
+    expect(Object.keys(params).sort()).toEqual([
+      'access_token',
+      'expires_in',
+      'scope',
+      'state',
+      'token_type',
+    ]);
     expect(params).toMatchObject({ token_type: 'Bearer', expires_in: '3600', state: 'abc', scope: 'realms' });
     expect(params).not.toHaveProperty('refresh_token');
 

@@ -10,7 +10,10 @@ import { answerConsent, pathOf } from './support/flow.js';
  */
 class RedirectingStrategy extends Strategy {
   name = 'host-openid';
-  authenticate(this: Strategy & { success(u: unknown): void; redirect(url: string): void; fail(c: unknown): void }, req: Request) {
+  authenticate(
+    this: Strategy & { success(u: unknown): void; redirect(url: string): void; fail(c: unknown): void },
+    req: Request,
+  ) {
     if (req.query.who === 'mallory') return this.fail({ message: 'Mallory may not sign in.' });
     if (typeof req.query.who === 'string') {
       return this.success({ identifier: `https://ids.example/${req.query.who}`, provider: 'Host IdP' });
@@ -27,7 +30,12 @@ describe('a host-supplied passport strategy as the login', () => {
     t = await createTestApp({ login: { strategy: new RedirectingStrategy() } });
     const start = await t.agent
       .get('/oauth/authorize')
-      .query({ response_type: 'code', client_id: 'code-client', redirect_uri: 'https://client.example/cb', opIdentifier: t.provider.identifier });
+      .query({
+        response_type: 'code',
+        client_id: 'code-client',
+        redirect_uri: 'https://client.example/cb',
+        opIdentifier: t.provider.identifier,
+      });
     const login = await t.agent.get(pathOf(start.headers.location!));
     expect(login.status).toBe(302);
     expect(login.headers.location).toBe('https://login.host.example/start');
@@ -36,7 +44,11 @@ describe('a host-supplied passport strategy as the login', () => {
     expect(consent.status).toBe(200);
     const done = await answerConsent(t, consent.text, 'allow');
     expect(redirectParams(done.headers.location!).code).toBeTruthy();
-    const user = await t.storage.users.findOrCreate({ identifier: 'https://ids.example/bob', provider: 'Host IdP' }, 'new', 0);
+    const user = await t.storage.users.findOrCreate(
+      { identifier: 'https://ids.example/bob', provider: 'Host IdP' },
+      'new',
+      0,
+    );
     expect(user.id).not.toBe('new');
   });
 

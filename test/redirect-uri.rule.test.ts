@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { redirectUriMatches, registeredRedirectUriProblem } from '../src/clients/redirect-uri.js';
 
-
 describe('redirect URI rule: documented examples', () => {
   it.each([
     ['https://app.example/cb', 'https://app.example/cb', true],
@@ -71,41 +70,77 @@ const registeredUri = fc
 
 /** Characters and fragments hostile URIs are built from. */
 const hostilePiece = fc.constantFrom(
-  '@', 'evil.example', '.evil.example', ':8443', '\\', '%2f', '%2F', '%2e', '%2E', '..', '.', '/..', '/./', '#',
-  '%00', ' ', '\t', '\n', '\u00e9', '//', '?', '&', '=', '%5c', 'javascript:', 'data:', ';', 'HTTP', 'A',
+  '@',
+  'evil.example',
+  '.evil.example',
+  ':8443',
+  '\\',
+  '%2f',
+  '%2F',
+  '%2e',
+  '%2E',
+  '..',
+  '.',
+  '/..',
+  '/./',
+  '#',
+  '%00',
+  ' ',
+  '\t',
+  '\n',
+  '\u00e9',
+  '//',
+  '?',
+  '&',
+  '=',
+  '%5c',
+  'javascript:',
+  'data:',
+  ';',
+  'HTTP',
+  'A',
 );
 
 describe('redirect URI rule: properties', () => {
   it('accepts the registered URI and safe paths or queries under it', () => {
     fc.assert(
-      fc.property(registeredUri, fc.array(segment, { maxLength: 3 }), fc.option(segment), (registered, more, query) => {
-        const sep = registered.endsWith('/') ? '' : '/';
-        const candidate = `${registered}${more.length ? sep + more.join('/') : ''}${query ? `?q=${query}` : ''}`;
-        expect(redirectUriMatches(registered, candidate)).toBe(true);
-      }),
+      fc.property(
+        registeredUri,
+        fc.array(segment, { maxLength: 3 }),
+        fc.option(segment),
+        (registered, more, query) => {
+          const sep = registered.endsWith('/') ? '' : '/';
+          const candidate = `${registered}${more.length ? sep + more.join('/') : ''}${query ? `?q=${query}` : ''}`;
+          expect(redirectUriMatches(registered, candidate)).toBe(true);
+        },
+      ),
     );
   });
 
   it('never accepts a URI that leaves the registered origin or the registered path', () => {
     fc.assert(
-      fc.property(registeredUri, fc.array(hostilePiece, { minLength: 1, maxLength: 6 }), (registered, pieces) => {
-        for (const candidate of [registered + pieces.join(''), pieces.join('') + registered]) {
-          if (!redirectUriMatches(registered, candidate)) continue;
-          // Accepted: it must parse to the same origin, stay under the registered path, and be canonical.
-          const url = new URL(candidate);
-          const base = new URL(registered);
-          expect(url.origin).toBe(base.origin);
-          expect(url.href).toBe(candidate);
-          expect(url.username + url.password + url.hash).toBe('');
-          const basePath = base.pathname;
-          const underPath =
-            url.pathname === basePath ||
-            url.pathname.startsWith(basePath.endsWith('/') ? basePath : `${basePath}/`) ||
-            (url.pathname === basePath && url.search !== '');
-          expect(underPath).toBe(true);
-          expect(url.pathname).not.toMatch(/%2e|%2f|%5c|\/\.\.?(\/|$)/i);
-        }
-      }),
+      fc.property(
+        registeredUri,
+        fc.array(hostilePiece, { minLength: 1, maxLength: 6 }),
+        (registered, pieces) => {
+          for (const candidate of [registered + pieces.join(''), pieces.join('') + registered]) {
+            if (!redirectUriMatches(registered, candidate)) continue;
+            // Accepted: it must parse to the same origin, stay under the registered path, and be canonical.
+            const url = new URL(candidate);
+            const base = new URL(registered);
+            expect(url.origin).toBe(base.origin);
+            expect(url.href).toBe(candidate);
+            expect(url.username + url.password + url.hash).toBe('');
+            const basePath = base.pathname;
+            const underPath =
+              url.pathname === basePath ||
+              url.pathname.startsWith(basePath.endsWith('/') ? basePath : `${basePath}/`) ||
+              (url.pathname === basePath && url.search !== '');
+            expect(underPath).toBe(true);
+            expect(url.pathname).not.toMatch(/%2e|%2f|%5c|\/\.\.?(\/|$)/i);
+          }
+        },
+      ),
       { numRuns: 2000 },
     );
   });

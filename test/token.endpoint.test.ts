@@ -67,7 +67,10 @@ describe('token endpoint: authorization_code', () => {
   it('refuses a code presented by another client', async () => {
     const other = await registerClient(t.storage, { applicationName: 'Other', redirectUri: CODE_REDIRECT });
     const { code } = await obtainCode(t);
-    const res = await exchangeCode(t, code, { client_id: other.clientId, client_secret: other.clientSecret! });
+    const res = await exchangeCode(t, code, {
+      client_id: other.clientId,
+      client_secret: other.clientSecret!,
+    });
     expectOAuthError(res, 'invalid_grant');
   });
 
@@ -106,7 +109,12 @@ describe('token endpoint: client authentication', () => {
       .post('/oauth/token')
       .set('Authorization', basic(t.codeClient.clientId, t.codeClient.clientSecret))
       .type('form')
-      .send({ grant_type: 'authorization_code', code: 'x', redirect_uri: CODE_REDIRECT, client_secret: t.codeClient.clientSecret });
+      .send({
+        grant_type: 'authorization_code',
+        code: 'x',
+        redirect_uri: CODE_REDIRECT,
+        client_secret: t.codeClient.clientSecret,
+      });
     expectOAuthError(res, 'invalid_request');
   });
 });
@@ -124,7 +132,10 @@ describe('token endpoint: malformed requests', () => {
   });
 
   it('refuses parameters in the URL', async () => {
-    const res = await t.agent.post('/oauth/token?code=x').type('form').send({ grant_type: 'authorization_code' });
+    const res = await t.agent
+      .post('/oauth/token?code=x')
+      .type('form')
+      .send({ grant_type: 'authorization_code' });
     expectOAuthError(res, 'invalid_request');
   });
 
@@ -138,12 +149,18 @@ describe('token endpoint: malformed requests', () => {
       redirect_uri: CODE_REDIRECT,
     });
     body.append('redirect_uri', CODE_REDIRECT);
-    expectOAuthError(await t.agent.post('/oauth/token').type('form').send(body.toString()), 'invalid_request');
+    expectOAuthError(
+      await t.agent.post('/oauth/token').type('form').send(body.toString()),
+      'invalid_request',
+    );
     expect((await exchangeCode(t, code)).status).toBe(200);
   });
 
   it('refuses an oversized body with invalid_request', async () => {
-    const res = await t.agent.post('/oauth/token').type('form').send(`grant_type=${'a'.repeat(20_000)}`);
+    const res = await t.agent
+      .post('/oauth/token')
+      .type('form')
+      .send(`grant_type=${'a'.repeat(20_000)}`);
     expect(res.status).toBe(413);
     expect(res.body.error).toBe('invalid_request');
   });
@@ -173,14 +190,17 @@ describe('token endpoint: refresh_token', () => {
     return (await exchangeCode(t, code)).body as { access_token: string; refresh_token: string };
   }
   const refresh = (refreshToken: string, extra: Record<string, string> = {}) =>
-    t.agent.post('/oauth/token').type('form').send({
-      grant_type: 'refresh_token',
-      refresh_token: refreshToken,
-      client_id: t.codeClient.clientId,
-      client_secret: t.codeClient.clientSecret,
-      redirect_uri: CODE_REDIRECT,
-      ...extra,
-    });
+    t.agent
+      .post('/oauth/token')
+      .type('form')
+      .send({
+        grant_type: 'refresh_token',
+        refresh_token: refreshToken,
+        client_id: t.codeClient.clientId,
+        client_secret: t.codeClient.clientSecret,
+        redirect_uri: CODE_REDIRECT,
+        ...extra,
+      });
 
   it('keeps working long after the access token expired (no fixed expiry)', async () => {
     const { refresh_token } = await tokens();
@@ -192,8 +212,14 @@ describe('token endpoint: refresh_token', () => {
     const { refresh_token } = await tokens();
     const other = await registerClient(t.storage, { applicationName: 'Other', redirectUri: CODE_REDIRECT });
     expectOAuthError(await refresh('nope'), 'invalid_grant');
-    expectOAuthError(await refresh(refresh_token, { client_id: other.clientId, client_secret: other.clientSecret! }), 'invalid_grant');
-    expectOAuthError(await refresh(refresh_token, { redirect_uri: 'https://evil.example/cb' }), 'invalid_grant');
+    expectOAuthError(
+      await refresh(refresh_token, { client_id: other.clientId, client_secret: other.clientSecret! }),
+      'invalid_grant',
+    );
+    expectOAuthError(
+      await refresh(refresh_token, { redirect_uri: 'https://evil.example/cb' }),
+      'invalid_grant',
+    );
     expectOAuthError(await refresh(refresh_token, { scope: 'realms admin' }), 'invalid_scope');
     const narrowed = await refresh(refresh_token, { scope: 'realms' });
     expect(narrowed.body.scope).toBe('realms');

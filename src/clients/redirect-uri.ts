@@ -81,5 +81,7 @@ export function redirectUriMatches(registered: string, requested: string): boole
   }
   // Canonical form rules out dot segments in every spelling and any other rewriting the parser
   // would do; the origin check is a second line of defence should the prefix ever be a bare host.
-  return url.href === requested && url.origin === new URL(registered).origin && !url.username && !url.password;
+  return (
+    url.href === requested && url.origin === new URL(registered).origin && !url.username && !url.password
+  );
 }

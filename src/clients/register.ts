@@ -32,7 +32,10 @@ export interface IssuedClient {
  *   redirectUri: 'https://printer.example/callback',
  * });
  */
-export async function registerClient(storage: Storage, registration: ClientRegistration): Promise<IssuedClient> {
+export async function registerClient(
+  storage: Storage,
+  registration: ClientRegistration,
+): Promise<IssuedClient> {
   const problem = registeredRedirectUriProblem(registration.redirectUri);
   if (problem) throw new TypeError(`redirectUri ${problem}`);
   const name = registration.applicationName.trim();

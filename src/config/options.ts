@@ -82,9 +82,12 @@ export const optionsSchema = z.object({
       .default(8 * 3600),
     /** An express-session store; by default the storage adapter's `sessions`. */
     store: z
-      .custom<ExpressSessionStore>((value) => typeof (value as { get?: unknown } | undefined)?.get === 'function', {
-        error: 'must be an express-session store',
-      })
+      .custom<ExpressSessionStore>(
+        (value) => typeof (value as { get?: unknown } | undefined)?.get === 'function',
+        {
+          error: 'must be an express-session store',
+        },
+      )
       .optional(),
     /** Defaults to true when `baseUrl` is https. */
     secureCookie: z.boolean().optional(),
@@ -98,7 +101,9 @@ export const optionsSchema = z.object({
   clock: fn<() => number>('returning epoch milliseconds').default(() => () => Date.now()),
   logger: z
     .custom<Logger>(
-      (value) => typeof (value as Logger | undefined)?.error === 'function' && typeof (value as Logger).warn === 'function',
+      (value) =>
+        typeof (value as Logger | undefined)?.error === 'function' &&
+        typeof (value as Logger).warn === 'function',
       { error: 'must have error() and warn()' },
     )
     .optional(),
@@ -122,17 +127,19 @@ export type ResolvedOptions = z.output<typeof optionsSchema>;
 export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptions {
   const result = optionsSchema.safeParse(input);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => `  ${issue.path.join('.') || '(options)'}: ${issue.message}`);
+    const lines = result.error.issues.map(
+      (issue) => `  ${issue.path.join('.') || '(options)'}: ${issue.message}`,
+    );
     throw new TypeError(`openid-oauth-bridge: invalid options\n${lines.join('\n')}`);
   }
   const providers = result.data.providers;
   const seen = new Set<string>();
   for (const [index, provider] of providers.entries()) {
     for (const key of [provider.name, provider.identifier]) {
-      if (seen.has(key)) throw new TypeError(`openid-oauth-bridge: invalid options\n  providers.${index}: duplicate ${key}`);
+      if (seen.has(key))
+        throw new TypeError(`openid-oauth-bridge: invalid options\n  providers.${index}: duplicate ${key}`);
       seen.add(key);
     }
   }
   return result.data;
 }
-

@@ -39,7 +39,10 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  *
  * @see RFC 6750 sections 2.1, 3, 3.1
  */
-export function requireBearer(server: AuthorizationServer, options: RequireBearerOptions = {}): RequestHandler {
+export function requireBearer(
+  server: AuthorizationServer,
+  options: RequireBearerOptions = {},
+): RequestHandler {
   const realm = (options.realm ?? new URL(server.urls.base).host).replace(/["\\]/g, '');
   const required = options.scopes ?? [];
   const challenge = (error?: OAuthError) =>
@@ -53,7 +56,10 @@ export function requireBearer(server: AuthorizationServer, options: RequireBeare
       const header = req.get('authorization');
       if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
         // RFC 6750 3.1: no error code when the request has no authentication at all.
-        res.status(401).set('WWW-Authenticate', challenge()).json({ error: 'invalid_token', error_description: 'An access token is required.' });
+        res
+          .status(401)
+          .set('WWW-Authenticate', challenge())
+          .json({ error: 'invalid_token', error_description: 'An access token is required.' });
         return;
       }
       const match = BEARER.exec(header);

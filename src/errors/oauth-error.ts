@@ -96,7 +96,10 @@ export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
   if (isBodyParserError(err)) {
     if (err.status === 413) {
-      return new OAuthError('invalid_request', 'The request body is too large.', { cause: err, httpStatus: 413 });
+      return new OAuthError('invalid_request', 'The request body is too large.', {
+        cause: err,
+        httpStatus: 413,
+      });
     }
     return new OAuthError('invalid_request', 'The request body could not be parsed.', { cause: err });
   }

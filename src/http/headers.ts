@@ -14,7 +14,8 @@ export const pageHeaders: RequestHandler = (_req, res, next) => {
   res.set({
     'Cache-Control': 'no-store',
     Pragma: 'no-cache',
-    'Content-Security-Policy': "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    'Content-Security-Policy':
+      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
     'X-Frame-Options': 'DENY',
     'X-Content-Type-Options': 'nosniff',
     'Referrer-Policy': 'no-referrer',

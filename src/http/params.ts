@@ -22,7 +22,8 @@ export function parseQueryString(raw: string): ParsedParams {
   const search = new URLSearchParams(raw);
   let count = 0;
   for (const [name, value] of search) {
-    if (++count > MAX_PARAM_COUNT) throw new OAuthError('invalid_request', 'Too many parameters.', { redirectable: false });
+    if (++count > MAX_PARAM_COUNT)
+      throw new OAuthError('invalid_request', 'Too many parameters.', { redirectable: false });
     if (values.has(name) || repeated.has(name)) {
       values.delete(name);
       repeated.add(name);
@@ -62,7 +63,8 @@ export function formParams(body: unknown): Map<string, string> {
 export function optionalParam(values: Map<string, string>, name: string): string | undefined {
   const value = values.get(name);
   if (value === undefined || value === '') return undefined;
-  if (value.length > MAX_PARAM_LENGTH) throw new OAuthError('invalid_request', `The parameter ${name} is too long.`);
+  if (value.length > MAX_PARAM_LENGTH)
+    throw new OAuthError('invalid_request', `The parameter ${name} is too long.`);
   return value;
 }
 

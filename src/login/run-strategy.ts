@@ -26,7 +26,11 @@ interface StrategyActions {
  * assigns `req.login`, `req.logout`, `req.isAuthenticated` and `req._sessionManager` and so
  * would reach into a host's own passport setup. No passport instance, global or not, is involved.
  */
-export function runStrategy(strategy: Strategy, req: Request, options: object = {}): Promise<StrategyOutcome> {
+export function runStrategy(
+  strategy: Strategy,
+  req: Request,
+  options: object = {},
+): Promise<StrategyOutcome> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (outcome: StrategyOutcome) => {

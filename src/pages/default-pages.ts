@@ -15,49 +15,64 @@ button.secondary{background:#fff;color:#2f5bd3}
 
 function layout(title: string, body: SafeHtml): string {
   return html`<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title}</title>
-<style>${STYLE}</style>
-</head>
-<body><main>${body}</main></body>
-</html>`.value;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>${title}</title>
+        <style>
+          ${STYLE}
+        </style>
+      </head>
+      <body>
+        <main>${body}</main>
+      </body>
+    </html>`.value;
 }
 
 function selection(data: SelectionPageData): string {
   return layout(
     'Choose how to sign in',
     html`<h1>Sign in to continue to ${data.applicationName}</h1>
-<p>Choose your OpenID provider:</p>
-<ul class="providers">${data.providers.map((p) => html`<li><a href="${p.loginUrl}">${p.name}</a></li>`)}</ul>`,
+      <p>Choose your OpenID provider:</p>
+      <ul class="providers">
+        ${data.providers.map((p) => html`<li><a href="${p.loginUrl}">${p.name}</a></li>`)}
+      </ul>`,
   );
 }
 
 function consent(data: ConsentPageData): string {
   const scopes = data.scopes.length
-    ? html`<p>It asks for:</p><ul>${data.scopes.map((s) => html`<li><strong>${s.name}</strong>${s.description ? html`: ${s.description}` : ''}</li>`)}</ul>`
+    ? html`<p>It asks for:</p>
+        <ul>
+          ${data.scopes.map((s) => html`<li><strong>${s.name}</strong>${s.description ? html`: ${s.description}` : ''}</li>`)}
+        </ul>`
     : html``;
   return layout(
     `Trust ${data.applicationName}?`,
     html`<h1>Do you trust ${data.applicationName}?</h1>
-<p><strong>${data.applicationName}</strong> wants to access your account. It will not see your password.</p>
-${scopes}
-<form method="post" action="${data.action}">
-<input type="hidden" name="transaction" value="${data.fields.transaction}">
-<input type="hidden" name="csrf" value="${data.fields.csrf}">
-<button class="primary" type="submit" name="decision" value="allow">Trust ${data.applicationName}</button>
-<button class="secondary" type="submit" name="decision" value="deny">Deny</button>
-</form>
-<p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>`,
+      <p>
+        <strong>${data.applicationName}</strong> wants to access your account. It will not see your password.
+      </p>
+      ${scopes}
+      <form method="post" action="${data.action}">
+        <input type="hidden" name="transaction" value="${data.fields.transaction}" />
+        <input type="hidden" name="csrf" value="${data.fields.csrf}" />
+        <button class="primary" type="submit" name="decision" value="allow">
+          Trust ${data.applicationName}
+        </button>
+        <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
+      </form>
+      <p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>`,
   );
 }
 
 function error(data: ErrorPageData): string {
   return layout(
     data.title,
-    html`<h1>${data.title}</h1><p>${data.message}</p>${data.retryUrl ? html`<p><a href="${data.retryUrl}">Try again</a></p>` : ''}`,
+    html`<h1>${data.title}</h1>
+      <p>${data.message}</p>
+      ${data.retryUrl ? html`<p><a href="${data.retryUrl}">Try again</a></p>` : ''}`,
   );
 }
 

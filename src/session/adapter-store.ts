@@ -17,10 +17,12 @@ export class AdapterSessionStore extends session.Store {
   }
 
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
-    this.sessions.get(sid, this.clock()).then(
-      (json) => callback(undefined, json === null ? null : (JSON.parse(json) as session.SessionData)),
-      callback,
-    );
+    this.sessions
+      .get(sid, this.clock())
+      .then(
+        (json) => callback(undefined, json === null ? null : (JSON.parse(json) as session.SessionData)),
+        callback,
+      );
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {

@@ -41,7 +41,10 @@ type Overrides = Partial<Omit<AuthorizationServerOptions, 'baseUrl' | 'storage'>
  * A real app on 127.0.0.1 with the library mounted the way the README says, a development
  * OpenID provider on its own port, one code client and one implicit client.
  */
-export async function createTestApp(overrides: Overrides = {}, mount?: (app: Express) => void): Promise<TestApp> {
+export async function createTestApp(
+  overrides: Overrides = {},
+  mount?: (app: Express) => void,
+): Promise<TestApp> {
   const provider = await startDevelopmentProvider();
   const storage = overrides.storage ?? memoryStorage();
   const { clientId, clientSecret } = await registerClient(storage, {
@@ -95,7 +98,11 @@ export async function createTestApp(overrides: Overrides = {}, mount?: (app: Exp
 }
 
 /** Asserts an RFC 6749 5.2 JSON error. */
-export function expectOAuthError(res: { status: number; body: unknown }, code: OAuthErrorCode, status = 400): void {
+export function expectOAuthError(
+  res: { status: number; body: unknown },
+  code: OAuthErrorCode,
+  status = 400,
+): void {
   expect(res.body).toMatchObject({ error: code });
   expect(res.status).toBe(status);
 }

@@ -11,7 +11,10 @@ export interface HtmlForm {
 export function parseForm(html: string): HtmlForm {
   const doc = parseDocument(html);
   const forms: HtmlForm[] = [];
-  const walk = (node: { name?: string; attribs?: Record<string, string>; children?: unknown[] }, form?: HtmlForm) => {
+  const walk = (
+    node: { name?: string; attribs?: Record<string, string>; children?: unknown[] },
+    form?: HtmlForm,
+  ) => {
     let current = form;
     if (node.name === 'form') {
       current = { action: node.attribs?.action ?? '', fields: {} };
@@ -37,7 +40,11 @@ export function pathOf(url: string): string {
  * Signs in at the development provider as a person would: follows the redirect to its login
  * form, submits it, and returns the callback URL it redirects back to.
  */
-export async function signInAtProvider(providerUrl: string, user: string, action = 'signin'): Promise<string> {
+export async function signInAtProvider(
+  providerUrl: string,
+  user: string,
+  action = 'signin',
+): Promise<string> {
   const page = await fetch(providerUrl);
   expect(page.status).toBe(200);
   const form = parseForm(await page.text());

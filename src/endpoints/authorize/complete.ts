@@ -21,7 +21,9 @@ export async function consentOrComplete(
 ): Promise<void> {
   const client = await server.storage.clients.find(pending.clientId);
   if (!client || client.disabled) {
-    throw new OAuthError('access_denied', 'The client application is no longer registered.', { redirectable: false });
+    throw new OAuthError('access_denied', 'The client application is no longer registered.', {
+      redirectable: false,
+    });
   }
   const consent = await server.storage.consents.find(user.id, client.clientId);
   if (consent && scopesCover(consent.scopes, pending.scopes)) {

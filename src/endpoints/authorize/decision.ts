@@ -36,9 +36,14 @@ export async function decide(
   if (decision === 'deny') {
     delete state.pending;
     delete state.csrf;
-    return redirectError(res, targetOf(pending), new OAuthError('access_denied', 'The user denied the request.'));
+    return redirectError(
+      res,
+      targetOf(pending),
+      new OAuthError('access_denied', 'The user denied the request.'),
+    );
   }
-  if (decision !== 'allow') throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  if (decision !== 'allow')
+    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   await server.storage.consents.grant(user.id, pending.clientId, pending.scopes, server.clock());
   await complete(server, req, res, user, pending);
 }

@@ -56,7 +56,11 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
 }
 
 /** Runs the login strategy; resolves the identity on success, `undefined` once it has redirected. */
-async function runLogin(server: AuthorizationServer, req: Request, res: Response): Promise<LoginIdentity | undefined> {
+async function runLogin(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+): Promise<LoginIdentity | undefined> {
   const outcome = await runStrategy(server.loginStrategy, req, { session: false });
   switch (outcome.kind) {
     case 'redirect':
@@ -66,7 +70,9 @@ async function runLogin(server: AuthorizationServer, req: Request, res: Response
       if (!isLoginIdentity(outcome.user)) {
         throw new OAuthError('server_error', 'The login strategy returned no identity.', {
           redirectable: false,
-          cause: new TypeError('login strategy success() must receive { identifier: string, provider?: string }'),
+          cause: new TypeError(
+            'login strategy success() must receive { identifier: string, provider?: string }',
+          ),
         });
       }
       return outcome.user;
@@ -91,7 +97,9 @@ export class LoginFailed extends OAuthError {
 
 function failureMessage(challenge: unknown): string {
   const message = (challenge as { message?: unknown } | undefined)?.message;
-  return typeof message === 'string' && message.length < 300 ? message : 'The sign-in at your OpenID provider failed.';
+  return typeof message === 'string' && message.length < 300
+    ? message
+    : 'The sign-in at your OpenID provider failed.';
 }
 
 function isLoginIdentity(user: unknown): user is LoginIdentity {

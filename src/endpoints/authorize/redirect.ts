@@ -33,7 +33,11 @@ export function redirectUrl(target: RedirectTarget, params: Record<string, strin
  * Sends the browser back to the client. 303 after a form POST so the browser does not re-send
  * the form (RFC 9700 4.12: never 307); 302 otherwise.
  */
-export function redirectToClient(res: Response, target: RedirectTarget, params: Record<string, string>): void {
+export function redirectToClient(
+  res: Response,
+  target: RedirectTarget,
+  params: Record<string, string>,
+): void {
   res.redirect(res.req.method === 'POST' ? 303 : 302, redirectUrl(target, params));
 }
 

@@ -45,13 +45,17 @@ export async function parseAuthorizationRequest(
     throw new OAuthError('invalid_request', `The parameter ${repeated.slice(0, 40)} must be given once.`);
   }
   const responseType = optionalParam(params.values, 'response_type');
-  if (responseType === undefined) throw new OAuthError('invalid_request', 'The parameter response_type is required.');
+  if (responseType === undefined)
+    throw new OAuthError('invalid_request', 'The parameter response_type is required.');
   if (responseType !== 'code' && responseType !== 'token') {
     throw new OAuthError('unsupported_response_type', 'response_type must be code or token.');
   }
   const expectedGrant = responseType === 'code' ? 'authorization_code' : 'implicit';
   if (client.grantType !== expectedGrant) {
-    throw new OAuthError('unauthorized_client', `This client is not registered for response_type=${responseType}.`);
+    throw new OAuthError(
+      'unauthorized_client',
+      `This client is not registered for response_type=${responseType}.`,
+    );
   }
   const state = optionalParam(params.values, 'state') ?? null;
   if (responseType === 'token' && state === null && server.options.requireStateForImplicit) {
@@ -62,9 +66,13 @@ export async function parseAuthorizationRequest(
 
   const providerIdentifier = optionalParam(params.values, 'opIdentifier');
   if (providerIdentifier !== undefined && !isConfiguredProvider(server, providerIdentifier)) {
-    throw new OAuthError('invalid_request', 'The OpenID provider named by opIdentifier is not accepted here.', {
-      redirectable: false,
-    });
+    throw new OAuthError(
+      'invalid_request',
+      'The OpenID provider named by opIdentifier is not accepted here.',
+      {
+        redirectable: false,
+      },
+    );
   }
 
   return {
@@ -87,7 +95,8 @@ export async function parseAuthorizationRequest(
 async function verifiedClient(server: AuthorizationServer, params: ParsedParams): Promise<ClientRecord> {
   if (params.repeated.has('client_id')) throw pageError('The parameter client_id must be given once.');
   const clientId = optionalParam(params.values, 'client_id');
-  if (clientId === undefined) throw pageError('The request names no client application (client_id is missing).');
+  if (clientId === undefined)
+    throw pageError('The request names no client application (client_id is missing).');
   const client = await server.storage.clients.find(clientId);
   if (!client || client.disabled) throw pageError('The client application is not registered here.');
   return client;
@@ -107,16 +116,21 @@ function parsePkce(params: ParsedParams, responseType: 'code' | 'token') {
   const codeChallenge = optionalParam(params.values, 'code_challenge') ?? null;
   const method = optionalParam(params.values, 'code_challenge_method');
   if (codeChallenge === null) {
-    if (method !== undefined) throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
+    if (method !== undefined)
+      throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
     return { codeChallenge, codeChallengeMethod: null };
   }
-  if (responseType !== 'code') throw new OAuthError('invalid_request', 'PKCE applies to response_type=code only.');
+  if (responseType !== 'code')
+    throw new OAuthError('invalid_request', 'PKCE applies to response_type=code only.');
   // RFC 7636 4.2: S256 yields 43 base64url characters. "plain" is refused (RFC 9700 2.1.1).
   if (method !== 'S256') throw new OAuthError('invalid_request', 'code_challenge_method must be S256.');
-  if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge)) throw new OAuthError('invalid_request', 'Malformed code_challenge.');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
+    throw new OAuthError('invalid_request', 'Malformed code_challenge.');
   return { codeChallenge, codeChallengeMethod: 'S256' as const };
 }
 
 function isConfiguredProvider(server: AuthorizationServer, identifierOrName: string): boolean {
-  return server.options.providers.some((p) => p.identifier === identifierOrName || p.name === identifierOrName);
+  return server.options.providers.some(
+    (p) => p.identifier === identifierOrName || p.name === identifierOrName,
+  );
 }

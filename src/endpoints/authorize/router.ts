@@ -30,7 +30,9 @@ export function authorizeRouter(server: AuthorizationServer): Router {
 
   router.get('/oauth/authorize', ...step(authorize));
   router.get('/oauth/authorize/resume', ...step(resume));
-  router.post('/oauth/authorize/decision', pageHeaders, server.session, form, (req, res) => decide(server, req, res));
+  router.post('/oauth/authorize/decision', pageHeaders, server.session, form, (req, res) =>
+    decide(server, req, res),
+  );
   router.get('/oauth/login', ...step(startLogin));
   router.get('/oauth/login/callback', ...step(finishLogin));
   router.use('/oauth/authorize', authorizeErrors(server));
@@ -67,7 +69,9 @@ async function proceed(
 ): Promise<void> {
   const { pending, userId } = sessionState(req);
   if (!pending) {
-    throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', { redirectable: false });
+    throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', {
+      redirectable: false,
+    });
   }
   const user = userId === undefined ? null : await server.storage.users.find(userId);
   if (user && (!provider || user.provider === provider.name)) {
@@ -78,7 +82,10 @@ async function proceed(
   res.type('html').send(
     server.pages.selection({
       applicationName: client?.applicationName ?? pending.clientId,
-      providers: server.options.providers.map((p) => ({ name: p.name, loginUrl: loginUrl(server, p.identifier) })),
+      providers: server.options.providers.map((p) => ({
+        name: p.name,
+        loginUrl: loginUrl(server, p.identifier),
+      })),
     }),
   );
 }

@@ -14,7 +14,8 @@ export function parseScope(client: ClientRecord, scope: string | undefined): str
     throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
   }
   const unknown = requested.filter((s) => !client.scopes.includes(s));
-  if (unknown.length) throw new OAuthError('invalid_scope', 'The client may not request some of these scopes.');
+  if (unknown.length)
+    throw new OAuthError('invalid_scope', 'The client may not request some of these scopes.');
   return requested;
 }
 

@@ -5,7 +5,12 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
-import { issueAccessToken, issueRefreshToken, tokenResponse, type TokenResponse } from '../../tokens/issue.js';
+import {
+  issueAccessToken,
+  issueRefreshToken,
+  tokenResponse,
+  type TokenResponse,
+} from '../../tokens/issue.js';
 
 /** One grant type of the token endpoint: its parameters arrive strictly parsed and bounded. */
 export type GrantHandler = (
@@ -36,7 +41,8 @@ const authorizationCode: GrantHandler = async (server, client, params) => {
     await server.storage.tokens.revokeGrant(record.grantId, now);
     throw invalidGrant('The authorization code has already been used.');
   }
-  if (record.clientId !== client.clientId) throw invalidGrant('The authorization code was issued to another client.');
+  if (record.clientId !== client.clientId)
+    throw invalidGrant('The authorization code was issued to another client.');
   if (now >= record.expiresAt) throw invalidGrant('The authorization code has expired.');
   if (record.redirectUri !== redirectUri) {
     throw invalidGrant('redirect_uri differs from the one of the authorization request.');
@@ -48,7 +54,12 @@ const authorizationCode: GrantHandler = async (server, client, params) => {
   } else if (verifier !== undefined) {
     throw invalidGrant('This code was issued without a code_challenge.');
   }
-  const subject = { clientId: client.clientId, userId: record.userId, scopes: record.scopes, grantId: record.grantId };
+  const subject = {
+    clientId: client.clientId,
+    userId: record.userId,
+    scopes: record.scopes,
+    grantId: record.grantId,
+  };
   const access = await issueAccessToken(server, subject, 'authorization_code');
   const refresh = await issueRefreshToken(server, subject);
   return tokenResponse(access, record.scopes, refresh);
@@ -68,7 +79,11 @@ const refreshToken: GrantHandler = async (server, client, params) => {
   const now = server.clock();
   const hash = hashSecret(presented);
   const record = await server.storage.tokens.findRefreshToken(hash);
-  if (!record || record.clientId !== client.clientId || (record.expiresAt !== null && now >= record.expiresAt)) {
+  if (
+    !record ||
+    record.clientId !== client.clientId ||
+    (record.expiresAt !== null && now >= record.expiresAt)
+  ) {
     throw invalidGrant('The refresh token is invalid.');
   }
   if (record.rotatedAt !== null) {
@@ -81,7 +96,14 @@ const refreshToken: GrantHandler = async (server, client, params) => {
   let refresh = presented;
   if (server.options.tokens.rotateRefreshTokens) {
     refresh = generateSecret();
-    const next = { ...subject, scopes: record.scopes, tokenHash: hashSecret(refresh), createdAt: now, expiresAt: null, rotatedAt: null };
+    const next = {
+      ...subject,
+      scopes: record.scopes,
+      tokenHash: hashSecret(refresh),
+      createdAt: now,
+      expiresAt: null,
+      rotatedAt: null,
+    };
     const rotation = await server.storage.tokens.rotateRefreshToken(hash, next, now);
     if (rotation !== 'rotated') {
       if (rotation === 'reused') await server.storage.tokens.revokeGrant(record.grantId, now);

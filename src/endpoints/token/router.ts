@@ -43,7 +43,8 @@ async function exchange(server: AuthorizationServer, req: Request, res: Response
   const params = formParams(req.body);
   const grantType = requiredParam(params, 'grant_type');
   const grant = Object.hasOwn(grants, grantType) ? grants[grantType] : undefined;
-  if (!grant) throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+  if (!grant)
+    throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
   const client = await authenticateClient(server, req, params);
   res.status(200).json(await grant(server, client, params));
 }
