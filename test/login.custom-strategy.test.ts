@@ -10,7 +10,7 @@ import { answerConsent, pathOf } from './support/flow.js';
  */
 class RedirectingStrategy extends Strategy {
   name = 'host-openid';
-  authenticate(
+  override authenticate(
     this: Strategy & { success(u: unknown): void; redirect(url: string): void; fail(c: unknown): void },
     req: Request,
   ) {
