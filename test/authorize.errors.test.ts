@@ -164,12 +164,14 @@ describe('consent page', () => {
   it('refuses a decision with a wrong CSRF token, from another origin, or for another transaction', async () => {
     const consent = await authorizeWithLogin(t, code);
     const form = parseForm(consent.text);
-    const post = (fields: Record<string, string>, origin = new URL(t.baseUrl).origin) =>
-      t.agent.post(pathOf(form.action)).type('form').set('Origin', origin).send(fields);
+    const post = (fields: Record<string, string>, headers: Record<string, string> = {}) =>
+      t.agent.post(pathOf(form.action)).type('form').set(headers).send(fields);
     for (const [res, status] of [
       [await post({ ...form.fields, csrf: 'wrong', decision: 'allow' }), 400],
       [await post({ ...form.fields, transaction: 'other', decision: 'allow' }), 400],
-      [await post({ ...form.fields, decision: 'allow' }, 'https://evil.example'), 403],
+      [await post({ ...form.fields, decision: 'allow' }, { Origin: 'https://evil.example' }), 403],
+      [await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'cross-site', Origin: 'null' }), 403],
+      [await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'same-site' }), 403],
     ] as const) {
       expect(res.status).toBe(status);
       expect(res.headers.location).toBeUndefined();
@@ -180,8 +182,8 @@ describe('consent page', () => {
       0,
     ))!;
     expect(await t.storage.consents.find(user.id, 'code-client')).toBeNull();
-    // The genuine form still works afterwards.
-    const ok = await post({ ...form.fields, decision: 'allow' });
+    // The genuine form still works afterwards, as a browser sends it under Referrer-Policy: no-referrer.
+    const ok = await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' });
     expect(ok.status).toBe(303);
   });
 

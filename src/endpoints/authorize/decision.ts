@@ -48,12 +48,19 @@ export async function decide(
   await complete(server, req, res, user, pending);
 }
 
-/** A cross-site form post is refused even with a valid token (defence in depth). */
+/**
+ * A cross-site form post is refused even with a valid token (defence in depth). Browsers send
+ * `Origin: null` for our own form because the page's Referrer-Policy is `no-referrer`, so the
+ * reliable signal is `Sec-Fetch-Site`; `Origin` is checked when that is absent.
+ */
 function checkOrigin(server: AuthorizationServer, req: Request): void {
-  const origin = req.get('origin');
   const fetchSite = req.get('sec-fetch-site');
-  const ours = new URL(server.urls.base).origin;
-  if ((origin !== undefined && origin !== ours) || (fetchSite !== undefined && fetchSite !== 'same-origin')) {
+  const origin = req.get('origin');
+  const crossSite =
+    fetchSite !== undefined
+      ? fetchSite !== 'same-origin'
+      : origin !== undefined && origin !== 'null' && origin !== new URL(server.urls.base).origin;
+  if (crossSite) {
     throw new OAuthError('access_denied', 'The consent form was submitted from another site.', {
       redirectable: false,
     });
