@@ -125,14 +125,12 @@ describe('authorization endpoint: errors redirected to the verified redirect URI
   });
 
   it('refuses response_type=code for an implicit client', async () => {
-    const res = await t.agent
-      .get('/oauth/authorize')
-      .query({
-        response_type: 'code',
-        client_id: 'implicit-client',
-        redirect_uri: IMPLICIT_REDIRECT,
-        state: 'x',
-      });
+    const res = await t.agent.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 'x',
+    });
     expect(redirectParams(res.headers.location!)).toMatchObject({ error: 'unauthorized_client', state: 'x' });
   });
 
@@ -170,7 +168,10 @@ describe('consent page', () => {
       [await post({ ...form.fields, csrf: 'wrong', decision: 'allow' }), 400],
       [await post({ ...form.fields, transaction: 'other', decision: 'allow' }), 400],
       [await post({ ...form.fields, decision: 'allow' }, { Origin: 'https://evil.example' }), 403],
-      [await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'cross-site', Origin: 'null' }), 403],
+      [
+        await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'cross-site', Origin: 'null' }),
+        403,
+      ],
       [await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'same-site' }), 403],
     ] as const) {
       expect(res.status).toBe(status);
@@ -183,7 +184,10 @@ describe('consent page', () => {
     ))!;
     expect(await t.storage.consents.find(user.id, 'code-client')).toBeNull();
     // The genuine form still works afterwards, as a browser sends it under Referrer-Policy: no-referrer.
-    const ok = await post({ ...form.fields, decision: 'allow' }, { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' });
+    const ok = await post(
+      { ...form.fields, decision: 'allow' },
+      { 'Sec-Fetch-Site': 'same-origin', Origin: 'null' },
+    );
     expect(ok.status).toBe(303);
   });
 

@@ -28,14 +28,12 @@ afterEach(() => t.close());
 describe('a host-supplied passport strategy as the login', () => {
   it('runs the flow with the identity the strategy returns', async () => {
     t = await createTestApp({ login: { strategy: new RedirectingStrategy() } });
-    const start = await t.agent
-      .get('/oauth/authorize')
-      .query({
-        response_type: 'code',
-        client_id: 'code-client',
-        redirect_uri: 'https://client.example/cb',
-        opIdentifier: t.provider.identifier,
-      });
+    const start = await t.agent.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: 'code-client',
+      redirect_uri: 'https://client.example/cb',
+      opIdentifier: t.provider.identifier,
+    });
     const login = await t.agent.get(pathOf(start.headers.location!));
     expect(login.status).toBe(302);
     expect(login.headers.location).toBe('https://login.host.example/start');

@@ -56,10 +56,7 @@ export function requireBearer(
       const header = req.get('authorization');
       if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
         // RFC 6750 3.1: no error code when the request has no authentication at all.
-        res
-          .status(401)
-          .set('WWW-Authenticate', challenge())
-          .json({ error: 'invalid_token', error_description: 'An access token is required.' });
+        res.status(401).set('WWW-Authenticate', challenge()).end();
         return;
       }
       const match = BEARER.exec(header);

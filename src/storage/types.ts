@@ -1,7 +1,7 @@
 /**
  * Storage adapter contract. Each domain is a small Promise-based interface; a custom adapter
  * implements all of them (the session store is optional). Every method states the guarantee the
- * library relies on, and the conformance suite in `openid-oauth-bridge/testing` checks each one.
+ * library relies on.
  *
  * Times are epoch milliseconds from the server's single clock (`options.clock`), passed in by the
  * library; an adapter never reads its own clock to decide validity.
@@ -26,7 +26,7 @@ export interface ClientRecord {
   secretHash: string | null;
   /** Scopes the client may request; empty means the server's default scopes only. */
   scopes: string[];
-  /** A disabled client can neither authorize nor use its tokens. */
+  /** A disabled client can neither authorize nor authenticate at the token endpoint. */
   disabled: boolean;
   createdAt: number;
 }

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import type { AuthorizationServer } from '../../server.js';
 import { sessionState, type PendingAuthorization } from '../../session/state.js';
@@ -32,9 +33,19 @@ function pendingOf(req: Request): PendingAuthorization {
   return pending;
 }
 
-/** `GET /oauth/login`: starts the login at the chosen provider. */
+/**
+ * `GET /oauth/login`: starts the login at the chosen provider. The provider must be one the
+ * operator configured, whatever the login strategy: a host's own strategy (passport-openid, say)
+ * would otherwise contact any identifier a visitor types.
+ */
 export async function startLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   pendingOf(req);
+  const identifier = new URLSearchParams(rawQuery(req.originalUrl)).getAll('openid_identifier');
+  if (identifier.length !== 1 || !server.options.providers.some((p) => p.identifier === identifier[0])) {
+    throw new OAuthError('invalid_request', 'This OpenID provider is not accepted here.', {
+      redirectable: false,
+    });
+  }
   await runLogin(server, req, res);
 }
 

@@ -1,0 +1,162 @@
+/**
+ * `npm run demo`: the whole flow on this machine, as three servers bound to 127.0.0.1.
+ *
+ * - PORT (default 3000): the "existing app" with openid-oauth-bridge mounted (./existing-app.ts);
+ * - PORT+1: a client application that uses both grants (./client-app.ts);
+ * - PORT+2: the development OpenID 2.0 provider, where any user name logs in without a password.
+ *
+ * Environment: PORT, PUBLIC_URL (default http://localhost:PORT), SESSION_SECRET (default: random
+ * per run), OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development
+ * provider, which is then not started).
+ */
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer, type RequestListener, type Server } from 'node:http';
+import { memoryStorage, registerClient, type OpenIdProvider } from '../src/index.js';
+import { startDevelopmentProvider } from '../src/testing/index.js';
+import { createClientApp } from './client-app.js';
+import { createExistingApp, REALMS_SCOPE } from './existing-app.js';
+
+/** Everything started so far, stopped in reverse order on exit. */
+const running: { name: string; close: () => Promise<void> }[] = [];
+
+async function main(): Promise<void> {
+  const port = parsePort(process.env.PORT ?? '3000');
+  const publicUrl = process.env.PUBLIC_URL ?? `http://localhost:${port}`;
+  // 127.0.0.1, not localhost: cookies ignore ports, so a different host name keeps the client's
+  // cookie and the authorization server's apart, as they would be on two real sites.
+  const clientUrl = `http://127.0.0.1:${port + 1}`;
+
+  let sessionSecret = process.env.SESSION_SECRET;
+  if (sessionSecret === undefined) {
+    sessionSecret = randomBytes(32).toString('base64url');
+    console.log('SESSION_SECRET is not set: using a random one, so login sessions end when the demo stops.');
+  }
+
+  let providers: OpenIdProvider[];
+  let providerNote: string;
+  if (process.env.OPENID_PROVIDERS === undefined) {
+    const op = await startDevelopmentProvider({ port: port + 2, users: ['alice', 'bob'] });
+    running.push({ name: 'OpenID provider', close: op.close });
+    providers = [{ name: 'Development provider', identifier: op.identifier }];
+    providerNote = `${op.url}/  (development only: any user name, no password)`;
+  } else {
+    // Validated by createAuthorizationServer, which names the offending entry.
+    providers = parseJson('OPENID_PROVIDERS', process.env.OPENID_PROVIDERS) as OpenIdProvider[];
+    providerNote = 'from OPENID_PROVIDERS (the development provider is not started)';
+  }
+
+  // Not durable: every user, token and client is gone when the demo stops.
+  const storage = memoryStorage();
+  const { app } = createExistingApp({
+    publicUrl,
+    storage,
+    providers,
+    sessionSecret,
+    browserClientOrigin: clientUrl,
+  });
+
+  // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
+  // readable; the secret is random, shown here once and stored only as a hash.
+  const codeClient = {
+    applicationName: 'Demo realm viewer',
+    redirectUri: `${clientUrl}/callback`,
+    clientId: 'demo-code-client',
+    scopes: [REALMS_SCOPE],
+  };
+  const implicitClient = {
+    applicationName: 'Demo realm viewer (browser)',
+    redirectUri: `${clientUrl}/implicit`,
+    clientId: 'demo-implicit-client',
+    grantType: 'implicit' as const,
+    scopes: [REALMS_SCOPE],
+  };
+  const issuedCode = await registerClient(storage, codeClient);
+  const issuedImplicit = await registerClient(storage, implicitClient);
+
+  await listen('Authorization server', app, port);
+  const client = createClientApp({
+    url: clientUrl,
+    serverUrl: publicUrl,
+    codeClient: { clientId: issuedCode.clientId, clientSecret: issuedCode.clientSecret! },
+    implicitClient: { clientId: issuedImplicit.clientId },
+    providers,
+  });
+  await listen('Client application', client, port + 1);
+
+  console.log(`
+openid-oauth-bridge demo
+
+  Authorization server  ${publicUrl}  (GET / is the root resource; the API is GET /v1/realms)
+  Client application    ${clientUrl}/
+  OpenID provider       ${providerNote}
+
+Registered clients (client secrets are shown once and stored as hashes):
+  ${codeClient.applicationName}, authorization code grant
+    client_id      ${issuedCode.clientId}
+    client_secret  ${issuedCode.clientSecret}
+    redirect_uri   ${codeClient.redirectUri}
+  ${implicitClient.applicationName}, implicit grant
+    client_id      ${issuedImplicit.clientId}
+    redirect_uri   ${implicitClient.redirectUri}
+
+Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
+`);
+}
+
+async function listen(name: string, app: RequestListener, port: number): Promise<void> {
+  const server: Server = createServer(app);
+  server.listen(port, '127.0.0.1');
+  try {
+    await once(server, 'listening');
+  } catch (err) {
+    throw new Error(
+      `${name}: cannot listen on 127.0.0.1:${port} (${(err as Error).message}). Set PORT to use other ports.`,
+    );
+  }
+  running.push({
+    name,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // Browsers keep connections open; without this, close() would wait for them to time out.
+        server.closeAllConnections();
+      }),
+  });
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  // PORT+2 must be a valid port too.
+  if (!Number.isInteger(port) || port < 1 || port > 65533)
+    throw new Error(`PORT must be an integer from 1 to 65533, not ${value}`);
+  return port;
+}
+
+function parseJson(name: string, value: string): unknown {
+  try {
+    return JSON.parse(value);
+  } catch {
+    throw new Error(`${name} must be JSON, e.g. [{"name":"Example","identifier":"https://id.example.com/"}]`);
+  }
+}
+
+async function stop(): Promise<void> {
+  for (const server of running.reverse()) await server.close().catch(() => undefined);
+  running.length = 0;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.log(`\n${signal}: stopping the demo.`);
+    // Whatever still holds the event loop open after the servers close must not keep us alive.
+    setTimeout(() => process.exit(1), 3000).unref();
+    void stop();
+  });
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  process.exitCode = 1;
+  await stop();
+});

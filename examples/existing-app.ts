@@ -1,0 +1,114 @@
+/**
+ * The "existing app": an Express API with routes of its own (here `GET /v1/realms`) that becomes
+ * an OAuth 2.0 authorization server by mounting the library's routers. This is the file to copy
+ * from when adding openid-oauth-bridge to your own app.
+ */
+import { randomUUID } from 'node:crypto';
+import express, { type RequestHandler } from 'express';
+// In your app: `from 'openid-oauth-bridge'`. The demo imports the source so that it runs without
+// a build step.
+import {
+  authorizeRouter,
+  bearerOf,
+  createAuthorizationServer,
+  discoveryRouter,
+  requireBearer,
+  tokenRouter,
+  type AuthorizationServer,
+  type OpenIdProvider,
+  type Storage,
+} from '../src/index.js';
+
+export interface ExistingAppOptions {
+  /** Where browsers and clients reach this app, e.g. `http://localhost:3000`. */
+  publicUrl: string;
+  storage: Storage;
+  providers: OpenIdProvider[];
+  sessionSecret: string;
+  /** The one browser origin allowed to call the API from a script (the implicit-flow page). */
+  browserClientOrigin: string;
+}
+
+/** The scope that lets a client list the user's realms; shown on the consent page. */
+export const REALMS_SCOPE = 'realms:read';
+
+interface Realm {
+  id: string;
+  name: string;
+}
+
+export function createExistingApp(options: ExistingAppOptions): {
+  app: express.Express;
+  server: AuthorizationServer;
+} {
+  // Built once: the options are validated here, and a wrong one throws a TypeError naming it.
+  const server = createAuthorizationServer({
+    baseUrl: options.publicUrl,
+    storage: options.storage,
+    providers: options.providers,
+    session: { secret: options.sessionSecret },
+    scopes: { [REALMS_SCOPE]: 'See the list of your realms' },
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  if (options.publicUrl.startsWith('https:')) {
+    // An https PUBLIC_URL means a TLS-terminating proxy in front of this plain-http server. The
+    // library marks its session cookie Secure then, and express-session only sends such a cookie
+    // when Express trusts the proxy's X-Forwarded-Proto: which proxy to trust is the host's call.
+    app.set('trust proxy', 'loopback');
+  }
+
+  const api = express.Router();
+  // GET / answers the root resource, where clients discover the two endpoint URLs.
+  api.use(discoveryRouter(server));
+  // GET /oauth/authorize and the login, consent and callback pages around it.
+  api.use(authorizeRouter(server));
+  // POST /oauth/token.
+  api.use(tokenRouter(server));
+
+  // The app's own API. Realms belong to users; a real app keeps them in its database.
+  const realmsByUser = new Map<string, Realm[]>();
+  api.use('/v1/realms', allowBrowserOrigin(options.browserClientOrigin));
+  api.get('/v1/realms', requireBearer(server, { scopes: [REALMS_SCOPE] }), async (_req, res) => {
+    const { userId } = bearerOf(res);
+    const user = await server.storage.users.find(userId);
+    res
+      .set('Cache-Control', 'no-store')
+      .json({ owner: user?.identifier ?? null, realms: realmsOf(realmsByUser, userId) });
+  });
+
+  // The library builds every URL from baseUrl, so its routers must sit at baseUrl's path.
+  app.use(new URL(options.publicUrl).pathname, api);
+  return { app, server };
+}
+
+/** The user's realms; a user seen for the first time gets a few, so the demo has something to show. */
+function realmsOf(realmsByUser: Map<string, Realm[]>, userId: string): Realm[] {
+  let realms = realmsByUser.get(userId);
+  if (!realms) {
+    realms = ['Sandbox', 'Staging', 'Production'].map((name) => ({ id: randomUUID(), name }));
+    realmsByUser.set(userId, realms);
+  }
+  return realms;
+}
+
+/**
+ * CORS for one origin, so a script on the implicit-flow page may send its Authorization header
+ * here. Written out instead of using the `cors` package: it allows exactly one origin, one method
+ * and one header, and no credentials (the API reads bearer tokens, never cookies).
+ */
+function allowBrowserOrigin(origin: string): RequestHandler {
+  return (req, res, next) => {
+    res.vary('Origin');
+    if (req.get('origin') !== origin) return next();
+    res.set({ 'Access-Control-Allow-Origin': origin, 'Access-Control-Expose-Headers': 'WWW-Authenticate' });
+    if (req.method !== 'OPTIONS') return next();
+    res.set({
+      'Access-Control-Allow-Methods': 'GET',
+      'Access-Control-Allow-Headers': 'Authorization',
+      'Access-Control-Max-Age': '600',
+    });
+    res.sendStatus(204);
+  };
+}
