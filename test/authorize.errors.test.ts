@@ -1,5 +1,3 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient } from '../src/index.js';
 import {
@@ -10,6 +8,7 @@ import {
   type TestApp,
 } from './support/app.js';
 import { authorizeWithLogin, parseForm, pathOf } from './support/flow.js';
+import { startCanary } from './support/openid-servers.js';
 
 let t: TestApp;
 beforeEach(async () => {
@@ -61,21 +60,16 @@ describe('authorization endpoint: errors shown as a page, never redirected', () 
   });
 
   it('refuses an opIdentifier that is not configured before contacting anything', async () => {
-    let hits = 0;
-    const canary = createServer((_req, res) => {
-      hits++;
-      res.end();
-    });
-    await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
-    const url = `http://127.0.0.1:${(canary.address() as AddressInfo).port}/`;
+    const canary = await startCanary();
+    const url = canary.url;
     const res = await t.agent.get('/oauth/authorize').query({ ...code, opIdentifier: url });
     expect(res.status).toBe(400);
     expect(res.text).toContain('not accepted here');
     expect(res.headers.location).toBeUndefined();
     const login = await t.agent.get('/oauth/login').query({ openid_identifier: url });
     expect(login.status).toBe(400);
-    expect(hits).toBe(0);
-    canary.close();
+    expect(canary.hits()).toBe(0);
+    await canary.close();
   });
 
   it('refuses a disabled client', async () => {
