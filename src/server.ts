@@ -40,6 +40,22 @@ export interface AuthorizationServer {
   readonly session: RequestHandler;
 }
 
+/** A configured OpenID provider. */
+export type ConfiguredProvider = ResolvedOptions['providers'][number];
+
+/**
+ * The configured provider with exactly this identifier or name: the allow-list every route checks
+ * before anything is contacted.
+ */
+export function findProvider(
+  server: AuthorizationServer,
+  identifierOrName: string,
+): ConfiguredProvider | undefined {
+  return server.options.providers.find(
+    (p) => p.identifier === identifierOrName || p.name === identifierOrName,
+  );
+}
+
 /** Session key under which the OpenID login state is kept between redirect and callback. */
 export const LOGIN_SESSION_KEY = 'openidOAuthBridgeLogin';
 

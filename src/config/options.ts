@@ -2,6 +2,7 @@ import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
+import { SCOPE_TOKEN } from '../scopes/scopes.js';
 import type { Storage } from '../storage/types.js';
 
 const STORAGE_DOMAINS = ['clients', 'users', 'consents', 'codes', 'tokens', 'nonces'] as const;
@@ -13,8 +14,7 @@ const baseUrl = httpUrl.refine((value) => {
   return !url.search && !url.hash && !url.username && !url.password;
 }, 'must not contain a query, fragment or userinfo');
 
-/** RFC 6749 section 3.3 scope-token. */
-const scopeToken = z.string().regex(/^[\x21\x23-\x5b\x5d-\x7e]+$/, 'must be an RFC 6749 scope-token');
+const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-token');
 
 const fn = <T>(what: string) =>
   z.custom<T>((value) => typeof value === 'function', { error: `must be a function (${what})` });

@@ -14,12 +14,17 @@ export function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('base64url');
 }
 
+/** Compares two strings in constant time for equal lengths (CSRF tokens, hashes). */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
 /**
  * Compares a presented secret with a stored hash in constant time. Hashing first makes both
  * operands the same length, so the comparison leaks neither content nor length.
  */
 export function secretMatchesHash(secret: string, storedHash: string): boolean {
-  const presented = Buffer.from(hashSecret(secret));
-  const stored = Buffer.from(storedHash);
-  return presented.length === stored.length && timingSafeEqual(presented, stored);
+  return safeEqual(hashSecret(secret), storedHash);
 }

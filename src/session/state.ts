@@ -24,6 +24,12 @@ export interface BridgeSessionState {
 
 const KEY = 'openidOAuthBridge';
 
+/** Ends the pending request: once answered, its consent form cannot be replayed. */
+export function clearPending(state: BridgeSessionState): void {
+  delete state.pending;
+  delete state.csrf;
+}
+
 /** The library's part of the session, created on first use. */
 export function sessionState(req: Request): BridgeSessionState {
   const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;

@@ -2,15 +2,16 @@ import type { Request, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
-import { sessionState, type PendingAuthorization } from '../../session/state.js';
-import type { UserRecord } from '../../storage/types.js';
+import { clearPending, sessionState, type PendingAuthorization } from '../../session/state.js';
+import type { ClientRecord, UserRecord } from '../../storage/types.js';
 import { issueAccessToken, issueCode, newGrantId } from '../../tokens/issue.js';
 import { redirectToClient, targetOf } from './redirect.js';
-import { scopesCover } from './scope.js';
+import { scopesCover } from '../../scopes/scopes.js';
 
 /**
  * The step after login: redirect at once if the user already trusts the client with these
- * scopes, otherwise show the consent page.
+ * scopes, otherwise show the consent page. `known` is the client if the caller has just read it;
+ * otherwise it is read again, since it may have been disabled while the user was logging in.
  */
 export async function consentOrComplete(
   server: AuthorizationServer,
@@ -18,8 +19,9 @@ export async function consentOrComplete(
   res: Response,
   user: UserRecord,
   pending: PendingAuthorization,
+  known?: ClientRecord,
 ): Promise<void> {
-  const client = await server.storage.clients.find(pending.clientId);
+  const client = known ?? (await server.storage.clients.find(pending.clientId));
   if (!client || client.disabled) {
     throw new OAuthError('access_denied', 'The client application is no longer registered.', {
       redirectable: false,
@@ -50,9 +52,7 @@ export async function complete(
   user: UserRecord,
   pending: PendingAuthorization,
 ): Promise<void> {
-  const state = sessionState(req);
-  delete state.pending;
-  delete state.csrf;
+  clearPending(sessionState(req));
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
   if (pending.responseType === 'code') {
     const code = await issueCode(server, {

@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
-import { timingSafeEqual } from 'node:crypto';
+import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { formParams } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
-import { sessionState } from '../../session/state.js';
+import { clearPending, sessionState } from '../../session/state.js';
 import { complete } from './complete.js';
 import { redirectError, targetOf, type AuthorizeLocals } from './redirect.js';
 
@@ -27,15 +27,14 @@ export async function decide(
   const state = sessionState(req);
   const { pending, userId, csrf } = state;
   if (!pending || !userId || !csrf || form.get('transaction') !== pending.id) throw expired;
-  if (!sameSecret(form.get('csrf') ?? '', csrf)) throw expired;
+  if (!safeEqual(form.get('csrf') ?? '', csrf)) throw expired;
   const user = await server.storage.users.find(userId);
   if (!user) throw expired;
 
   res.locals.redirectTarget = targetOf(pending);
   const decision = form.get('decision');
   if (decision === 'deny') {
-    delete state.pending;
-    delete state.csrf;
+    clearPending(state);
     return redirectError(
       res,
       targetOf(pending),
@@ -65,10 +64,4 @@ function checkOrigin(server: AuthorizationServer, req: Request): void {
       redirectable: false,
     });
   }
-}
-
-function sameSecret(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }

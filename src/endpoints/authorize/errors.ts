@@ -25,7 +25,8 @@ export function authorizeErrors(server: AuthorizationServer): ErrorRequestHandle
     const target = (res.locals as AuthorizeLocals).redirectTarget;
     if (error.redirectable && target) return redirectError(res, target, error);
     res
-      .status(error.code === 'invalid_request' || err instanceof LoginFailed ? 400 : error.status)
+      // A failed login is the user's request that could not be completed, not a refusal (403).
+      .status(err instanceof LoginFailed ? 400 : error.status)
       .set(error.headers)
       .type('html')
       .send(

@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
+import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
-import type { AuthorizationServer } from '../../server.js';
+import { findProvider, type AuthorizationServer } from '../../server.js';
 import { sessionState, type PendingAuthorization } from '../../session/state.js';
-import { newGrantId } from '../../tokens/issue.js';
 import { consentOrComplete } from './complete.js';
 
 /** The URL of the login route for one configured provider. */
@@ -41,7 +41,8 @@ function pendingOf(req: Request): PendingAuthorization {
 export async function startLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   pendingOf(req);
   const identifier = new URLSearchParams(rawQuery(req.originalUrl)).getAll('openid_identifier');
-  if (identifier.length !== 1 || !server.options.providers.some((p) => p.identifier === identifier[0])) {
+  const [only, ...more] = identifier;
+  if (only === undefined || more.length > 0 || findProvider(server, only)?.identifier !== only) {
     throw new OAuthError('invalid_request', 'This OpenID provider is not accepted here.', {
       redirectable: false,
     });
@@ -56,7 +57,7 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   if (!identity) return;
   const user = await server.storage.users.findOrCreate(
     { identifier: identity.identifier, provider: identity.provider ?? defaultProviderName(server) },
-    newGrantId(),
+    randomUUID(),
     server.clock(),
   );
   await regenerate(req);

@@ -3,18 +3,18 @@ import { randomUUID } from 'node:crypto';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, type ParsedParams } from '../../http/params.js';
-import type { AuthorizationServer } from '../../server.js';
+import { findProvider, type AuthorizationServer, type ConfiguredProvider } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { AuthorizeLocals } from './redirect.js';
-import { parseScope } from './scope.js';
+import { requestedScopes } from '../../scopes/scopes.js';
 
 /** A validated authorization request (RFC 6749 4.1.1 / 4.2.1). */
 export interface AuthorizationRequest {
   client: ClientRecord;
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
-  providerIdentifier: string | undefined;
+  provider: ConfiguredProvider | undefined;
 }
 
 const pageError = (description: string) =>
@@ -61,11 +61,16 @@ export async function parseAuthorizationRequest(
   if (responseType === 'token' && state === null && server.options.requireStateForImplicit) {
     throw new OAuthError('invalid_request', 'The parameter state is required for the implicit grant.');
   }
-  const scopes = parseScope(client, optionalParam(params.values, 'scope'));
+  const scopes = requestedScopes(
+    optionalParam(params.values, 'scope'),
+    client.scopes,
+    'The client may not request some of these scopes.',
+  );
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType);
 
-  const providerIdentifier = optionalParam(params.values, 'opIdentifier');
-  if (providerIdentifier !== undefined && !isConfiguredProvider(server, providerIdentifier)) {
+  const opIdentifier = optionalParam(params.values, 'opIdentifier');
+  const provider = opIdentifier === undefined ? undefined : findProvider(server, opIdentifier);
+  if (opIdentifier !== undefined && !provider) {
     throw new OAuthError(
       'invalid_request',
       'The OpenID provider named by opIdentifier is not accepted here.',
@@ -77,7 +82,7 @@ export async function parseAuthorizationRequest(
 
   return {
     client,
-    providerIdentifier,
+    provider,
     pending: {
       id: randomUUID(),
       clientId: client.clientId,
@@ -127,10 +132,4 @@ function parsePkce(params: ParsedParams, responseType: 'code' | 'token') {
   if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
     throw new OAuthError('invalid_request', 'Malformed code_challenge.');
   return { codeChallenge, codeChallengeMethod: 'S256' as const };
-}
-
-function isConfiguredProvider(server: AuthorizationServer, identifierOrName: string): boolean {
-  return server.options.providers.some(
-    (p) => p.identifier === identifierOrName || p.name === identifierOrName,
-  );
 }

@@ -1,8 +1,8 @@
 import express, { Router, type Request, type Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders } from '../../http/headers.js';
-import type { ResolvedOptions } from '../../config/options.js';
-import type { AuthorizationServer } from '../../server.js';
+import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
+import type { ClientRecord } from '../../storage/types.js';
 import { sessionState } from '../../session/state.js';
 import { consentOrComplete } from './complete.js';
 import { decide } from './decision.js';
@@ -46,26 +46,25 @@ async function authorize(server: AuthorizationServer, req: Request, res: Respons
   const state = sessionState(req);
   state.pending = request.pending;
   delete state.csrf;
-  const provider = server.options.providers.find(
-    (p) => p.identifier === request.providerIdentifier || p.name === request.providerIdentifier,
-  );
-  return proceed(server, req, res, provider);
+  return proceed(server, req, res, request.provider, request.client);
 }
 
 /** `GET /oauth/authorize/resume`: continue the pending request (after a failed login, say). */
 function resume(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  return proceed(server, req, res, undefined);
+  return proceed(server, req, res, undefined, undefined);
 }
 
 /**
  * A user already logged in (at the requested provider, if one is named) goes on to consent; the
- * others log in at the named provider or choose one on the selection page.
+ * others log in at the named provider or choose one on the selection page. `client` is passed
+ * when the caller has just read it, so the hot path reads it once.
  */
 async function proceed(
   server: AuthorizationServer,
   req: Request,
   res: Response,
-  provider: ResolvedOptions['providers'][number] | undefined,
+  provider: ConfiguredProvider | undefined,
+  client: ClientRecord | undefined,
 ): Promise<void> {
   const { pending, userId } = sessionState(req);
   if (!pending) {
@@ -75,13 +74,13 @@ async function proceed(
   }
   const user = userId === undefined ? null : await server.storage.users.find(userId);
   if (user && (!provider || user.provider === provider.name)) {
-    return consentOrComplete(server, req, res, user, pending);
+    return consentOrComplete(server, req, res, user, pending, client);
   }
   if (provider) return res.redirect(302, loginUrl(server, provider.identifier));
-  const client = await server.storage.clients.find(pending.clientId);
+  const shown = client ?? (await server.storage.clients.find(pending.clientId));
   res.type('html').send(
     server.pages.selection({
-      applicationName: client?.applicationName ?? pending.clientId,
+      applicationName: shown?.applicationName ?? pending.clientId,
       providers: server.options.providers.map((p) => ({
         name: p.name,
         loginUrl: loginUrl(server, p.identifier),

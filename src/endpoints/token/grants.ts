@@ -3,6 +3,7 @@ import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
+import { requestedScopes } from '../../scopes/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import {
@@ -91,7 +92,12 @@ const refreshToken: GrantHandler = async (server, client, params) => {
     await server.storage.tokens.revokeGrant(record.grantId, now);
     throw invalidGrant('The refresh token is invalid.');
   }
-  const scopes = narrowedScopes(record.scopes, optionalParam(params, 'scope'));
+  // RFC 6749 6: a refresh may ask for fewer scopes, never more.
+  const scopes = requestedScopes(
+    optionalParam(params, 'scope'),
+    record.scopes,
+    'The requested scope exceeds the one originally granted.',
+  );
   const subject = { clientId: client.clientId, userId: record.userId, scopes, grantId: record.grantId };
   let refresh = presented;
   if (server.options.tokens.rotateRefreshTokens) {
@@ -113,16 +119,6 @@ const refreshToken: GrantHandler = async (server, client, params) => {
   const access = await issueAccessToken(server, subject, 'refresh_token');
   return tokenResponse(access, scopes, refresh);
 };
-
-/** RFC 6749 6: a refresh may ask for fewer scopes, never more. */
-function narrowedScopes(granted: string[], scope: string | undefined): string[] {
-  if (scope === undefined) return granted;
-  const requested = [...new Set(scope.split(' ').filter(Boolean))];
-  if (!requested.length || requested.some((s) => !granted.includes(s))) {
-    throw new OAuthError('invalid_scope', 'The requested scope exceeds the one originally granted.');
-  }
-  return requested;
-}
 
 /** The grants of the token endpoint, keyed by `grant_type`. */
 export const grants: Readonly<Record<string, GrantHandler>> = {
