@@ -118,6 +118,19 @@ describe('authorization endpoint: errors redirected to the verified redirect URI
     expect(redirectParams(location.href)).toMatchObject({ error: 'invalid_request' });
   });
 
+  it('refuses PKCE on an implicit request, in the fragment', async () => {
+    const res = await t.agent.get('/oauth/authorize').query({
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 'x',
+      code_challenge: 'a'.repeat(43),
+      code_challenge_method: 'S256',
+    });
+    expect(new URL(res.headers.location!).search).toBe('');
+    expect(redirectParams(res.headers.location!)).toMatchObject({ error: 'invalid_request', state: 'x' });
+  });
+
   it('refuses response_type=code for an implicit client', async () => {
     const res = await t.agent.get('/oauth/authorize').query({
       response_type: 'code',

@@ -63,6 +63,7 @@ describe('requireBearer (RFC 6750)', () => {
     const res = await supertest(app).get('/v1/realms');
     expect(res.status).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="auth.example.com"');
+    expect(res.text).toBe('');
   });
 
   it.each([

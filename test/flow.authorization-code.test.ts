@@ -53,6 +53,12 @@ describe('authorization code grant, end to end through the development provider'
 
   it('remembers consent: the next authorization redirects at once, without login or prompt', async () => {
     await obtainCode(t);
+    const find = t.storage.clients.find.bind(t.storage.clients);
+    let clientReads = 0;
+    t.storage.clients.find = (id) => {
+      clientReads++;
+      return find(id);
+    };
     const again = await t.agent.get('/oauth/authorize').query({
       response_type: 'code',
       client_id: 'code-client',
@@ -60,6 +66,7 @@ describe('authorization code grant, end to end through the development provider'
     });
     expect(again.status).toBe(302);
     expect(redirectParams(again.headers.location!).code).toBeTruthy();
+    expect(clientReads).toBe(1); // the client verified by the request is reused for consent
   });
 
   it('asks again in a new browser session only for login, not for trust', async () => {

@@ -60,4 +60,21 @@ describe('a host-supplied passport strategy as the login', () => {
     expect(res.text).toContain('Mallory may not sign in.');
     expect(res.text).toContain('/oauth/authorize/resume');
   });
+
+  it('never runs the strategy for a provider the operator did not configure', async () => {
+    t = await createTestApp({ login: { strategy: new RedirectingStrategy() } });
+    await t.agent
+      .get('/oauth/authorize')
+      .query({ response_type: 'code', client_id: 'code-client', redirect_uri: 'https://client.example/cb' });
+    for (const query of [
+      'openid_identifier=https%3A%2F%2Fevil.example%2F',
+      `openid_identifier=${encodeURIComponent(t.provider.identifier)}&openid_identifier=x`,
+      '',
+    ]) {
+      const res = await t.agent.get(`/oauth/login?${query}`);
+      expect(res.status).toBe(400);
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).toContain('not accepted here');
+    }
+  });
 });
