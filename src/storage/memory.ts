@@ -13,7 +13,7 @@ import type {
  * everything is lost when the process exits, and it cannot be shared by several app instances.
  *
  * Each method mutates synchronously before its promise settles, so single-use operations are
- * atomic by construction within one process.
+ * atomic by construction within one process. Rows are removed only by `prune`.
  *
  * @example
  * const server = createAuthorizationServer({ storage: memoryStorage(), ... });
@@ -28,6 +28,8 @@ export function memoryStorage(): Storage {
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   const nonces = new Map<string, number>();
   const sessions = new Map<string, { json: string; expiresAt: number }>();
+  /** Revoked grant id → when it was revoked; tokens saved under it later are refused. */
+  const revokedGrants = new Map<string, number>();
 
   const pairKey = (a: string, b: string) => JSON.stringify([a, b]);
   const copy = <T>(value: T): T => structuredClone(value);
@@ -111,14 +113,14 @@ export function memoryStorage(): Storage {
     },
     tokens: {
       async saveAccessToken(token) {
-        accessTokens.set(token.tokenHash, copy(token));
+        if (!revokedGrants.has(token.grantId)) accessTokens.set(token.tokenHash, copy(token));
       },
       async findAccessToken(tokenHash) {
         const token = accessTokens.get(tokenHash);
         return token ? copy(token) : null;
       },
       async saveRefreshToken(token) {
-        refreshTokens.set(token.tokenHash, copy(token));
+        if (!revokedGrants.has(token.grantId)) refreshTokens.set(token.tokenHash, copy(token));
       },
       async findRefreshToken(tokenHash) {
         const token = refreshTokens.get(tokenHash);
@@ -129,10 +131,11 @@ export function memoryStorage(): Storage {
         if (!token) return 'missing';
         if (token.rotatedAt !== null) return 'reused';
         token.rotatedAt = now;
-        refreshTokens.set(next.tokenHash, copy(next));
+        if (!revokedGrants.has(next.grantId)) refreshTokens.set(next.tokenHash, copy(next));
         return 'rotated';
       },
-      async revokeGrant(grantId) {
+      async revokeGrant(grantId, now) {
+        revokedGrants.set(grantId, now);
         return revokeWhere((t) => t.grantId === grantId);
       },
       async revokeForUserAndClient(userId, clientId) {
@@ -167,6 +170,27 @@ export function memoryStorage(): Storage {
       async destroy(sid) {
         sessions.delete(sid);
       },
+    },
+    async prune(now, options = {}) {
+      const retention = options.revokedGrantRetentionMs ?? 86_400_000;
+      const removeWhere = <V>(map: Map<string, V>, expired: (value: V) => boolean) => {
+        let count = 0;
+        for (const [key, value] of map) {
+          if (expired(value)) {
+            map.delete(key);
+            count++;
+          }
+        }
+        return count;
+      };
+      return {
+        codes: removeWhere(codes, (entry) => entry.code.expiresAt <= now),
+        accessTokens: removeWhere(accessTokens, (token) => token.expiresAt <= now),
+        refreshTokens: removeWhere(refreshTokens, (token) => token.expiresAt !== null && token.expiresAt <= now),
+        nonces: removeWhere(nonces, (expiresAt) => expiresAt <= now),
+        sessions: removeWhere(sessions, (entry) => entry.expiresAt <= now),
+        revokedGrants: removeWhere(revokedGrants, (revokedAt) => revokedAt <= now - retention),
+      };
     },
   };
 }

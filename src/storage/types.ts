@@ -146,11 +146,14 @@ export type RefreshRotation = 'rotated' | 'reused' | 'missing';
 
 /** Access and refresh tokens. */
 export interface TokenStore {
-  /** Required. Stores a new access token. */
+  /**
+   * Required. Stores a new access token. A token saved under a grant that was already revoked
+   * (a code replay racing the first exchange) is never found afterwards.
+   */
   saveAccessToken(token: AccessTokenRecord): Promise<void>;
   /** Required. The access token with this hash unless revoked, or `null`. Expiry is checked by the library. */
   findAccessToken(tokenHash: string): Promise<AccessTokenRecord | null>;
-  /** Required. Stores a new refresh token. */
+  /** Required. Stores a new refresh token; the revoked-grant rule of `saveAccessToken` applies. */
   saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /**
    * Required. The refresh token with this hash unless revoked, or `null`. A token rotated away is
@@ -163,7 +166,10 @@ export interface TokenStore {
    * library then revokes the grant); an unknown or revoked token gives `missing`.
    */
   rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<RefreshRotation>;
-  /** Required. Revokes every access and refresh token of the grant. Resolves the number revoked. */
+  /**
+   * Required. Revokes every access and refresh token of the grant, including tokens saved under it
+   * later. Resolves the number of stored tokens revoked.
+   */
   revokeGrant(grantId: string, now: number): Promise<number>;
   /** Required. Revokes every token `userId` holds for `clientId`. Resolves the number revoked. */
   revokeForUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
@@ -190,6 +196,23 @@ export interface SessionStore {
   destroy(sid: string): Promise<void>;
 }
 
+/** Rows removed by one {@link Storage.prune} call, per kind. */
+export interface PruneResult {
+  codes: number;
+  accessTokens: number;
+  refreshTokens: number;
+  nonces: number;
+  sessions: number;
+  revokedGrants: number;
+}
+
+export interface PruneOptions {
+  /** Rows deleted per statement; smaller batches hold locks for less time. Default 1000. */
+  batchSize?: number;
+  /** How long a revoked grant is remembered, in ms, to refuse tokens saved under it late. Default one day. */
+  revokedGrantRetentionMs?: number;
+}
+
 /** Everything the library stores, one interface per domain. */
 export interface Storage {
   clients: ClientStore;
@@ -200,4 +223,11 @@ export interface Storage {
   nonces: NonceStore;
   /** Optional: without it, pass an express-session store in `session.store`. */
   sessions?: SessionStore;
+  /**
+   * Optional. Deletes rows no longer needed at `now`: expired codes (kept until they expire, so a
+   * replay within their lifetime still revokes the grant), expired access and refresh tokens,
+   * tokens of revoked grants, expired nonces and sessions, and revoked-grant markers older than the
+   * retention. Safe to run from several instances at once.
+   */
+  prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
 }
