@@ -26,6 +26,15 @@ export {
 export { registerClient, type ClientRegistration, type IssuedClient } from './clients/register.js';
 export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
 export { memoryStorage } from './storage/memory.js';
+export {
+  sqlStorage,
+  connectStorage,
+  migrations,
+  type SqlStorage,
+  type SqlDialectName,
+  type SqlDatabaseHandle,
+  type ConnectStorageOptions,
+} from './storage/sql/index.js';
 export { AdapterSessionStore } from './session/adapter-store.js';
 export type * from './storage/types.js';
 export type * from './pages/types.js';

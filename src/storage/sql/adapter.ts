@@ -1,0 +1,560 @@
+import {
+  type Expression,
+  type ExpressionBuilder,
+  type Kysely,
+  Migrator,
+  type Selectable,
+  type SqlBool,
+  sql,
+  type Transaction,
+} from 'kysely';
+import type {
+  AccessTokenRecord,
+  AuthorizationCodeRecord,
+  ClientRecord,
+  ConsentRecord,
+  PruneOptions,
+  PruneResult,
+  RefreshTokenRecord,
+  SessionStore,
+  Storage,
+  UserRecord,
+} from '../types.js';
+import { migrationProvider } from './migrations.js';
+import type { Database } from './schema.js';
+
+export type SqlDialectName = 'postgres' | 'sqlite';
+
+/** The SQL adapter: every domain of {@link Storage}, the session store, pruning and migrations. */
+export interface SqlStorage extends Storage {
+  readonly dialect: SqlDialectName;
+  sessions: SessionStore;
+  prune(now: number, options?: PruneOptions): Promise<PruneResult>;
+  /**
+   * Brings the schema up to date; resolves the names of the migrations it ran (none when already
+   * current). Safe to run twice and from several instances at once: the migrator holds a lock.
+   */
+  migrate(): Promise<string[]>;
+  /** Closes the database handle (ends the pool, closes the SQLite file). */
+  close(): Promise<void>;
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+const DEFAULT_BATCH_SIZE = 1000;
+const DEFAULT_REVOKED_GRANT_RETENTION_MS = 86_400_000;
+
+/**
+ * Builds the adapter over a Kysely instance. Use {@link sqlStorage} or `connectStorage(url)`
+ * instead, which create the Kysely instance for a `pg` pool or a `better-sqlite3` database.
+ *
+ * @internal
+ */
+export function createSqlStorage(
+  root: Kysely<Database>,
+  dialect: SqlDialectName,
+  schema: string | undefined,
+): SqlStorage {
+  const db = schema === undefined ? root : root.withSchema(schema);
+  const postgres = dialect === 'postgres';
+
+  return {
+    dialect,
+    clients: {
+      async find(clientId) {
+        const row = await db
+          .selectFrom('oauth_clients')
+          .selectAll()
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
+        return row ? toClient(row) : null;
+      },
+      async create(client) {
+        await db
+          .insertInto('oauth_clients')
+          .values({
+            client_id: client.clientId,
+            application_name: client.applicationName,
+            redirect_uri: client.redirectUri,
+            grant_type: client.grantType,
+            secret_hash: client.secretHash,
+            scopes: scopeText(client.scopes),
+            disabled: client.disabled ? 1 : 0,
+            created_at: client.createdAt,
+          })
+          .execute();
+      },
+    },
+
+    users: {
+      async findOrCreate(identity, newId, now) {
+        // Insert-or-nothing, then read: concurrent first logins of one identity meet at the
+        // unique constraint and all read the one row that won.
+        await db
+          .insertInto('oauth_users')
+          .values({
+            id: newId,
+            provider: identity.provider,
+            identifier: identity.identifier,
+            created_at: now,
+          })
+          .onConflict((oc) => oc.columns(['provider', 'identifier']).doNothing())
+          .execute();
+        const row = await db
+          .selectFrom('oauth_users')
+          .selectAll()
+          .where('provider', '=', identity.provider)
+          .where('identifier', '=', identity.identifier)
+          .executeTakeFirstOrThrow();
+        return toUser(row);
+      },
+      async find(id) {
+        const row = await db.selectFrom('oauth_users').selectAll().where('id', '=', id).executeTakeFirst();
+        return row ? toUser(row) : null;
+      },
+    },
+
+    consents: {
+      async find(userId, clientId) {
+        const row = await db
+          .selectFrom('oauth_consents')
+          .selectAll()
+          .where('user_id', '=', userId)
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
+        return row ? toConsent(row) : null;
+      },
+      async grant(userId, clientId, scopes, now) {
+        return db.transaction().execute(async (trx) => {
+          await trx
+            .insertInto('oauth_consents')
+            .values({ user_id: userId, client_id: clientId, scopes: '', created_at: now, updated_at: now })
+            .onConflict((oc) => oc.columns(['user_id', 'client_id']).doNothing())
+            .execute();
+          // The row lock (PostgreSQL) makes concurrent grants add their scopes one after the
+          // other; SQLite runs one write transaction at a time anyway.
+          const current = await trx
+            .selectFrom('oauth_consents')
+            .select('scopes')
+            .where('user_id', '=', userId)
+            .where('client_id', '=', clientId)
+            .$if(postgres, (qb) => qb.forUpdate())
+            .executeTakeFirstOrThrow();
+          const row = await trx
+            .updateTable('oauth_consents')
+            .set({ scopes: scopeText(union(scopesOf(current.scopes), scopes)), updated_at: now })
+            .where('user_id', '=', userId)
+            .where('client_id', '=', clientId)
+            .returningAll()
+            .executeTakeFirstOrThrow();
+          return toConsent(row);
+        });
+      },
+      async revoke(userId, clientId) {
+        const result = await db
+          .deleteFrom('oauth_consents')
+          .where('user_id', '=', userId)
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
+        return result.numDeletedRows > 0n;
+      },
+    },
+
+    codes: {
+      async create(code) {
+        await db
+          .insertInto('oauth_codes')
+          .values({
+            code_hash: code.codeHash,
+            client_id: code.clientId,
+            user_id: code.userId,
+            redirect_uri: code.redirectUri,
+            scopes: scopeText(code.scopes),
+            grant_id: code.grantId,
+            code_challenge: code.codeChallenge,
+            code_challenge_method: code.codeChallengeMethod,
+            created_at: code.createdAt,
+            expires_at: code.expiresAt,
+            used_at: null,
+          })
+          .execute();
+      },
+      async consume(codeHash, now) {
+        // Single use decided by the database: only one UPDATE can see `used_at IS NULL`.
+        const won = await db
+          .updateTable('oauth_codes')
+          .set({ used_at: now })
+          .where('code_hash', '=', codeHash)
+          .where('used_at', 'is', null)
+          .returningAll()
+          .executeTakeFirst();
+        if (won) return { status: 'consumed', code: toCode(won) };
+        const seen = await db
+          .selectFrom('oauth_codes')
+          .selectAll()
+          .where('code_hash', '=', codeHash)
+          .executeTakeFirst();
+        return seen ? { status: 'replayed', code: toCode(seen) } : null;
+      },
+    },
+
+    tokens: {
+      async saveAccessToken(token) {
+        await db
+          .insertInto('oauth_access_tokens')
+          .values({
+            token_hash: token.tokenHash,
+            grant_id: token.grantId,
+            client_id: token.clientId,
+            user_id: token.userId,
+            scopes: scopeText(token.scopes),
+            origin: token.origin,
+            created_at: token.createdAt,
+            expires_at: token.expiresAt,
+          })
+          .execute();
+      },
+      async findAccessToken(tokenHash) {
+        const row = await db
+          .selectFrom('oauth_access_tokens as t')
+          .selectAll('t')
+          .where('t.token_hash', '=', tokenHash)
+          .where(grantNotRevoked)
+          .executeTakeFirst();
+        return row ? toAccessToken(row) : null;
+      },
+      async saveRefreshToken(token) {
+        await insertRefreshToken(db, token);
+      },
+      async findRefreshToken(tokenHash) {
+        const row = await db
+          .selectFrom('oauth_refresh_tokens as t')
+          .selectAll('t')
+          .where('t.token_hash', '=', tokenHash)
+          .where(grantNotRevoked)
+          .executeTakeFirst();
+        return row ? toRefreshToken(row) : null;
+      },
+      async rotateRefreshToken(oldHash, next, now) {
+        return db.transaction().execute(async (trx) => {
+          const seen = await trx
+            .selectFrom('oauth_refresh_tokens as t')
+            .select('t.rotated_at')
+            .where('t.token_hash', '=', oldHash)
+            .where(grantNotRevoked)
+            .executeTakeFirst();
+          if (!seen) return 'missing';
+          // The conditional update decides: only one caller can see `rotated_at IS NULL`.
+          const won = await trx
+            .updateTable('oauth_refresh_tokens')
+            .set({ rotated_at: now })
+            .where('token_hash', '=', oldHash)
+            .where('rotated_at', 'is', null)
+            .executeTakeFirst();
+          if (won.numUpdatedRows === 0n) return 'reused';
+          await insertRefreshToken(trx, next);
+          return 'rotated';
+        });
+      },
+      async revokeGrant(grantId, now) {
+        return db.transaction().execute(async (trx) => {
+          // The marker first: a token saved under this grant from now on is never found.
+          await trx
+            .insertInto('oauth_revoked_grants')
+            .values({ grant_id: grantId, revoked_at: now })
+            .onConflict((oc) => oc.column('grant_id').doNothing())
+            .execute();
+          const access = await trx
+            .deleteFrom('oauth_access_tokens')
+            .where('grant_id', '=', grantId)
+            .executeTakeFirst();
+          const refresh = await trx
+            .deleteFrom('oauth_refresh_tokens')
+            .where('grant_id', '=', grantId)
+            .executeTakeFirst();
+          return Number(access.numDeletedRows + refresh.numDeletedRows);
+        });
+      },
+      async revokeForUserAndClient(userId, clientId) {
+        return db.transaction().execute(async (trx) => {
+          let count = 0n;
+          for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const) {
+            const result = await trx
+              .deleteFrom(table)
+              .where('user_id', '=', userId)
+              .where('client_id', '=', clientId)
+              .executeTakeFirst();
+            count += result.numDeletedRows;
+          }
+          return Number(count);
+        });
+      },
+    },
+
+    nonces: {
+      async use(scope, nonce, expiresAt) {
+        const inserted = await db
+          .insertInto('oauth_nonces')
+          .values({ scope, nonce, expires_at: expiresAt })
+          .onConflict((oc) => oc.columns(['scope', 'nonce']).doNothing())
+          .returning('nonce')
+          .executeTakeFirst();
+        return inserted !== undefined;
+      },
+    },
+
+    sessions: {
+      async get(sid, now) {
+        const row = await db
+          .selectFrom('oauth_sessions')
+          .select('data')
+          .where('sid', '=', sid)
+          .where('expires_at', '>', now)
+          .executeTakeFirst();
+        return row?.data ?? null;
+      },
+      async set(sid, json, expiresAt) {
+        await db
+          .insertInto('oauth_sessions')
+          .values({ sid, data: json, expires_at: expiresAt })
+          .onConflict((oc) => oc.column('sid').doUpdateSet({ data: json, expires_at: expiresAt }))
+          .execute();
+      },
+      async touch(sid, expiresAt) {
+        await db
+          .updateTable('oauth_sessions')
+          .set({ expires_at: expiresAt })
+          .where('sid', '=', sid)
+          .execute();
+      },
+      async destroy(sid) {
+        await db.deleteFrom('oauth_sessions').where('sid', '=', sid).execute();
+      },
+    },
+
+    async prune(now, options = {}) {
+      const batch = options.batchSize ?? DEFAULT_BATCH_SIZE;
+      if (!Number.isInteger(batch) || batch < 1) throw new TypeError('batchSize must be a positive integer');
+      const retention = options.revokedGrantRetentionMs ?? DEFAULT_REVOKED_GRANT_RETENTION_MS;
+      const prune = (table: PrunableTable, expired: Condition) =>
+        deleteInBatches(db, postgres, table, expired, batch);
+      const ofRevokedGrant: Condition = (eb) =>
+        eb('grant_id', 'in', eb.selectFrom('oauth_revoked_grants').select('grant_id'));
+
+      return {
+        codes: await prune('oauth_codes', (eb) => eb('expires_at', '<=', now)),
+        accessTokens:
+          (await prune('oauth_access_tokens', (eb) => eb('expires_at', '<=', now))) +
+          (await prune('oauth_access_tokens', ofRevokedGrant)),
+        refreshTokens:
+          (await prune('oauth_refresh_tokens', (eb) => eb('expires_at', '<=', now))) +
+          (await prune('oauth_refresh_tokens', ofRevokedGrant)),
+        nonces: await prune('oauth_nonces', (eb) => eb('expires_at', '<=', now)),
+        sessions: await prune('oauth_sessions', (eb) => eb('expires_at', '<=', now)),
+        revokedGrants: await prune('oauth_revoked_grants', (eb) => eb('revoked_at', '<=', now - retention)),
+      };
+    },
+
+    async migrate() {
+      if (schema !== undefined) await createSchema(root, schema);
+      const migrator = new Migrator({
+        db,
+        provider: migrationProvider,
+        migrationTableName: 'oauth_migrations',
+        migrationLockTableName: 'oauth_migrations_lock',
+        ...(schema === undefined ? {} : { migrationTableSchema: schema }),
+      });
+      const { error, results = [] } = await migrator.migrateToLatest();
+      if (error !== undefined) {
+        const failed = results.find((result) => result.status === 'Error');
+        throw new Error(
+          `openid-oauth-bridge: migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`,
+          { cause: error },
+        );
+      }
+      return results.map((result) => result.migrationName);
+    },
+
+    async close() {
+      await root.destroy();
+    },
+  };
+}
+
+// --- Pruning ----------------------------------------------------------------------------------
+
+type PrunableTable =
+  | 'oauth_codes'
+  | 'oauth_access_tokens'
+  | 'oauth_refresh_tokens'
+  | 'oauth_nonces'
+  | 'oauth_sessions'
+  | 'oauth_revoked_grants';
+
+/** Which rows of a prunable table are no longer needed. */
+type Condition = (eb: ExpressionBuilder<Database, PrunableTable>) => Expression<SqlBool>;
+
+/** The key of each prunable table, by which a batch is chosen and then deleted. */
+const KEY: Record<PrunableTable, string> = {
+  oauth_codes: 'code_hash',
+  oauth_access_tokens: 'token_hash',
+  oauth_refresh_tokens: 'token_hash',
+  // Composite key; SQLite's rowid and PostgreSQL's ctid stand in below.
+  oauth_nonces: '',
+  oauth_sessions: 'sid',
+  oauth_revoked_grants: 'grant_id',
+};
+
+/**
+ * Deletes matching rows a batch at a time, so no statement holds locks on a large part of a table.
+ * On PostgreSQL, `FOR UPDATE SKIP LOCKED` lets instances pruning at once take different rows
+ * instead of waiting on each other; SQLite runs one writer at a time anyway.
+ */
+async function deleteInBatches(
+  db: Db,
+  postgres: boolean,
+  table: PrunableTable,
+  expired: Condition,
+  batch: number,
+): Promise<number> {
+  const key = KEY[table] || (postgres ? 'ctid' : 'rowid');
+  let total = 0;
+  for (;;) {
+    // Dynamic table and key names: the key is a fixed column or the engine's row id, never input.
+    const chosen = db
+      .selectFrom(table as 'oauth_codes')
+      .select(sql.ref(key).as('key'))
+      .where(expired as never)
+      .limit(batch)
+      .$if(postgres, (qb) => qb.forUpdate().skipLocked());
+    const result = await db
+      .deleteFrom(table as 'oauth_codes')
+      .where(sql.ref(key), 'in', chosen)
+      .executeTakeFirst();
+    const deleted = Number(result.numDeletedRows);
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
+
+// --- Helpers ----------------------------------------------------------------------------------
+
+/** Keeps tokens of a revoked grant hidden, including ones saved after the revocation. */
+function grantNotRevoked<T extends { grant_id: string }>(
+  eb: ExpressionBuilder<Database & { t: T }, 't'>,
+): Expression<SqlBool> {
+  return eb.not(
+    eb.exists(
+      eb
+        .selectFrom('oauth_revoked_grants as r')
+        .select('r.grant_id')
+        .whereRef('r.grant_id', '=', eb.ref('t.grant_id')),
+    ),
+  );
+}
+
+async function insertRefreshToken(db: Db, token: RefreshTokenRecord): Promise<void> {
+  await db
+    .insertInto('oauth_refresh_tokens')
+    .values({
+      token_hash: token.tokenHash,
+      grant_id: token.grantId,
+      client_id: token.clientId,
+      user_id: token.userId,
+      scopes: scopeText(token.scopes),
+      created_at: token.createdAt,
+      expires_at: token.expiresAt,
+      rotated_at: token.rotatedAt,
+    })
+    .execute();
+}
+
+/** `CREATE SCHEMA IF NOT EXISTS` can still fail when two instances run it at once: check again. */
+async function createSchema(db: Kysely<Database>, schema: string): Promise<void> {
+  try {
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  } catch (err) {
+    const exists = await sql<{ found: number }>`
+      select 1 as found from information_schema.schemata where schema_name = ${schema}`.execute(db);
+    if (exists.rows.length === 0) throw err;
+  }
+}
+
+const scopeText = (scopes: readonly string[]) => scopes.join(' ');
+const scopesOf = (text: string) => (text === '' ? [] : text.split(' '));
+const union = (a: readonly string[], b: readonly string[]) => [...new Set([...a, ...b])];
+const millis = (value: number | string) => Number(value);
+const millisOrNull = (value: number | string | null) => (value === null ? null : Number(value));
+
+function toClient(row: Selectable<Database['oauth_clients']>): ClientRecord {
+  return {
+    clientId: row.client_id,
+    applicationName: row.application_name,
+    redirectUri: row.redirect_uri,
+    grantType: row.grant_type as ClientRecord['grantType'],
+    secretHash: row.secret_hash,
+    scopes: scopesOf(row.scopes),
+    disabled: row.disabled !== 0,
+    createdAt: millis(row.created_at),
+  };
+}
+
+function toUser(row: Selectable<Database['oauth_users']>): UserRecord {
+  return {
+    id: row.id,
+    identifier: row.identifier,
+    provider: row.provider,
+    createdAt: millis(row.created_at),
+  };
+}
+
+function toConsent(row: Selectable<Database['oauth_consents']>): ConsentRecord {
+  return {
+    userId: row.user_id,
+    clientId: row.client_id,
+    scopes: scopesOf(row.scopes),
+    createdAt: millis(row.created_at),
+    updatedAt: millis(row.updated_at),
+  };
+}
+
+function toCode(row: Selectable<Database['oauth_codes']>): AuthorizationCodeRecord {
+  return {
+    codeHash: row.code_hash,
+    clientId: row.client_id,
+    userId: row.user_id,
+    redirectUri: row.redirect_uri,
+    scopes: scopesOf(row.scopes),
+    grantId: row.grant_id,
+    codeChallenge: row.code_challenge,
+    codeChallengeMethod: row.code_challenge_method as AuthorizationCodeRecord['codeChallengeMethod'],
+    createdAt: millis(row.created_at),
+    expiresAt: millis(row.expires_at),
+  };
+}
+
+function toAccessToken(row: Selectable<Database['oauth_access_tokens']>): AccessTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scopes: scopesOf(row.scopes),
+    origin: row.origin as AccessTokenRecord['origin'],
+    createdAt: millis(row.created_at),
+    expiresAt: millis(row.expires_at),
+  };
+}
+
+function toRefreshToken(row: Selectable<Database['oauth_refresh_tokens']>): RefreshTokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scopes: scopesOf(row.scopes),
+    createdAt: millis(row.created_at),
+    expiresAt: millisOrNull(row.expires_at),
+    rotatedAt: millisOrNull(row.rotated_at),
+  };
+}

@@ -1,0 +1,116 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { SqlStorage } from './adapter.js';
+import { sqlStorage } from './handle.js';
+
+export interface ConnectStorageOptions {
+  /** Run the migrations before resolving. Default `false`: run them explicitly (`migrate`). */
+  migrate?: boolean;
+  /** PostgreSQL: most connections the pool opens. Default 10. */
+  maxConnections?: number;
+  /** PostgreSQL: how long to wait for a connection before failing, in ms. Default 5000. */
+  connectionTimeoutMs?: number;
+  /** PostgreSQL: the server cancels a statement running longer than this, in ms. Default 5000. */
+  statementTimeoutMs?: number;
+  /** SQLite: how long a writer waits for another process's write lock, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+/**
+ * Opens the SQL adapter for a database URL, as the demo and the CLI do with `DATABASE_URL`:
+ *
+ * - `sqlite:./path/to/file.db` (relative to the working directory; the folder is created) or
+ *   `sqlite::memory:`, with `better-sqlite3`;
+ * - `postgres://user@host:5432/db` (or `postgresql://`), with `pg`. A `schema` query parameter
+ *   (`?schema=oauth`) keeps the tables in that PostgreSQL schema.
+ *
+ * The driver is an optional peer dependency, loaded only when its kind of URL is used.
+ *
+ * @example
+ * const storage = await connectStorage(process.env.DATABASE_URL ?? 'sqlite:./.data/oauth.db', { migrate: true });
+ */
+export async function connectStorage(url: string, options: ConnectStorageOptions = {}): Promise<SqlStorage> {
+  const storage = url.startsWith('sqlite:')
+    ? await openSqlite(url.slice('sqlite:'.length), options)
+    : /^postgres(ql)?:\/\//.test(url)
+      ? await openPostgres(url, options)
+      : null;
+  if (storage === null) {
+    throw new TypeError(
+      `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(redactUrl(url))})`,
+    );
+  }
+  if (options.migrate === true) {
+    try {
+      await storage.migrate();
+    } catch (err) {
+      await storage.close().catch(() => undefined);
+      throw err;
+    }
+  }
+  return storage;
+}
+
+async function openSqlite(path: string, options: ConnectStorageOptions): Promise<SqlStorage> {
+  if (path === '') throw new TypeError('a sqlite: URL needs a file path, e.g. sqlite:./.data/oauth.db');
+  const { default: Database } = await importDriver<{ default: typeof import('better-sqlite3') }>(
+    'better-sqlite3',
+  );
+  const memory = path === ':memory:';
+  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const database = new Database(memory ? ':memory:' : resolve(path));
+  // WAL: readers never wait for the writer, and a commit survives the process being killed.
+  // synchronous=NORMAL is durable against a crash of the process (not of the machine's power).
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+  return sqlStorage({ sqlite: database });
+}
+
+async function openPostgres(url: string, options: ConnectStorageOptions): Promise<SqlStorage> {
+  const { default: pg } = await importDriver<typeof import('pg')>('pg');
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema') ?? undefined;
+  parsed.searchParams.delete('schema');
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: options.maxConnections ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+    statement_timeout: options.statementTimeoutMs ?? 5000,
+    application_name: 'openid-oauth-bridge',
+  });
+  // An idle client whose connection the server dropped emits 'error' on the pool; without a
+  // listener that would crash the process. The next query opens a fresh connection.
+  pool.on('error', () => undefined);
+  return sqlStorage(schema === undefined ? { postgres: pool } : { postgres: pool, schema });
+}
+
+async function importDriver<T>(name: 'better-sqlite3' | 'pg'): Promise<T> {
+  try {
+    return (await import(name)) as T;
+  } catch (err) {
+    if (
+      (err as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND' ||
+      (err as NodeJS.ErrnoException).code === 'MODULE_NOT_FOUND'
+    ) {
+      throw new Error(
+        `openid-oauth-bridge: this database URL needs the "${name}" package: npm install ${name}`,
+        {
+          cause: err,
+        },
+      );
+    }
+    throw err;
+  }
+}
+
+/** A URL fit for an error message: no password. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.length > 40 ? `${url.slice(0, 40)}…` : url;
+  }
+}

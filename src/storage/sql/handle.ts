@@ -1,0 +1,41 @@
+import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { createSqlStorage, type SqlStorage } from './adapter.js';
+import type { Database } from './schema.js';
+
+/** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
+export type SqlDatabaseHandle =
+  | {
+      /** A `pg` `Pool` (PostgreSQL). */
+      postgres: PostgresPool;
+      /** Keep the tables in this PostgreSQL schema (created by `migrate()`); default the search path. */
+      schema?: string;
+    }
+  | {
+      /** A `better-sqlite3` `Database`. WAL mode and a busy timeout are recommended (see the README). */
+      sqlite: SqliteDatabase;
+    };
+
+/**
+ * The SQL storage adapter over a database handle you created: one code path (Kysely) for SQLite
+ * and PostgreSQL. Run `await storage.migrate()` once at start (or the CLI's `migrate`).
+ * `storage.close()` closes the handle.
+ *
+ * Single use is decided by the database itself (conditional `UPDATE … RETURNING`, `INSERT … ON
+ * CONFLICT DO NOTHING`), so any number of app instances can share one PostgreSQL database.
+ *
+ * @example
+ * import pg from 'pg';
+ * const storage = sqlStorage({ postgres: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
+ * await storage.migrate();
+ */
+export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
+  if ('postgres' in handle) {
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
+    return createSqlStorage(db, 'postgres', handle.schema);
+  }
+  if ('sqlite' in handle) {
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle.sqlite }) });
+    return createSqlStorage(db, 'sqlite', undefined);
+  }
+  throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
+}

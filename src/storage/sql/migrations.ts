@@ -1,0 +1,137 @@
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
+
+/**
+ * The schema, as migrations shipped with the package. Never edit a released migration: add the
+ * next one. Names sort in the order they run.
+ *
+ * Columns are typed for both engines: `bigint` is SQLite's INTEGER and PostgreSQL's int8;
+ * `text` is the same on both.
+ */
+export const migrations: Record<string, Migration> = {
+  '2026-11-21-001-initial': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('oauth_clients')
+        .addColumn('client_id', 'text', (col) => col.primaryKey())
+        .addColumn('application_name', 'text', (col) => col.notNull())
+        .addColumn('redirect_uri', 'text', (col) => col.notNull())
+        .addColumn('grant_type', 'text', (col) => col.notNull())
+        .addColumn('secret_hash', 'text')
+        .addColumn('scopes', 'text', (col) => col.notNull())
+        .addColumn('disabled', 'integer', (col) => col.notNull().defaultTo(0))
+        .addColumn('created_at', 'bigint', (col) => col.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('oauth_users')
+        .addColumn('id', 'text', (col) => col.primaryKey())
+        .addColumn('provider', 'text', (col) => col.notNull())
+        .addColumn('identifier', 'text', (col) => col.notNull())
+        .addColumn('created_at', 'bigint', (col) => col.notNull())
+        .addUniqueConstraint('oauth_users_identity', ['provider', 'identifier'])
+        .execute();
+
+      await db.schema
+        .createTable('oauth_consents')
+        .addColumn('user_id', 'text', (col) => col.notNull())
+        .addColumn('client_id', 'text', (col) => col.notNull())
+        .addColumn('scopes', 'text', (col) => col.notNull())
+        .addColumn('created_at', 'bigint', (col) => col.notNull())
+        .addColumn('updated_at', 'bigint', (col) => col.notNull())
+        .addPrimaryKeyConstraint('oauth_consents_pk', ['user_id', 'client_id'])
+        .execute();
+
+      await db.schema
+        .createTable('oauth_codes')
+        .addColumn('code_hash', 'text', (col) => col.primaryKey())
+        .addColumn('client_id', 'text', (col) => col.notNull())
+        .addColumn('user_id', 'text', (col) => col.notNull())
+        .addColumn('redirect_uri', 'text', (col) => col.notNull())
+        .addColumn('scopes', 'text', (col) => col.notNull())
+        .addColumn('grant_id', 'text', (col) => col.notNull())
+        .addColumn('code_challenge', 'text')
+        .addColumn('code_challenge_method', 'text')
+        .addColumn('created_at', 'bigint', (col) => col.notNull())
+        .addColumn('expires_at', 'bigint', (col) => col.notNull())
+        .addColumn('used_at', 'bigint')
+        .execute();
+      await db.schema.createIndex('oauth_codes_expires_at').on('oauth_codes').column('expires_at').execute();
+
+      for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const) {
+        let create = db.schema
+          .createTable(table)
+          .addColumn('token_hash', 'text', (col) => col.primaryKey())
+          .addColumn('grant_id', 'text', (col) => col.notNull())
+          .addColumn('client_id', 'text', (col) => col.notNull())
+          .addColumn('user_id', 'text', (col) => col.notNull())
+          .addColumn('scopes', 'text', (col) => col.notNull())
+          .addColumn('created_at', 'bigint', (col) => col.notNull());
+        create =
+          table === 'oauth_access_tokens'
+            ? create
+                .addColumn('origin', 'text', (col) => col.notNull())
+                .addColumn('expires_at', 'bigint', (col) => col.notNull())
+            : create.addColumn('expires_at', 'bigint').addColumn('rotated_at', 'bigint');
+        await create.execute();
+        await db.schema.createIndex(`${table}_grant_id`).on(table).column('grant_id').execute();
+        await db.schema
+          .createIndex(`${table}_user_client`)
+          .on(table)
+          .columns(['user_id', 'client_id'])
+          .execute();
+        await db.schema.createIndex(`${table}_expires_at`).on(table).column('expires_at').execute();
+      }
+
+      await db.schema
+        .createTable('oauth_revoked_grants')
+        .addColumn('grant_id', 'text', (col) => col.primaryKey())
+        .addColumn('revoked_at', 'bigint', (col) => col.notNull())
+        .execute();
+
+      await db.schema
+        .createTable('oauth_nonces')
+        .addColumn('scope', 'text', (col) => col.notNull())
+        .addColumn('nonce', 'text', (col) => col.notNull())
+        .addColumn('expires_at', 'bigint', (col) => col.notNull())
+        .addPrimaryKeyConstraint('oauth_nonces_pk', ['scope', 'nonce'])
+        .execute();
+      await db.schema
+        .createIndex('oauth_nonces_expires_at')
+        .on('oauth_nonces')
+        .column('expires_at')
+        .execute();
+
+      await db.schema
+        .createTable('oauth_sessions')
+        .addColumn('sid', 'text', (col) => col.primaryKey())
+        .addColumn('data', 'text', (col) => col.notNull())
+        .addColumn('expires_at', 'bigint', (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createIndex('oauth_sessions_expires_at')
+        .on('oauth_sessions')
+        .column('expires_at')
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of [
+        'oauth_sessions',
+        'oauth_nonces',
+        'oauth_revoked_grants',
+        'oauth_refresh_tokens',
+        'oauth_access_tokens',
+        'oauth_codes',
+        'oauth_consents',
+        'oauth_users',
+        'oauth_clients',
+      ]) {
+        await db.schema.dropTable(table).ifExists().execute();
+      }
+    },
+  },
+};
+
+/** Kysely's migrator reads the migrations from here: they are code, not files to find at run time. */
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

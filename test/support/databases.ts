@@ -1,0 +1,73 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { connectStorage, type SqlStorage } from '../../src/index.js';
+
+/**
+ * The PostgreSQL the tests use: TEST_POSTGRES_URL (set by .ci/run), else the local default. Each
+ * test file works in a schema of its own, dropped afterwards, so runs and files never collide.
+ */
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+export type Availability = { ok: true } | { ok: false; reason: string };
+
+/**
+ * Whether PostgreSQL answers. Missing is reported in the suite name (and on stderr); under CI it
+ * fails the test file instead, so a CI run can never pass without having tested PostgreSQL.
+ */
+export async function postgresAvailability(): Promise<Availability> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 2000 });
+  let availability: Availability;
+  try {
+    await client.connect();
+    await client.query('select 1');
+    availability = { ok: true };
+  } catch (err) {
+    availability = {
+      ok: false,
+      reason: `PostgreSQL at ${POSTGRES_URL} unreachable: ${(err as Error).message}`,
+    };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+  if (!availability.ok) {
+    if (process.env.CI) throw new Error(`${availability.reason} (CI is set: PostgreSQL must be tested)`);
+    console.warn(`NOT TESTED: ${availability.reason}. Set TEST_POSTGRES_URL to test PostgreSQL.`);
+  }
+  return availability;
+}
+
+/** A name safe for a PostgreSQL schema, unique to this run. */
+export function uniqueSchema(purpose: string): string {
+  return `oob_${purpose}_${process.pid}_${randomBytes(4).toString('hex')}`;
+}
+
+export function postgresUrlFor(schema: string): string {
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('schema', schema);
+  return url.toString();
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`drop schema if exists "${schema}" cascade`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A migrated SQL adapter on a fresh PostgreSQL schema; `dispose` closes it and drops the schema. */
+export async function freshPostgresStorage(
+  purpose: string,
+): Promise<{ storage: SqlStorage; dispose(): Promise<void> }> {
+  const schema = uniqueSchema(purpose);
+  const storage = await connectStorage(postgresUrlFor(schema), { migrate: true });
+  return {
+    storage,
+    async dispose() {
+      await storage.close();
+      await dropSchema(schema);
+    },
+  };
+}
