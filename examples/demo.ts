@@ -5,14 +5,27 @@
  * - PORT+1: a client application that uses both grants (./client-app.ts);
  * - PORT+2: the development OpenID 2.0 provider, where any user name logs in without a password.
  *
- * Environment: PORT, PUBLIC_URL (default http://localhost:PORT), SESSION_SECRET (default: random
- * per run), OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development
- * provider, which is then not started).
+ * Environment: PORT, PUBLIC_URL (default http://localhost:PORT), DATABASE_URL (default
+ * sqlite:./.data/demo.db; postgres://… for PostgreSQL), SESSION_SECRET (default: random per run),
+ * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
+ * is then not started).
+ *
+ * The database keeps clients, users, consents and tokens across restarts. The demo client keeps
+ * its credentials next to it (./.data/demo-clients.json), as a real client keeps its secret.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { memoryStorage, registerClient, type OpenIdProvider } from '../src/index.js';
+import { dirname } from 'node:path';
+import {
+  connectStorage,
+  registerClient,
+  type ClientRegistration,
+  type IssuedClient,
+  type OpenIdProvider,
+  type Storage,
+} from '../src/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
 import { createExistingApp, REALMS_SCOPE } from './existing-app.js';
@@ -46,8 +59,9 @@ async function main(): Promise<void> {
     providerNote = 'from OPENID_PROVIDERS (the development provider is not started)';
   }
 
-  // Not durable: every user, token and client is gone when the demo stops.
-  const storage = memoryStorage();
+  const databaseUrl = process.env.DATABASE_URL ?? 'sqlite:./.data/demo.db';
+  const storage = await connectStorage(databaseUrl, { migrate: true });
+  running.push({ name: 'Database', close: () => storage.close() });
   const { app } = createExistingApp({
     publicUrl,
     storage,
@@ -71,8 +85,10 @@ async function main(): Promise<void> {
     grantType: 'implicit' as const,
     scopes: [REALMS_SCOPE],
   };
-  const issuedCode = await registerClient(storage, codeClient);
-  const issuedImplicit = await registerClient(storage, implicitClient);
+  const { code: issuedCode, implicit: issuedImplicit } = await demoClients(storage, {
+    code: codeClient,
+    implicit: implicitClient,
+  });
 
   await listen('Authorization server', app, port);
   const client = createClientApp({
@@ -91,7 +107,9 @@ openid-oauth-bridge demo
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
 
-Registered clients (client secrets are shown once and stored as hashes):
+Database              ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}
+
+Registered clients (client secrets are stored as hashes; the demo client keeps its own copy):
   ${codeClient.applicationName}, authorization code grant
     client_id      ${issuedCode.clientId}
     client_secret  ${issuedCode.clientSecret}
@@ -102,6 +120,37 @@ Registered clients (client secrets are shown once and stored as hashes):
 
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 `);
+}
+
+/** Where the demo client application keeps the credentials the operator sent it. */
+const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';
+
+/**
+ * Registers the demo's clients on the first start. On later starts they are already in the
+ * database and the demo client reads back the credentials it saved then: a secret is never
+ * retrievable from the server. Without the saved file, clients are registered under new ids.
+ */
+async function demoClients(
+  storage: Storage,
+  registrations: { code: ClientRegistration; implicit: ClientRegistration },
+): Promise<{ code: IssuedClient; implicit: IssuedClient }> {
+  let saved: Record<string, IssuedClient> = {};
+  try {
+    saved = JSON.parse(readFileSync(CLIENT_CREDENTIALS_FILE, 'utf8')) as Record<string, IssuedClient>;
+  } catch {
+    // First start: nothing saved yet.
+  }
+  const issue = async (key: 'code' | 'implicit'): Promise<IssuedClient> => {
+    const known = saved[key];
+    if (known && (await storage.clients.find(known.clientId))) return known;
+    const { clientId, ...registration } = registrations[key];
+    const taken = clientId !== undefined && (await storage.clients.find(clientId)) !== null;
+    return (saved[key] = await registerClient(storage, taken ? registration : registrations[key]));
+  };
+  const issued = { code: await issue('code'), implicit: await issue('implicit') };
+  mkdirSync(dirname(CLIENT_CREDENTIALS_FILE), { recursive: true });
+  writeFileSync(CLIENT_CREDENTIALS_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  return issued;
 }
 
 async function listen(name: string, app: RequestListener, port: number): Promise<void> {
