@@ -364,7 +364,12 @@ export function createSqlStorage(
         migrationLockTableName: 'oauth_migrations_lock',
         ...(schema === undefined ? {} : { migrationTableSchema: schema }),
       });
-      const { error, results = [] } = await migrator.migrateToLatest();
+      let { error, results = [] } = await migrator.migrateToLatest();
+      if (error !== undefined && !postgres) {
+        // Two SQLite processes migrating at once both run the (idempotent) migration; the second
+        // fails on recording it, and its retry finds it recorded (see migrations.ts).
+        ({ error, results = [] } = await migrator.migrateToLatest());
+      }
       if (error !== undefined) {
         const failed = results.find((result) => result.status === 'Error');
         throw new Error(

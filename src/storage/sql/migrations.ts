@@ -4,6 +4,11 @@ import type { Kysely, Migration, MigrationProvider } from 'kysely';
  * The schema, as migrations shipped with the package. Never edit a released migration: add the
  * next one. Names sort in the order they run.
  *
+ * Every step is idempotent (`IF NOT EXISTS`): PostgreSQL serializes migrators with an advisory
+ * lock, but SQLite has no lock between connections and runs DDL outside a transaction, so two
+ * processes starting at once may both run a migration; the second then finds everything in place
+ * and fails only on recording it, which `migrate()` retries.
+ *
  * Columns are typed for both engines: `bigint` is SQLite's INTEGER and PostgreSQL's int8;
  * `text` is the same on both.
  */
@@ -12,6 +17,7 @@ export const migrations: Record<string, Migration> = {
     async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('oauth_clients')
+        .ifNotExists()
         .addColumn('client_id', 'text', (col) => col.primaryKey())
         .addColumn('application_name', 'text', (col) => col.notNull())
         .addColumn('redirect_uri', 'text', (col) => col.notNull())
@@ -24,6 +30,7 @@ export const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable('oauth_users')
+        .ifNotExists()
         .addColumn('id', 'text', (col) => col.primaryKey())
         .addColumn('provider', 'text', (col) => col.notNull())
         .addColumn('identifier', 'text', (col) => col.notNull())
@@ -33,6 +40,7 @@ export const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable('oauth_consents')
+        .ifNotExists()
         .addColumn('user_id', 'text', (col) => col.notNull())
         .addColumn('client_id', 'text', (col) => col.notNull())
         .addColumn('scopes', 'text', (col) => col.notNull())
@@ -43,6 +51,7 @@ export const migrations: Record<string, Migration> = {
 
       await db.schema
         .createTable('oauth_codes')
+        .ifNotExists()
         .addColumn('code_hash', 'text', (col) => col.primaryKey())
         .addColumn('client_id', 'text', (col) => col.notNull())
         .addColumn('user_id', 'text', (col) => col.notNull())
@@ -55,11 +64,17 @@ export const migrations: Record<string, Migration> = {
         .addColumn('expires_at', 'bigint', (col) => col.notNull())
         .addColumn('used_at', 'bigint')
         .execute();
-      await db.schema.createIndex('oauth_codes_expires_at').on('oauth_codes').column('expires_at').execute();
+      await db.schema
+        .createIndex('oauth_codes_expires_at')
+        .ifNotExists()
+        .on('oauth_codes')
+        .column('expires_at')
+        .execute();
 
       for (const table of ['oauth_access_tokens', 'oauth_refresh_tokens'] as const) {
         let create = db.schema
           .createTable(table)
+          .ifNotExists()
           .addColumn('token_hash', 'text', (col) => col.primaryKey())
           .addColumn('grant_id', 'text', (col) => col.notNull())
           .addColumn('client_id', 'text', (col) => col.notNull())
@@ -73,23 +88,31 @@ export const migrations: Record<string, Migration> = {
                 .addColumn('expires_at', 'bigint', (col) => col.notNull())
             : create.addColumn('expires_at', 'bigint').addColumn('rotated_at', 'bigint');
         await create.execute();
-        await db.schema.createIndex(`${table}_grant_id`).on(table).column('grant_id').execute();
+        await db.schema.createIndex(`${table}_grant_id`).ifNotExists().on(table).column('grant_id').execute();
         await db.schema
           .createIndex(`${table}_user_client`)
+          .ifNotExists()
           .on(table)
           .columns(['user_id', 'client_id'])
           .execute();
-        await db.schema.createIndex(`${table}_expires_at`).on(table).column('expires_at').execute();
+        await db.schema
+          .createIndex(`${table}_expires_at`)
+          .ifNotExists()
+          .on(table)
+          .column('expires_at')
+          .execute();
       }
 
       await db.schema
         .createTable('oauth_revoked_grants')
+        .ifNotExists()
         .addColumn('grant_id', 'text', (col) => col.primaryKey())
         .addColumn('revoked_at', 'bigint', (col) => col.notNull())
         .execute();
 
       await db.schema
         .createTable('oauth_nonces')
+        .ifNotExists()
         .addColumn('scope', 'text', (col) => col.notNull())
         .addColumn('nonce', 'text', (col) => col.notNull())
         .addColumn('expires_at', 'bigint', (col) => col.notNull())
@@ -97,18 +120,21 @@ export const migrations: Record<string, Migration> = {
         .execute();
       await db.schema
         .createIndex('oauth_nonces_expires_at')
+        .ifNotExists()
         .on('oauth_nonces')
         .column('expires_at')
         .execute();
 
       await db.schema
         .createTable('oauth_sessions')
+        .ifNotExists()
         .addColumn('sid', 'text', (col) => col.primaryKey())
         .addColumn('data', 'text', (col) => col.notNull())
         .addColumn('expires_at', 'bigint', (col) => col.notNull())
         .execute();
       await db.schema
         .createIndex('oauth_sessions_expires_at')
+        .ifNotExists()
         .on('oauth_sessions')
         .column('expires_at')
         .execute();
