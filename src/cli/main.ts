@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+import { CommanderError } from 'commander';
+import { createProgram } from './program.js';
+
+/**
+ * The `openid-oauth-bridge` command. A wrong argument or a failed command prints one line and
+ * exits non-zero; never a stack trace.
+ */
+const io = {
+  out: (text: string) => process.stdout.write(text),
+  err: (text: string) => process.stderr.write(text),
+};
+
+createProgram(io)
+  .parseAsync(process.argv)
+  .catch((err: unknown) => {
+    if (err instanceof CommanderError) {
+      // Commander has printed its message (or the help); keep its exit code (0 for --help).
+      process.exitCode = err.exitCode;
+    } else {
+      io.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  });

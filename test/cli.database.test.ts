@@ -1,0 +1,85 @@
+/**
+ * The CLI's database commands, run as real processes against SQLite and PostgreSQL.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectStorage } from '../src/index.js';
+import { runCli } from './support/cli.js';
+import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './support/databases.js';
+
+const postgres = await postgresAvailability();
+const dir = mkdtempSync(join(tmpdir(), 'oob-cli-'));
+const schemas: string[] = [];
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  for (const schema of schemas) await dropSchema(schema);
+});
+
+let files = 0;
+const engines = [
+  { name: 'SQLite', skip: null, url: () => `sqlite:${join(dir, `cli-${++files}.db`)}` },
+  {
+    name: 'PostgreSQL',
+    skip: postgres.ok ? null : `NOT TESTED: ${postgres.reason}`,
+    url: () => {
+      const schema = uniqueSchema('cli');
+      schemas.push(schema);
+      return postgresUrlFor(schema);
+    },
+  },
+];
+
+describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip, url }) => {
+  const test = it.skipIf(skip !== null);
+  const suffix = skip === null ? '' : ` (${skip})`;
+
+  test(`migrate applies the schema once, then reports it up to date${suffix}`, async () => {
+    const databaseUrl = url();
+    const first = await runCli(['migrate', '--json'], { DATABASE_URL: databaseUrl });
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(JSON.parse(first.stdout)).toEqual({ applied: ['2026-11-21-001-initial'] });
+    const second = await runCli(['--database-url', databaseUrl, 'migrate']);
+    expect(second).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
+  });
+
+  test(`prune removes expired rows and keeps live ones${suffix}`, async () => {
+    const databaseUrl = url();
+    const storage = await connectStorage(databaseUrl, { migrate: true });
+    const now = Date.now();
+    await storage.nonces.use('op', 'stale', now - 1000);
+    await storage.nonces.use('op', 'fresh', now + 60_000);
+    await storage.sessions.set('old', '{}', now - 1000);
+    const result = await runCli(['--database-url', databaseUrl, '--json', 'prune', '--batch-size', '1']);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).removed).toMatchObject({ nonces: 1, sessions: 1, codes: 0 });
+    expect(await storage.nonces.use('op', 'fresh', now + 60_000)).toBe(false);
+    await storage.close();
+  });
+});
+
+describe('openid-oauth-bridge errors', () => {
+  it('answers a wrong argument with one line and exit code 1, no stack trace', async () => {
+    const result = await runCli(['prune', '--batch-size', 'many']);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^error: option '--batch-size <n>' argument 'many' is invalid/);
+    expect(result.stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
+  });
+
+  it('answers an unknown database URL with one line, without the password', async () => {
+    const result = await runCli(['--database-url', 'mysql://admin:s3cret@db/x', 'migrate']);
+    expect(result).toMatchObject({ code: 1, stdout: '' });
+    expect(result.stderr).toBe(
+      'error: database URL must start with sqlite: or postgres:// (got "mysql://admin:***@db/x")\n',
+    );
+  });
+
+  it('answers an unknown command and prints help on --help', async () => {
+    expect((await runCli(['frobnicate'])).code).toBe(1);
+    const help = await runCli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('migrate');
+    expect(help.stdout).toContain('prune');
+  });
+});
