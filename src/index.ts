@@ -23,7 +23,17 @@ export {
   type OAuthErrorCode,
   type OAuthErrorOptions,
 } from './errors/oauth-error.js';
-export { registerClient, type ClientRegistration, type IssuedClient } from './clients/register.js';
+export {
+  registerClient,
+  rotateClientSecret,
+  type ClientRegistration,
+  type IssuedClient,
+} from './clients/register.js';
+export {
+  authorizedApplications,
+  revokeApplication,
+  type AuthorizedApplication,
+} from './applications/authorized.js';
 export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
 export { memoryStorage } from './storage/memory.js';
 export {

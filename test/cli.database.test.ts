@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectStorage } from '../src/index.js';
+import { connectStorage, migrations } from '../src/index.js';
 import { runCli } from './support/cli.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './support/databases.js';
 
@@ -39,7 +39,7 @@ describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip
     const databaseUrl = url();
     const first = await runCli(['migrate', '--json'], { DATABASE_URL: databaseUrl });
     expect(first).toMatchObject({ code: 0, stderr: '' });
-    expect(JSON.parse(first.stdout)).toEqual({ applied: ['2026-11-21-001-initial'] });
+    expect(JSON.parse(first.stdout)).toEqual({ applied: Object.keys(migrations) });
     const second = await runCli(['--database-url', databaseUrl, 'migrate']);
     expect(second).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
   });

@@ -1,6 +1,9 @@
-import { Command, InvalidArgumentError } from 'commander';
-import { connectStorage } from '../storage/sql/connect.js';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { registerClient, rotateClientSecret } from '../clients/register.js';
+import { SCOPE_TOKEN } from '../scopes/scopes.js';
 import type { SqlStorage } from '../storage/sql/adapter.js';
+import { connectStorage } from '../storage/sql/connect.js';
+import type { ClientRecord, ConsentSummary, Storage } from '../storage/types.js';
 
 /** The demo's database: the CLI works on it unless told otherwise. */
 export const DEFAULT_DATABASE_URL = 'sqlite:./.data/demo.db';
@@ -73,7 +76,282 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
       }),
     );
 
+  const clients = program.command('clients').description('register and manage client applications');
+
+  clients
+    .command('add')
+    .description(
+      'register a client; prints its client_id and, for a code client, its client_secret (shown this once)',
+    )
+    .requiredOption('--name <name>', 'the application name users see on the consent page')
+    .requiredOption('--redirect-uri <uri>', 'the registered redirect URI (https, or http on loopback)')
+    .addOption(
+      new Option('--grant <grant>', 'the grant the client uses')
+        .choices(['code', 'implicit'])
+        .default('code'),
+    )
+    .option('--scope <scopes...>', 'scopes the client may request', scopeList, [])
+    .option(
+      '--default-scope <scopes...>',
+      'scopes granted when a request names none (default: all of --scope)',
+      scopeList,
+    )
+    .option('--contact <contacts...>', "ways to reach the client's developers (e-mail addresses)", [])
+    .option('--client-id <id>', 'choose the client_id (default: a random UUID)')
+    .action(
+      (options: {
+        name: string;
+        redirectUri: string;
+        grant: 'code' | 'implicit';
+        scope: string[];
+        defaultScope?: string[];
+        contact: string[];
+        clientId?: string;
+      }) =>
+        withStorage(true, async (storage) => {
+          const issued = await registerClient(storage, {
+            applicationName: options.name,
+            redirectUri: options.redirectUri,
+            grantType: options.grant === 'code' ? 'authorization_code' : 'implicit',
+            scopes: options.scope,
+            contacts: options.contact,
+            ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
+            ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+          });
+          const client = (await storage.clients.find(issued.clientId))!;
+          const json = {
+            ...clientJson(client),
+            ...(issued.clientSecret ? { client_secret: issued.clientSecret } : {}),
+          };
+          print(
+            json,
+            [
+              `client_id      ${issued.clientId}`,
+              ...(issued.clientSecret
+                ? [
+                    `client_secret  ${issued.clientSecret}`,
+                    '',
+                    'The secret is shown this once only: send it to the applicant now.',
+                  ]
+                : []),
+            ].join('\n'),
+          );
+        }),
+    );
+
+  clients
+    .command('list')
+    .description('list the registered clients')
+    .action(() =>
+      withStorage(true, async (storage) => {
+        const all = await storage.clients.list();
+        print(
+          all.map(clientJson),
+          all.length === 0
+            ? 'No clients are registered.'
+            : table(
+                ['client_id', 'application_name', 'grant', 'status', 'redirect_uri'],
+                all.map((c) => [
+                  c.clientId,
+                  c.applicationName,
+                  grantName(c),
+                  c.disabled ? 'disabled' : 'active',
+                  c.redirectUri,
+                ]),
+              ),
+        );
+      }),
+    );
+
+  clients
+    .command('show')
+    .description('show one client')
+    .argument('<client_id>')
+    .action((clientId: string) =>
+      withStorage(true, async (storage) => {
+        const client = await requireClient(storage, clientId);
+        print(clientJson(client), describeClient(client));
+      }),
+    );
+
+  clients
+    .command('rotate-secret')
+    .description("replace a code client's secret; the old one stops working at once")
+    .argument('<client_id>')
+    .action((clientId: string) =>
+      withStorage(true, async (storage) => {
+        await requireClient(storage, clientId);
+        const secret = await rotateClientSecret(storage, clientId);
+        print(
+          { client_id: clientId, client_secret: secret },
+          `client_secret  ${secret}\n\nThe secret is shown this once only. The previous secret no longer works.`,
+        );
+      }),
+    );
+
+  for (const [name, disabled, description] of [
+    [
+      'disable',
+      true,
+      'stop a client: it can no longer authorize or authenticate, and its tokens stop working at once',
+    ],
+    ['enable', false, 'let a disabled client work again (its unexpired tokens work again too)'],
+  ] as const) {
+    clients
+      .command(name)
+      .description(description)
+      .argument('<client_id>')
+      .action((clientId: string) =>
+        withStorage(true, async (storage) => {
+          await requireClient(storage, clientId);
+          const client = (await storage.clients.update(clientId, { disabled }))!;
+          print(clientJson(client), `Client ${clientId} is ${disabled ? 'disabled' : 'enabled'}.`);
+        }),
+      );
+  }
+
+  clients
+    .command('remove')
+    .description('delete a client with its consents, codes and tokens')
+    .argument('<client_id>')
+    .action((clientId: string) =>
+      withStorage(true, async (storage) => {
+        await requireClient(storage, clientId);
+        await storage.clients.remove(clientId);
+        print(
+          { client_id: clientId, removed: true },
+          `Client ${clientId} and everything issued to it are removed.`,
+        );
+      }),
+    );
+
+  const grants = program
+    .command('grants')
+    .description("list and revoke users' trust in applications (their consents and tokens)");
+
+  grants
+    .command('list')
+    .description('list who trusts which application, and when a token was last issued')
+    .option('--user <user_id>', "only this user's grants")
+    .option('--client <client_id>', "only this client's grants")
+    .action((options: { user?: string; client?: string }) =>
+      withStorage(true, async (storage) => {
+        const consents = await storage.consents.list({
+          ...(options.user === undefined ? {} : { userId: options.user }),
+          ...(options.client === undefined ? {} : { clientId: options.client }),
+        });
+        const rows = await Promise.all(consents.map((consent) => grantJson(storage, consent)));
+        print(
+          rows,
+          rows.length === 0
+            ? 'No grants.'
+            : table(
+                ['user_id', 'user_identifier', 'client_id', 'scope', 'authorized_at', 'last_used_at'],
+                rows.map((r) => [
+                  r.user_id,
+                  r.user_identifier ?? '',
+                  r.client_id,
+                  r.scope,
+                  r.authorized_at,
+                  r.last_used_at ?? 'never',
+                ]),
+              ),
+        );
+      }),
+    );
+
+  grants
+    .command('revoke')
+    .description("end a user's trust in an application: deletes the consent and revokes its tokens at once")
+    .requiredOption('--user <user_id>', 'the user')
+    .requiredOption('--client <client_id>', 'the client')
+    .action((options: { user: string; client: string }) =>
+      withStorage(true, async (storage) => {
+        const consent = await storage.consents.revoke(options.user, options.client);
+        const tokens = await storage.tokens.revokeForUserAndClient(options.user, options.client, Date.now());
+        if (!consent && tokens === 0)
+          throw new Error(`user ${options.user} has no grant for client ${options.client}`);
+        print(
+          {
+            user_id: options.user,
+            client_id: options.client,
+            consent_deleted: consent,
+            tokens_revoked: tokens,
+          },
+          `Revoked: ${consent ? 'the consent and ' : ''}${tokens} token(s). The next authorization asks for trust again.`,
+        );
+      }),
+    );
+
   return program;
+}
+
+/** A client in the spec's field names. */
+function clientJson(client: ClientRecord) {
+  return {
+    client_id: client.clientId,
+    application_name: client.applicationName,
+    redirect_uri: client.redirectUri,
+    grant_type: client.grantType,
+    scope: client.scopes.join(' '),
+    default_scope: (client.defaultScopes ?? client.scopes).join(' '),
+    contacts: client.contacts ?? [],
+    disabled: client.disabled,
+    created_at: new Date(client.createdAt).toISOString(),
+  };
+}
+
+function describeClient(client: ClientRecord): string {
+  const json = clientJson(client);
+  return [
+    `client_id         ${json.client_id}`,
+    `application_name  ${json.application_name}`,
+    `redirect_uri      ${json.redirect_uri}`,
+    `grant             ${grantName(client)}`,
+    `scope             ${json.scope || '(none)'}`,
+    `default scope     ${json.default_scope || '(none)'}`,
+    `contacts          ${json.contacts.join(', ') || '(none)'}`,
+    `status            ${client.disabled ? 'disabled' : 'active'}`,
+    `created_at        ${json.created_at}`,
+  ].join('\n');
+}
+
+async function grantJson(storage: Storage, consent: ConsentSummary) {
+  const user = await storage.users.find(consent.userId);
+  return {
+    user_id: consent.userId,
+    user_identifier: user?.identifier ?? null,
+    provider: user?.provider ?? null,
+    client_id: consent.clientId,
+    scope: consent.scopes.join(' '),
+    authorized_at: new Date(consent.createdAt).toISOString(),
+    last_used_at: consent.lastUsedAt === null ? null : new Date(consent.lastUsedAt).toISOString(),
+  };
+}
+
+async function requireClient(storage: Storage, clientId: string): Promise<ClientRecord> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new Error(`no client has client_id ${clientId} (see: clients list)`);
+  return client;
+}
+
+const grantName = (client: ClientRecord) => (client.grantType === 'authorization_code' ? 'code' : 'implicit');
+
+/** Columns padded to their widest cell; the last column is left ragged. */
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** Commander's variadic parser: collects each scope, refusing what is not an RFC 6749 scope token. */
+function scopeList(value: string, previous: string[] | undefined): string[] {
+  const scopes = value.split(' ').filter(Boolean);
+  const bad = scopes.find((scope) => !SCOPE_TOKEN.test(scope));
+  if (bad !== undefined || scopes.length === 0)
+    throw new InvalidArgumentError(`${JSON.stringify(value)} is not a scope.`);
+  return [...(previous ?? []), ...scopes];
 }
 
 export function positiveInteger(value: string): number {

@@ -10,7 +10,12 @@ export interface ClientRegistration {
   redirectUri: string;
   /** Default `authorization_code`. */
   grantType?: ClientGrantType;
+  /** Scopes the client may request. */
   scopes?: string[];
+  /** Scopes granted when a request names none; default all of `scopes`. */
+  defaultScopes?: string[];
+  /** Ways to reach the client's developers, for the operator. */
+  contacts?: string[];
   /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
   clientId?: string;
 }
@@ -41,6 +46,11 @@ export async function registerClient(
   const name = registration.applicationName.trim();
   if (!name || name.length > 200) throw new TypeError('applicationName must have 1 to 200 characters');
   const grantType = registration.grantType ?? 'authorization_code';
+  const scopes = registration.scopes ?? [];
+  const unknownDefault = registration.defaultScopes?.find((scope) => !scopes.includes(scope));
+  if (unknownDefault !== undefined) {
+    throw new TypeError(`defaultScopes: ${unknownDefault} is not one of the client's scopes`);
+  }
   const clientId = registration.clientId ?? randomUUID();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
   await storage.clients.create({
@@ -49,9 +59,27 @@ export async function registerClient(
     redirectUri: registration.redirectUri,
     grantType,
     secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
-    scopes: registration.scopes ?? [],
+    scopes,
+    defaultScopes: registration.defaultScopes ?? null,
+    contacts: registration.contacts ?? [],
     disabled: false,
     createdAt: Date.now(),
   });
   return clientSecret === undefined ? { clientId } : { clientId, clientSecret };
+}
+
+/**
+ * Replaces a code client's secret: the old one stops working at once. Resolves the new secret,
+ * shown this once and stored only as a hash.
+ *
+ * @throws TypeError when the client does not exist or is an implicit client (which has no secret).
+ */
+export async function rotateClientSecret(storage: Storage, clientId: string): Promise<string> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new TypeError(`no client ${clientId}`);
+  if (client.grantType !== 'authorization_code')
+    throw new TypeError(`client ${clientId} is an implicit client: it has no secret`);
+  const secret = generateSecret();
+  await storage.clients.update(clientId, { secretHash: hashSecret(secret) });
+  return secret;
 }

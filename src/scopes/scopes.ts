@@ -5,8 +5,9 @@ export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 /**
  * The scopes of a `scope` parameter (RFC 6749 3.3), each of which must be in `allowed`; without
- * the parameter, all of `allowed`. Used by the authorization request (allowed: the client's
- * scopes) and by a refresh (allowed: the scopes originally granted, RFC 6749 6).
+ * the parameter, `defaults` (RFC 6749 3.3: the server's pre-defined default), by default all of
+ * `allowed`. Used by the authorization request (allowed: the client's scopes; defaults: the
+ * client's default scopes) and by a refresh (allowed: the scopes originally granted, RFC 6749 6).
  *
  * @throws OAuthError `invalid_scope` with `refusal` as its description.
  */
@@ -14,8 +15,9 @@ export function requestedScopes(
   scope: string | undefined,
   allowed: readonly string[],
   refusal: string,
+  defaults: readonly string[] = allowed,
 ): string[] {
-  if (scope === undefined) return [...allowed];
+  if (scope === undefined) return [...defaults];
   const requested = [...new Set(scope.split(' ').filter(Boolean))];
   if (requested.length === 0 || requested.some((s) => !SCOPE_TOKEN.test(s))) {
     throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');

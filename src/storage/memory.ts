@@ -51,6 +51,8 @@ export function memoryStorage(): Storage {
     return count;
   }
 
+  const clientActive = (clientId: string) => clients.get(clientId)?.disabled !== true;
+
   return {
     clients: {
       async find(clientId) {
@@ -60,6 +62,25 @@ export function memoryStorage(): Storage {
       async create(client) {
         if (clients.has(client.clientId)) throw new Error(`client_id ${client.clientId} is taken`);
         clients.set(client.clientId, copy(client));
+      },
+      async list() {
+        return [...clients.values()]
+          .sort((a, b) => a.createdAt - b.createdAt || a.clientId.localeCompare(b.clientId))
+          .map(copy);
+      },
+      async update(clientId, changes) {
+        const client = clients.get(clientId);
+        if (!client) return null;
+        const updated = { ...client, ...copy(changes) };
+        clients.set(clientId, updated);
+        return copy(updated);
+      },
+      async remove(clientId) {
+        if (!clients.delete(clientId)) return false;
+        for (const [key, consent] of consents) if (consent.clientId === clientId) consents.delete(key);
+        for (const [hash, entry] of codes) if (entry.code.clientId === clientId) codes.delete(hash);
+        revokeWhere((t) => t.clientId === clientId);
+        return true;
       },
     },
     users: {
@@ -98,6 +119,19 @@ export function memoryStorage(): Storage {
       async revoke(userId, clientId) {
         return consents.delete(pairKey(userId, clientId));
       },
+      async list(filter = {}) {
+        const lastUse = new Map<string, number>();
+        for (const token of [...accessTokens.values(), ...refreshTokens.values()]) {
+          const key = pairKey(token.userId, token.clientId);
+          lastUse.set(key, Math.max(lastUse.get(key) ?? token.createdAt, token.createdAt));
+        }
+        return [...consents.values()]
+          .filter(
+            (c) => (filter.userId ?? c.userId) === c.userId && (filter.clientId ?? c.clientId) === c.clientId,
+          )
+          .sort((a, b) => a.createdAt - b.createdAt)
+          .map((c) => ({ ...copy(c), lastUsedAt: lastUse.get(pairKey(c.userId, c.clientId)) ?? null }));
+      },
     },
     codes: {
       async create(code) {
@@ -117,14 +151,14 @@ export function memoryStorage(): Storage {
       },
       async findAccessToken(tokenHash) {
         const token = accessTokens.get(tokenHash);
-        return token ? copy(token) : null;
+        return token && clientActive(token.clientId) ? copy(token) : null;
       },
       async saveRefreshToken(token) {
         if (!revokedGrants.has(token.grantId)) refreshTokens.set(token.tokenHash, copy(token));
       },
       async findRefreshToken(tokenHash) {
         const token = refreshTokens.get(tokenHash);
-        return token ? copy(token) : null;
+        return token && clientActive(token.clientId) ? copy(token) : null;
       },
       async rotateRefreshToken(oldHash, next, now) {
         const token = refreshTokens.get(oldHash);

@@ -24,9 +24,19 @@ export interface ClientRecord {
   grantType: ClientGrantType;
   /** SHA-256 of the client secret; `null` for implicit clients. */
   secretHash: string | null;
-  /** Scopes the client may request; empty means the server's default scopes only. */
+  /** Scopes the client may request. */
   scopes: string[];
-  /** A disabled client can neither authorize nor authenticate at the token endpoint. */
+  /**
+   * Scopes granted when a request names none; absent or `null`: all of `scopes`. Always a
+   * subset of `scopes`.
+   */
+  defaultScopes?: string[] | null;
+  /** Ways to reach the client's developers (e-mail addresses, say), for the operator. */
+  contacts?: string[];
+  /**
+   * A disabled client can neither authorize nor authenticate at the token endpoint, and its
+   * tokens are not found while it stays disabled (they work again if it is enabled).
+   */
   disabled: boolean;
   createdAt: number;
 }
@@ -37,7 +47,24 @@ export interface ClientStore {
   find(clientId: string): Promise<ClientRecord | null>;
   /** Required. Inserts a client. Rejects if the `clientId` is taken. */
   create(client: ClientRecord): Promise<void>;
+  /** Required. Every client, ordered by `createdAt` then `clientId`. */
+  list(): Promise<ClientRecord[]>;
+  /** Required. Applies `changes` to the client; resolves the updated client, or `null` if absent. */
+  update(clientId: string, changes: ClientChanges): Promise<ClientRecord | null>;
+  /**
+   * Required. Deletes the client and everything issued to it: consents, codes, access and
+   * refresh tokens. Resolves `true` if the client existed.
+   */
+  remove(clientId: string): Promise<boolean>;
 }
+
+/** What an operator may change on a registered client. */
+export type ClientChanges = Partial<
+  Pick<
+    ClientRecord,
+    'applicationName' | 'redirectUri' | 'secretHash' | 'scopes' | 'defaultScopes' | 'contacts' | 'disabled'
+  >
+>;
 
 export interface UserRecord {
   /** Library-assigned stable id. */
@@ -85,6 +112,16 @@ export interface ConsentStore {
   grant(userId: string, clientId: string, scopes: string[], now: number): Promise<ConsentRecord>;
   /** Required. Deletes the consent. Resolves `true` if a row was deleted. */
   revoke(userId: string, clientId: string): Promise<boolean>;
+  /**
+   * Required. The consents matching `filter` (all of them without one), each with when a token
+   * was last issued under it (`lastUsedAt`, the newest `createdAt` among the user's access and
+   * refresh tokens for that client still stored, or `null`). Ordered by `createdAt`.
+   */
+  list(filter?: { userId?: string; clientId?: string }): Promise<ConsentSummary[]>;
+}
+
+export interface ConsentSummary extends ConsentRecord {
+  lastUsedAt: number | null;
 }
 
 export interface AuthorizationCodeRecord {
@@ -151,13 +188,15 @@ export interface TokenStore {
    * (a code replay racing the first exchange) is never found afterwards.
    */
   saveAccessToken(token: AccessTokenRecord): Promise<void>;
-  /** Required. The access token with this hash unless revoked, or `null`. Expiry is checked by the library. */
+  /**
+   * Required. The access token with this hash, or `null` if revoked or its client is disabled. Expiry is checked by the library.
+   */
   findAccessToken(tokenHash: string): Promise<AccessTokenRecord | null>;
   /** Required. Stores a new refresh token; the revoked-grant rule of `saveAccessToken` applies. */
   saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
   /**
-   * Required. The refresh token with this hash unless revoked, or `null`. A token rotated away is
-   * still returned (with `rotatedAt` set) until its grant is revoked, so reuse can be detected.
+   * Required. The refresh token with this hash, or `null` if revoked or its client is disabled. A token rotated away is still returned (with `rotatedAt` set) until its grant is
+   * revoked, so reuse can be detected.
    */
   findRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | null>;
   /**

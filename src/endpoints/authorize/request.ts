@@ -65,6 +65,7 @@ export async function parseAuthorizationRequest(
     optionalParam(params.values, 'scope'),
     client.scopes,
     'The client may not request some of these scopes.',
+    client.defaultScopes ?? client.scopes,
   );
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType);
 

@@ -79,10 +79,57 @@ export function createSqlStorage(
             grant_type: client.grantType,
             secret_hash: client.secretHash,
             scopes: scopeText(client.scopes),
+            default_scopes: client.defaultScopes == null ? null : scopeText(client.defaultScopes),
+            contacts: scopeText(client.contacts ?? []),
             disabled: client.disabled ? 1 : 0,
             created_at: client.createdAt,
           })
           .execute();
+      },
+      async list() {
+        const rows = await db
+          .selectFrom('oauth_clients')
+          .selectAll()
+          .orderBy('created_at')
+          .orderBy('client_id')
+          .execute();
+        return rows.map(toClient);
+      },
+      async update(clientId, changes) {
+        const row = await db
+          .updateTable('oauth_clients')
+          .set({
+            ...(changes.applicationName === undefined ? {} : { application_name: changes.applicationName }),
+            ...(changes.redirectUri === undefined ? {} : { redirect_uri: changes.redirectUri }),
+            ...(changes.secretHash === undefined ? {} : { secret_hash: changes.secretHash }),
+            ...(changes.scopes === undefined ? {} : { scopes: scopeText(changes.scopes) }),
+            ...(changes.defaultScopes === undefined
+              ? {}
+              : { default_scopes: changes.defaultScopes === null ? null : scopeText(changes.defaultScopes) }),
+            ...(changes.contacts === undefined ? {} : { contacts: scopeText(changes.contacts) }),
+            ...(changes.disabled === undefined ? {} : { disabled: changes.disabled ? 1 : 0 }),
+          })
+          .where('client_id', '=', clientId)
+          .returningAll()
+          .executeTakeFirst();
+        return row ? toClient(row) : null;
+      },
+      async remove(clientId) {
+        return db.transaction().execute(async (trx) => {
+          for (const table of [
+            'oauth_consents',
+            'oauth_codes',
+            'oauth_access_tokens',
+            'oauth_refresh_tokens',
+          ] as const) {
+            await trx.deleteFrom(table).where('client_id', '=', clientId).execute();
+          }
+          const removed = await trx
+            .deleteFrom('oauth_clients')
+            .where('client_id', '=', clientId)
+            .executeTakeFirst();
+          return removed.numDeletedRows > 0n;
+        });
       },
     },
 
@@ -158,6 +205,33 @@ export function createSqlStorage(
           .executeTakeFirst();
         return result.numDeletedRows > 0n;
       },
+      async list(filter = {}) {
+        const rows = await db
+          .selectFrom('oauth_consents as c')
+          .selectAll('c')
+          .select((eb) => [
+            eb
+              .selectFrom('oauth_access_tokens as a')
+              .select((sub) => sub.fn.max('a.created_at').as('at'))
+              .whereRef('a.user_id', '=', 'c.user_id')
+              .whereRef('a.client_id', '=', 'c.client_id')
+              .as('last_access'),
+            eb
+              .selectFrom('oauth_refresh_tokens as r')
+              .select((sub) => sub.fn.max('r.created_at').as('at'))
+              .whereRef('r.user_id', '=', 'c.user_id')
+              .whereRef('r.client_id', '=', 'c.client_id')
+              .as('last_refresh'),
+          ])
+          .$if(filter.userId !== undefined, (qb) => qb.where('c.user_id', '=', filter.userId!))
+          .$if(filter.clientId !== undefined, (qb) => qb.where('c.client_id', '=', filter.clientId!))
+          .orderBy('c.created_at')
+          .execute();
+        return rows.map((row) => {
+          const uses = [row.last_access, row.last_refresh].filter((at) => at !== null).map(Number);
+          return { ...toConsent(row), lastUsedAt: uses.length === 0 ? null : Math.max(...uses) };
+        });
+      },
     },
 
     codes: {
@@ -219,7 +293,7 @@ export function createSqlStorage(
           .selectFrom('oauth_access_tokens as t')
           .selectAll('t')
           .where('t.token_hash', '=', tokenHash)
-          .where(grantNotRevoked)
+          .where(tokenIsLive)
           .executeTakeFirst();
         return row ? toAccessToken(row) : null;
       },
@@ -231,7 +305,7 @@ export function createSqlStorage(
           .selectFrom('oauth_refresh_tokens as t')
           .selectAll('t')
           .where('t.token_hash', '=', tokenHash)
-          .where(grantNotRevoked)
+          .where(tokenIsLive)
           .executeTakeFirst();
         return row ? toRefreshToken(row) : null;
       },
@@ -241,7 +315,7 @@ export function createSqlStorage(
             .selectFrom('oauth_refresh_tokens as t')
             .select('t.rotated_at')
             .where('t.token_hash', '=', oldHash)
-            .where(grantNotRevoked)
+            .where(tokenIsLive)
             .executeTakeFirst();
           if (!seen) return 'missing';
           // The conditional update decides: only one caller can see `rotated_at IS NULL`.
@@ -444,17 +518,30 @@ async function deleteInBatches(
 
 // --- Helpers ----------------------------------------------------------------------------------
 
-/** Keeps tokens of a revoked grant hidden, including ones saved after the revocation. */
-function grantNotRevoked<T extends { grant_id: string }>(
+/**
+ * Whether a token row (aliased `t`) may be found: its grant is not revoked (including tokens
+ * saved after the revocation) and its client is not disabled. Both are primary-key probes in the
+ * same statement as the lookup: no extra round trip.
+ */
+function tokenIsLive<T extends { grant_id: string; client_id: string }>(
   eb: ExpressionBuilder<Database & { t: T }, 't'>,
 ): Expression<SqlBool> {
   return eb.not(
-    eb.exists(
-      eb
-        .selectFrom('oauth_revoked_grants as r')
-        .select('r.grant_id')
-        .whereRef('r.grant_id', '=', eb.ref('t.grant_id')),
-    ),
+    eb.or([
+      eb.exists(
+        eb
+          .selectFrom('oauth_revoked_grants as r')
+          .select('r.grant_id')
+          .whereRef('r.grant_id', '=', eb.ref('t.grant_id')),
+      ),
+      eb.exists(
+        eb
+          .selectFrom('oauth_clients as c')
+          .select('c.client_id')
+          .whereRef('c.client_id', '=', eb.ref('t.client_id'))
+          .where('c.disabled', '<>', 0),
+      ),
+    ]),
   );
 }
 
@@ -499,6 +586,8 @@ function toClient(row: Selectable<Database['oauth_clients']>): ClientRecord {
     grantType: row.grant_type as ClientRecord['grantType'],
     secretHash: row.secret_hash,
     scopes: scopesOf(row.scopes),
+    defaultScopes: row.default_scopes === null ? null : scopesOf(row.default_scopes),
+    contacts: scopesOf(row.contacts),
     disabled: row.disabled !== 0,
     createdAt: millis(row.created_at),
   };

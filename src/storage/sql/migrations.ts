@@ -155,7 +155,46 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '2026-11-21-002-client-management': {
+    async up(db: Kysely<unknown>) {
+      // SQLite cannot add a column IF NOT EXISTS: a racing SQLite process may have added it.
+      await addColumnOnce(() =>
+        db.schema.alterTable('oauth_clients').addColumn('default_scopes', 'text').execute(),
+      );
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('oauth_clients')
+          .addColumn('contacts', 'text', (col) => col.notNull().defaultTo(''))
+          .execute(),
+      );
+      // Listing and removing by client: consents and tokens are otherwise indexed by user first.
+      for (const table of ['oauth_consents', 'oauth_codes', 'oauth_access_tokens', 'oauth_refresh_tokens']) {
+        await db.schema
+          .createIndex(`${table}_client_id`)
+          .ifNotExists()
+          .on(table)
+          .column('client_id')
+          .execute();
+      }
+    },
+    async down(db: Kysely<unknown>) {
+      for (const table of ['oauth_consents', 'oauth_codes', 'oauth_access_tokens', 'oauth_refresh_tokens']) {
+        await db.schema.dropIndex(`${table}_client_id`).ifExists().execute();
+      }
+      await db.schema.alterTable('oauth_clients').dropColumn('contacts').execute();
+      await db.schema.alterTable('oauth_clients').dropColumn('default_scopes').execute();
+    },
+  },
 };
+
+/** Runs an ADD COLUMN, accepting that another SQLite process added the column first. */
+async function addColumnOnce(add: () => Promise<void>): Promise<void> {
+  try {
+    await add();
+  } catch (err) {
+    if (!/duplicate column name/i.test((err as Error).message)) throw err;
+  }
+}
 
 /** Kysely's migrator reads the migrations from here: they are code, not files to find at run time. */
 export const migrationProvider: MigrationProvider = {

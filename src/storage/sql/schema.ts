@@ -20,6 +20,10 @@ export interface Database {
     grant_type: string;
     secret_hash: string | null;
     scopes: string;
+    /** `null`: all of `scopes`. */
+    default_scopes: string | null;
+    /** Space-delimited, like scopes (an e-mail address has no space). */
+    contacts: ColumnType<string, string | undefined, string>;
     disabled: number;
     created_at: Millis;
   };
