@@ -34,6 +34,7 @@ export function createClientApp(options: ClientAppOptions): express.Express {
   const callbackUri = new URL('/callback', own).href;
   const implicitUri = new URL('/implicit', own).href;
   const realmsUrl = `${options.serverUrl.replace(/\/+$/, '')}/v1/realms`;
+  const authorizedApplicationsUrl = `${options.serverUrl.replace(/\/+$/, '')}/oauth/applications`;
   const sessions = new Map<string, ClientSession>();
   const endpoints = discovery(options.serverUrl);
 
@@ -193,7 +194,11 @@ export function createClientApp(options: ClientAppOptions): express.Express {
         <code>${tokens.refreshToken.slice(0, 8)}…</code>, kept by this server, never given to the browser.
       </p>
       <form method="post" action="/refresh"><button>Refresh the access token</button></form>
-      <form method="post" action="/forget"><button>Forget the tokens</button></form>`;
+      <form method="post" action="/forget"><button>Forget the tokens</button></form>
+      <p class="muted">
+        You can end this application's access at any time on the server's
+        <a href="${authorizedApplicationsUrl}">authorized applications</a> page.
+      </p>`;
   }
 
   function signedOut(): Markup {

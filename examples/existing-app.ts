@@ -8,6 +8,7 @@ import express, { type RequestHandler } from 'express';
 // In your app: `from 'openid-oauth-bridge'`. The demo imports the source so that it runs without
 // a build step.
 import {
+  applicationsRouter,
   authorizeRouter,
   bearerOf,
   createAuthorizationServer,
@@ -66,6 +67,8 @@ export function createExistingApp(options: ExistingAppOptions): {
   api.use(authorizeRouter(server));
   // POST /oauth/token.
   api.use(tokenRouter(server));
+  // GET /oauth/applications: the user's authorized applications, each with a revoke button.
+  api.use(applicationsRouter(server));
 
   // The app's own API. Realms belong to users; a real app keeps them in its database.
   const realmsByUser = new Map<string, Realm[]>();

@@ -9,6 +9,7 @@ export type { AuthorizationServerOptions, Logger, ResolvedOptions } from './conf
 export { authorizeRouter } from './endpoints/authorize/router.js';
 export type { LoginIdentity } from './endpoints/authorize/login.js';
 export { tokenRouter } from './endpoints/token/router.js';
+export { applicationsRouter } from './endpoints/applications.js';
 export { discoveryRouter, type RootResource } from './endpoints/discovery.js';
 export {
   requireBearer,

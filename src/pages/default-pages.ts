@@ -1,5 +1,11 @@
 import { html, type SafeHtml } from './html.js';
-import type { ConsentPageData, ErrorPageData, PageRenderers, SelectionPageData } from './types.js';
+import type {
+  ApplicationsPageData,
+  ConsentPageData,
+  ErrorPageData,
+  PageRenderers,
+  SelectionPageData,
+} from './types.js';
 
 const STYLE = `
 body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f6f8;color:#1d2430}
@@ -11,7 +17,10 @@ ul{padding-left:1.2rem}
 border:1px solid #2f5bd3;font:inherit;text-align:center;text-decoration:none;cursor:pointer}
 .providers a,button.primary{background:#2f5bd3;color:#fff}
 button.secondary{background:#fff;color:#2f5bd3}
-.muted{color:#5b6473;font-size:.9rem}`;
+.muted{color:#5b6473;font-size:.9rem}
+.apps{list-style:none;padding:0}.apps li{border-top:1px solid #e3e6eb;padding:.75rem 0}
+.apps h2{font-size:1.05rem;margin:0}.apps p{margin:.25rem 0}
+.notice{background:#e8f3ec;border-radius:8px;padding:.5rem .75rem}`;
 
 function layout(title: string, body: SafeHtml): string {
   return html`<!doctype html>
@@ -76,5 +85,53 @@ function error(data: ErrorPageData): string {
   );
 }
 
+/** A date a person reads, in UTC so the page says the same wherever it is rendered. */
+function when(ms: number): string {
+  return `${new Date(ms).toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+function applications(data: ApplicationsPageData): string {
+  const list = data.applications.length
+    ? html`<ul class="apps">
+        ${data.applications.map(
+          (app) =>
+            html`<li>
+              <h2>${app.applicationName}</h2>
+              ${
+                app.scopes.length
+                  ? html`<p>
+                      Can: ${app.scopes.map((s, i) => html`${i ? ', ' : ''}${s.description || s.name}`)}
+                    </p>`
+                  : ''
+              }
+              <p class="muted">
+                Authorized ${when(app.authorizedAt)} · Last used
+                ${app.lastUsedAt === null ? 'never' : when(app.lastUsedAt)}
+              </p>
+              <form method="post" action="${data.revokeAction}">
+                <input type="hidden" name="client_id" value="${app.clientId}" />
+                <input type="hidden" name="csrf" value="${data.csrf}" />
+                <button class="secondary" type="submit">Revoke access of ${app.applicationName}</button>
+              </form>
+            </li>`,
+        )}
+      </ul>`
+    : html`<p>You have not authorized any application.</p>`;
+  return layout(
+    'Authorized applications',
+    html`<h1>Authorized applications</h1>
+      ${
+        data.revoked === undefined
+          ? ''
+          : html`<p class="notice" role="status">${data.revoked} no longer has access to your account.</p>`
+      }
+      <p class="muted">Signed in as ${data.signedInAs}</p>
+      ${list}
+      <p class="muted">
+        Revoking ends the application's access at once; it must ask you again to use your account.
+      </p>`,
+  );
+}
+
 /** The built-in pages: plain HTML with no scripts, readable on a phone. */
-export const defaultPages: PageRenderers = { selection, consent, error };
+export const defaultPages: PageRenderers = { selection, consent, error, applications };

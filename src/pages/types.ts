@@ -35,6 +35,25 @@ export interface ErrorPageData {
   retryUrl?: string;
 }
 
+export interface ApplicationsPageData {
+  /** The signed-in user's external identifier (the OpenID claimed identifier). */
+  signedInAs: string;
+  applications: {
+    clientId: string;
+    applicationName: string;
+    scopes: ScopeDescription[];
+    /** When the user first trusted it (epoch ms). */
+    authorizedAt: number;
+    /** When a token was last issued to it for this user, or `null` (epoch ms). */
+    lastUsedAt: number | null;
+  }[];
+  /** The revoke form's target (POST), with fields `client_id` and `csrf`. */
+  revokeAction: string;
+  csrf: string;
+  /** Set right after a revocation: the application's name, for a confirmation. */
+  revoked?: string;
+}
+
 /**
  * Renders the library's HTML pages. Each receives typed data and returns a complete HTML document;
  * a host replaces any of them with `pages: { consent: (data) => ... }`. A replacement must escape
@@ -44,4 +63,6 @@ export interface PageRenderers {
   selection(data: SelectionPageData): string;
   consent(data: ConsentPageData): string;
   error(data: ErrorPageData): string;
+  /** The authorized-applications page of `applicationsRouter`. */
+  applications(data: ApplicationsPageData): string;
 }

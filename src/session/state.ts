@@ -20,6 +20,10 @@ export interface BridgeSessionState {
   pending?: PendingAuthorization;
   /** CSRF token of the consent form, bound to this session. */
   csrf?: string;
+  /** A sign-in begun from the authorized-applications page rather than an authorization. */
+  signInFor?: 'applications';
+  /** CSRF token of the authorized-applications page's revoke forms. */
+  applicationsCsrf?: string;
 }
 
 const KEY = 'openidOAuthBridge';

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { expect } from 'vitest';
 import {
+  applicationsRouter,
   authorizeRouter,
   bearerOf,
   createAuthorizationServer,
@@ -74,7 +75,7 @@ export async function createTestApp(
   });
   const app = express();
   mount?.(app);
-  app.use(discoveryRouter(server), authorizeRouter(server), tokenRouter(server));
+  app.use(discoveryRouter(server), authorizeRouter(server), tokenRouter(server), applicationsRouter(server));
   app.get('/v1/realms', requireBearer(server), (_req, res: Response) => {
     res.json({ realms: [`realm-of-${bearerOf(res).userId}`] });
   });

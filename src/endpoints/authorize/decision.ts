@@ -22,7 +22,7 @@ export async function decide(
     'This consent form has expired. Return to the application and start again.',
     { redirectable: false },
   );
-  checkOrigin(server, req);
+  checkSameOrigin(server, req, 'The consent form was submitted from another site.');
   const form = formParams(req.body);
   const state = sessionState(req);
   const { pending, userId, csrf } = state;
@@ -52,7 +52,7 @@ export async function decide(
  * `Origin: null` for our own form because the page's Referrer-Policy is `no-referrer`, so the
  * reliable signal is `Sec-Fetch-Site`; `Origin` is checked when that is absent.
  */
-function checkOrigin(server: AuthorizationServer, req: Request): void {
+export function checkSameOrigin(server: AuthorizationServer, req: Request, refusal: string): void {
   const fetchSite = req.get('sec-fetch-site');
   const origin = req.get('origin');
   const crossSite =
@@ -60,8 +60,6 @@ function checkOrigin(server: AuthorizationServer, req: Request): void {
       ? fetchSite !== 'same-origin'
       : origin !== undefined && origin !== 'null' && origin !== new URL(server.urls.base).origin;
   if (crossSite) {
-    throw new OAuthError('access_denied', 'The consent form was submitted from another site.', {
-      redirectable: false,
-    });
+    throw new OAuthError('access_denied', refusal, { redirectable: false });
   }
 }

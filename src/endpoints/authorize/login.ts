@@ -20,17 +20,19 @@ export interface LoginIdentity {
   provider?: string;
 }
 
-/** The pending authorization of this session, or a page explaining that there is none. */
-function pendingOf(req: Request): PendingAuthorization {
-  const pending = sessionState(req).pending;
-  if (!pending) {
-    throw new OAuthError(
-      'invalid_request',
-      'There is no sign-in in progress in this browser. Return to the application and start again.',
-      { redirectable: false },
-    );
-  }
-  return pending;
+/**
+ * What this sign-in is for: the pending authorization of this session, or the
+ * authorized-applications page; otherwise a page explaining that there is no sign-in in progress.
+ */
+function purposeOf(req: Request): PendingAuthorization | 'applications' {
+  const { pending, signInFor } = sessionState(req);
+  if (pending) return pending;
+  if (signInFor === 'applications') return signInFor;
+  throw new OAuthError(
+    'invalid_request',
+    'There is no sign-in in progress in this browser. Return to the application and start again.',
+    { redirectable: false },
+  );
 }
 
 /**
@@ -39,7 +41,7 @@ function pendingOf(req: Request): PendingAuthorization {
  * would otherwise contact any identifier a visitor types.
  */
 export async function startLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  pendingOf(req);
+  purposeOf(req);
   const identifier = new URLSearchParams(rawQuery(req.originalUrl)).getAll('openid_identifier');
   const [only, ...more] = identifier;
   if (only === undefined || more.length > 0 || findProvider(server, only)?.identifier !== only) {
@@ -52,7 +54,7 @@ export async function startLogin(server: AuthorizationServer, req: Request, res:
 
 /** `GET /oauth/login/callback`: finishes the login, then asks for consent or completes. */
 export async function finishLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  const pending = pendingOf(req);
+  const purpose = purposeOf(req);
   const identity = await runLogin(server, req, res);
   if (!identity) return;
   const user = await server.storage.users.findOrCreate(
@@ -63,8 +65,13 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   await regenerate(req);
   // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
   // session fixation).
-  Object.assign(sessionState(req), { userId: user.id, pending });
-  await consentOrComplete(server, req, res, user, pending);
+  if (purpose === 'applications') {
+    sessionState(req).userId = user.id;
+    res.redirect(303, `${server.urls.base}/oauth/applications`);
+    return;
+  }
+  Object.assign(sessionState(req), { userId: user.id, pending: purpose });
+  await consentOrComplete(server, req, res, user, purpose);
 }
 
 /** Runs the login strategy; resolves the identity on success, `undefined` once it has redirected. */
