@@ -186,7 +186,10 @@ export function memoryStorage(): Storage {
       return {
         codes: removeWhere(codes, (entry) => entry.code.expiresAt <= now),
         accessTokens: removeWhere(accessTokens, (token) => token.expiresAt <= now),
-        refreshTokens: removeWhere(refreshTokens, (token) => token.expiresAt !== null && token.expiresAt <= now),
+        refreshTokens: removeWhere(
+          refreshTokens,
+          (token) => token.expiresAt !== null && token.expiresAt <= now,
+        ),
         nonces: removeWhere(nonces, (expiresAt) => expiresAt <= now),
         sessions: removeWhere(sessions, (entry) => entry.expiresAt <= now),
         revokedGrants: removeWhere(revokedGrants, (revokedAt) => revokedAt <= now - retention),
