@@ -35,7 +35,8 @@ export function implicitPage(config: {
  * fragment or the API returns can become markup.
  */
 export function implicitScript(nonce: string): Markup {
-  return html`<script nonce="${nonce}">
+  // A module script runs once the document is parsed: it sits in the head, before #config exists.
+  return html`<script type="module" nonce="${nonce}">
     const config = document.getElementById('config').dataset;
     const out = document.getElementById('out');
     const show = (text) => {

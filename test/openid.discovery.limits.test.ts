@@ -116,14 +116,26 @@ describe('discovery is bounded', () => {
       if (req.url === '/') return void res.writeHead(301, { location: '/me' }).end();
       res.writeHead(200, { 'content-type': 'text/html' });
       res.end(
-        `<html><head><link rel="openid2.provider" href="${op.endpoint}"><link rel="openid2.local_id" href="${op.userUrl('carol')}"></head></html>`,
+        `<html><head><link rel="openid2.provider" href="/endpoint"><link rel="openid2.local_id" href="${op.userUrl('carol')}"></head></html>`,
       );
     });
     const { redirectUrl, state } = await beginAt(rpFor(`${html.url}/`));
     const sent = new URL(redirectUrl).searchParams;
     expect(sent.get('openid.claimed_id')).toBe(`${html.url}/me`);
     expect(sent.get('openid.identity')).toBe(op.userUrl('carol'));
-    expect(state.opEndpoint).toBe(op.endpoint);
+    expect(state.opEndpoint).toBe(`${html.url}/endpoint`);
+  });
+
+  it('refuses an identifier whose every OP endpoint is at another origin', async () => {
+    // The server would contact that endpoint later (check_authentication): an allow-listed
+    // identifier must not be able to aim it elsewhere.
+    const pointing = await serve((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html' })
+        .end(`<html><head><link rel="openid2.provider" href="${canary.url}/endpoint"></head></html>`),
+    );
+    const err = await expectLoginError(beginAt(rpFor(`${pointing.url}/`)), 'provider_unreachable');
+    expect(err.message).toContain('at its own address');
   });
 
   it('discovers the development provider by Yadis and by its HTML page', async () => {

@@ -43,10 +43,16 @@ type Overrides = Partial<Omit<AuthorizationServerOptions, 'baseUrl' | 'storage'>
  * OpenID provider on its own port, one code client and one implicit client.
  */
 export async function createTestApp(
-  overrides: Overrides = {},
+  overridesOrForBaseUrl: Overrides | ((baseUrl: string) => Overrides) = {},
   mount?: (app: Express) => void,
 ): Promise<TestApp> {
   const provider = await startDevelopmentProvider();
+  const http: Server = createServer();
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  // A function receives the base URL, for options that must contain it (a strategy's return URL).
+  const overrides =
+    typeof overridesOrForBaseUrl === 'function' ? overridesOrForBaseUrl(baseUrl) : overridesOrForBaseUrl;
   const storage = overrides.storage ?? memoryStorage();
   const { clientId, clientSecret } = await registerClient(storage, {
     clientId: 'code-client',
@@ -62,9 +68,6 @@ export async function createTestApp(
     scopes: ['realms'],
   });
 
-  const http: Server = createServer();
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
   const server = createAuthorizationServer({
     providers: [{ name: 'Development provider', identifier: provider.identifier }],
     session: { secret: 'a test session secret that is long enough' },

@@ -6,6 +6,8 @@ export interface TestServer {
   url: string;
   /** Requests received so far. */
   hits(): number;
+  /** TCP connections accepted so far, whether or not a request followed. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -13,15 +15,20 @@ export async function startServer(
   handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('canary'),
 ): Promise<TestServer> {
   let hits = 0;
+  let connections = 0;
   const server = createServer((req, res) => {
     hits += 1;
     handler(req, res);
+  });
+  server.on('connection', () => {
+    connections += 1;
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     url,
     hits: () => hits,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -58,9 +58,10 @@ export class RelyingParty {
   /**
    * Discovers the provider and builds a `checkid_setup` request: `identifier_select` for an OP
    * identifier, the discovered claimed and local identifiers otherwise. No association, no
-   * extensions.
+   * extensions. Only an OP endpoint at the identifier's own origin is used.
    *
-   * @throws {OpenIdLoginError} `unknown_provider` or `provider_unreachable`.
+   * @throws {OpenIdLoginError} `unknown_provider` or `provider_unreachable` (also when every
+   * discovered endpoint is at another origin).
    * @see OpenID 2.0 sections 7.3 and 9.1
    */
   async begin(provider: OpenIdProvider): Promise<{ redirectUrl: string; state: LoginState }> {
@@ -78,9 +79,18 @@ export class RelyingParty {
         cause: err,
       });
     }
-    const service = discovery.services[0];
-    if (service === undefined) {
+    if (discovery.services.length === 0) {
       throw new OpenIdLoginError('provider_unreachable', `${known.name} does not offer OpenID 2.0 login.`);
+    }
+    // The endpoint is contacted by the server later (check_authentication, and discovery of
+    // identifiers at its origin): an allow-listed identifier must not be able to point it at
+    // another host, an internal address say. Only endpoints at the identifier's own origin count.
+    const service = discovery.services.find((s) => new URL(s.endpoint).origin === identifier.origin);
+    if (service === undefined) {
+      throw new OpenIdLoginError(
+        'provider_unreachable',
+        `${known.name} does not offer OpenID 2.0 login at its own address.`,
+      );
     }
     const claimedId = service.kind === 'server' ? IDENTIFIER_SELECT : discovery.claimedId;
     const identity = service.kind === 'server' ? IDENTIFIER_SELECT : (service.localId ?? discovery.claimedId);
