@@ -11,6 +11,20 @@ export type { LoginIdentity } from './endpoints/authorize/login.js';
 export { tokenRouter } from './endpoints/token/router.js';
 export { discoveryRouter, type RootResource } from './endpoints/discovery.js';
 export {
+  metadataRouter,
+  authorizationServerMetadata,
+  type AuthorizationServerMetadata,
+  type MetadataOptions,
+} from './endpoints/metadata.js';
+export { revocationRouter } from './endpoints/revocation.js';
+export {
+  introspectionRouter,
+  type IntrospectionResponse,
+  type IntrospectionRouterOptions,
+} from './endpoints/introspection.js';
+export { ServerEvents } from './events/emitter.js';
+export type * from './events/types.js';
+export {
   requireBearer,
   bearerOf,
   type BearerContext,
