@@ -13,7 +13,10 @@ import {
   bearerOf,
   createAuthorizationServer,
   discoveryRouter,
+  introspectionRouter,
+  metadataRouter,
   requireBearer,
+  revocationRouter,
   tokenRouter,
   type AuthorizationServer,
   type OpenIdProvider,
@@ -69,6 +72,11 @@ export function createExistingApp(options: ExistingAppOptions): {
   api.use(tokenRouter(server));
   // GET /oauth/applications: the user's authorized applications, each with a revoke button.
   api.use(applicationsRouter(server));
+  // POST /oauth/revoke (RFC 7009): a client signing a user out ends its grant.
+  api.use(revocationRouter(server));
+  // POST /oauth/introspect (RFC 7662): here only for a client's own tokens; list the client ids of
+  // separate resource servers in `resourceServers` to let them check every token.
+  api.use(introspectionRouter(server));
 
   // The app's own API. Realms belong to users; a real app keeps them in its database.
   const realmsByUser = new Map<string, Realm[]>();
@@ -81,6 +89,16 @@ export function createExistingApp(options: ExistingAppOptions): {
       .json({ owner: user?.identifier ?? null, realms: realmsOf(realmsByUser, userId) });
   });
 
+  // An audit trail: what happened, to whom, from where. Payloads never carry tokens or secrets.
+  server.events.on('*', (event) => {
+    const { type, at, ...details } = event;
+    if (type === 'server.error') return; // already logged by the library
+    console.log(`[audit] ${new Date(at).toISOString()} ${type} ${JSON.stringify(details)}`);
+  });
+
+  // RFC 8414 metadata sits at the origin root, before the path of baseUrl (for
+  // http://localhost:3000/auth: GET /.well-known/oauth-authorization-server/auth).
+  app.use(metadataRouter(server));
   // The library builds every URL from baseUrl, so its routers must sit at baseUrl's path.
   app.use(new URL(options.publicUrl).pathname, api);
   return { app, server };

@@ -12,6 +12,20 @@ export { tokenRouter } from './endpoints/token/router.js';
 export { applicationsRouter } from './endpoints/applications.js';
 export { discoveryRouter, type RootResource } from './endpoints/discovery.js';
 export {
+  metadataRouter,
+  authorizationServerMetadata,
+  type AuthorizationServerMetadata,
+  type MetadataOptions,
+} from './endpoints/metadata.js';
+export { revocationRouter } from './endpoints/revocation.js';
+export {
+  introspectionRouter,
+  type IntrospectionResponse,
+  type IntrospectionRouterOptions,
+} from './endpoints/introspection.js';
+export { ServerEvents } from './events/emitter.js';
+export type * from './events/types.js';
+export {
   requireBearer,
   bearerOf,
   type BearerContext,

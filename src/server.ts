@@ -6,6 +6,7 @@ import {
   type Logger,
   type ResolvedOptions,
 } from './config/options.js';
+import { ServerEvents } from './events/emitter.js';
 import { RelyingParty } from './login/openid/relying-party.js';
 import { OpenIdStrategy } from './login/openid/strategy.js';
 import { defaultPages } from './pages/default-pages.js';
@@ -18,8 +19,16 @@ import type { Storage } from './storage/types.js';
 export interface EndpointUrls {
   /** Where the routers are mounted, without a trailing slash. */
   base: string;
+  /** The issuer identifier (RFC 8414 2, RFC 9207): `base`. */
+  issuer: string;
   authorization: string;
   token: string;
+  /** RFC 7009. */
+  revocation: string;
+  /** RFC 7662. */
+  introspection: string;
+  /** RFC 8414 3: `/.well-known/oauth-authorization-server` inserted between origin and path. */
+  metadata: string;
   loginCallback: string;
 }
 
@@ -34,6 +43,8 @@ export interface AuthorizationServer {
   readonly pages: PageRenderers;
   readonly clock: () => number;
   readonly logger: Logger;
+  /** Events for an audit log or metrics: `server.events.on('token.issued', listener)`. */
+  readonly events: ServerEvents;
   /** The passport strategy that logs users in. */
   readonly loginStrategy: Strategy;
   /** The library's own session middleware (own cookie name, own store). */
@@ -82,8 +93,12 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const base = options.baseUrl.replace(/\/+$/, '');
   const urls: EndpointUrls = {
     base,
+    issuer: base,
     authorization: `${base}/oauth/authorize`,
     token: `${base}/oauth/token`,
+    revocation: `${base}/oauth/revoke`,
+    introspection: `${base}/oauth/introspect`,
+    metadata: metadataUrl(base),
     loginCallback: `${base}/oauth/login/callback`,
   };
   const clock = options.clock;
@@ -133,9 +148,10 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
       { origin: new URL(base).origin, sessionKey: LOGIN_SESSION_KEY },
     );
 
-  return {
+  const server: AuthorizationServer = {
     options,
     storage,
+    events: new ServerEvents(() => server.logger),
     urls,
     pages: { ...defaultPages, ...options.pages },
     clock,
@@ -143,4 +159,12 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     loginStrategy,
     session,
   };
+  return server;
+}
+
+/** RFC 8414 3: the well-known segment goes between the host and the issuer's path. */
+function metadataUrl(issuer: string): string {
+  const url = new URL(issuer);
+  const path = url.pathname === '/' ? '' : url.pathname;
+  return `${url.origin}/.well-known/oauth-authorization-server${path}`;
 }

@@ -94,6 +94,7 @@ describe('authorization code grant, end to end through the development provider'
       error: 'access_denied',
       error_description: 'The user denied the request.',
       state: 's',
+      iss: t.baseUrl,
     });
     const users = await t.storage.users.findOrCreate(
       { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },

@@ -16,7 +16,7 @@ const implicitQuery = {
 };
 
 describe('implicit grant, end to end through the development provider', () => {
-  it('puts exactly access_token, token_type, expires_in, scope and state in the fragment', async () => {
+  it('puts exactly access_token, token_type, expires_in, scope, state and iss in the fragment', async () => {
     const consent = await authorizeWithLogin(t, implicitQuery);
     expect(consent.status).toBe(200);
     expect(consent.text).toContain('Do you trust Single Page App?');
@@ -29,11 +29,18 @@ describe('implicit grant, end to end through the development provider', () => {
     expect(Object.keys(params).sort()).toEqual([
       'access_token',
       'expires_in',
+      'iss',
       'scope',
       'state',
       'token_type',
     ]);
-    expect(params).toMatchObject({ token_type: 'Bearer', expires_in: '3600', state: 'abc', scope: 'realms' });
+    expect(params).toMatchObject({
+      token_type: 'Bearer',
+      expires_in: '3600',
+      state: 'abc',
+      scope: 'realms',
+      iss: t.baseUrl,
+    });
     expect(params).not.toHaveProperty('refresh_token');
 
     const realms = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${params.access_token}`);

@@ -1,3 +1,5 @@
+import type { Request } from 'express';
+import { emit, eventContext } from '../events/emit.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** An application the user trusts, as the authorized-applications page shows it. */
@@ -39,14 +41,18 @@ export async function authorizedApplications(
 /**
  * Ends the user's trust in an application: deletes the remembered consent and revokes every
  * access and refresh token the application holds for this user, at once. The next authorization
- * asks for trust again. Resolves whether there was anything to revoke.
+ * asks for trust again. Resolves whether there was anything to revoke; reports a
+ * `consent.revoked` event when there was (`req`, if given, adds its address to the event).
  */
 export async function revokeApplication(
   server: AuthorizationServer,
   userId: string,
   clientId: string,
+  req?: Request,
 ): Promise<boolean> {
   const consent = await server.storage.consents.revoke(userId, clientId);
-  const tokens = await server.storage.tokens.revokeForUserAndClient(userId, clientId, server.clock());
-  return consent || tokens > 0;
+  const tokensRevoked = await server.storage.tokens.revokeForUserAndClient(userId, clientId, server.clock());
+  if (!consent && tokensRevoked === 0) return false;
+  emit(server, { type: 'consent.revoked', userId, clientId, tokensRevoked, ...eventContext(req) });
+  return true;
 }

@@ -79,7 +79,7 @@ async function revoke(server: AuthorizationServer, req: Request, res: Response):
   const clientId = fields.get('client_id');
   if (!state.userId || !state.applicationsCsrf || !clientId) throw expired;
   if (!safeEqual(fields.get('csrf') ?? '', state.applicationsCsrf)) throw expired;
-  await revokeApplication(server, state.userId, clientId);
+  await revokeApplication(server, state.userId, clientId, req);
   // 303: the browser follows with a GET, so reloading the list never posts again.
   res.redirect(303, `${server.urls.base}/oauth/applications?${new URLSearchParams({ revoked: clientId })}`);
 }

@@ -1,6 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { hashSecret } from '../crypto/secrets.js';
 import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
+import { reportServerError } from '../events/emit.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
@@ -78,6 +79,7 @@ export function requireBearer(
     } catch (err) {
       const error = toOAuthError(err);
       if (error.code === 'server_error') server.logger.error('bearer check error', { error: error.cause });
+      reportServerError(server, req, 'bearer', error);
       const headers = error.code === 'server_error' ? {} : { 'WWW-Authenticate': challenge(error) };
       res.status(error.status).set(headers).json(error.toJSON());
     }

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { AuthorizationServer } from '../server.js';
+import { metadataHandler, type MetadataOptions } from './metadata.js';
 
 /** The spec's root resource: where clients discover the endpoint URLs. */
 export interface RootResource {
@@ -12,10 +13,14 @@ export interface RootResource {
  * from the configured `baseUrl`, never from the request's `Host` header, so a forged host cannot
  * point clients elsewhere.
  *
+ * Alongside it, the authorization server metadata (RFC 8414) at
+ * `GET /.well-known/oauth-authorization-server` followed by the path of `baseUrl`: the right
+ * place when the router is mounted at the origin root. Otherwise mount `metadataRouter` there.
+ *
  * @example
  * app.use(discoveryRouter(server));
  */
-export function discoveryRouter(server: AuthorizationServer): Router {
+export function discoveryRouter(server: AuthorizationServer, options: MetadataOptions = {}): Router {
   const body: RootResource = {
     oauth: { authorization: { href: server.urls.authorization }, token: { href: server.urls.token } },
   };
@@ -24,5 +29,6 @@ export function discoveryRouter(server: AuthorizationServer): Router {
   router.get('/', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('json').send(json);
   });
+  router.use(metadataHandler(server, options));
   return router;
 }

@@ -22,21 +22,22 @@ interface Subject {
 /** A new id grouping every token of one authorization. */
 export const newGrantId = (): string => randomUUID();
 
-/** Creates a single-use authorization code; resolves the plaintext, shown once. */
+/** Creates a single-use authorization code; resolves the plaintext, shown once, and its grant. */
 export async function issueCode(
   server: AuthorizationServer,
   fields: Omit<AuthorizationCodeRecord, 'codeHash' | 'createdAt' | 'expiresAt' | 'grantId'>,
-): Promise<string> {
+): Promise<{ code: string; grantId: string }> {
   const code = generateSecret();
+  const grantId = newGrantId();
   const now = server.clock();
   await server.storage.codes.create({
     ...fields,
     codeHash: hashSecret(code),
-    grantId: newGrantId(),
+    grantId,
     createdAt: now,
     expiresAt: now + server.options.tokens.codeTtl * 1000,
   });
-  return code;
+  return { code, grantId };
 }
 
 /** Creates an access token; resolves the plaintext and its lifetime in seconds. */

@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
 import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clearPending, sessionState, type PendingAuthorization } from '../../session/state.js';
@@ -55,16 +56,27 @@ export async function complete(
   clearPending(sessionState(req));
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
   if (pending.responseType === 'code') {
-    const code = await issueCode(server, {
+    const { code, grantId } = await issueCode(server, {
       ...subject,
       redirectUri: pending.redirectUri,
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
     });
-    return redirectToClient(res, targetOf(pending), { code });
+    const pkce = pending.codeChallenge !== null;
+    emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
+    return redirectToClient(res, targetOf(server, pending), { code });
   }
-  const access = await issueAccessToken(server, { ...subject, grantId: newGrantId() }, 'implicit');
-  redirectToClient(res, targetOf(pending), {
+  const grantId = newGrantId();
+  const access = await issueAccessToken(server, { ...subject, grantId }, 'implicit');
+  emit(server, {
+    type: 'token.issued',
+    grantType: 'implicit',
+    ...subject,
+    grantId,
+    refreshToken: false,
+    ...eventContext(req),
+  });
+  redirectToClient(res, targetOf(server, pending), {
     access_token: access.token,
     token_type: 'Bearer',
     expires_in: String(access.expiresIn),

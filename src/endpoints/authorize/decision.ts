@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
 import { formParams } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clearPending, sessionState } from '../../session/state.js';
@@ -31,19 +32,32 @@ export async function decide(
   const user = await server.storage.users.find(userId);
   if (!user) throw expired;
 
-  res.locals.redirectTarget = targetOf(pending);
+  res.locals.redirectTarget = targetOf(server, pending);
   const decision = form.get('decision');
   if (decision === 'deny') {
     clearPending(state);
+    emit(server, {
+      type: 'consent.denied',
+      userId: user.id,
+      clientId: pending.clientId,
+      ...eventContext(req),
+    });
     return redirectError(
       res,
-      targetOf(pending),
+      targetOf(server, pending),
       new OAuthError('access_denied', 'The user denied the request.'),
     );
   }
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   await server.storage.consents.grant(user.id, pending.clientId, pending.scopes, server.clock());
+  emit(server, {
+    type: 'consent.given',
+    userId: user.id,
+    clientId: pending.clientId,
+    scopes: pending.scopes,
+    ...eventContext(req),
+  });
   await complete(server, req, res, user, pending);
 }
 

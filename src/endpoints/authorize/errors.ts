@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from 'express';
 import { toOAuthError } from '../../errors/oauth-error.js';
+import { reportServerError } from '../../events/emit.js';
 import type { AuthorizationServer } from '../../server.js';
 import { LoginFailed } from './login.js';
 import { redirectError, type AuthorizeLocals } from './redirect.js';
@@ -16,12 +17,13 @@ const TITLES: Record<string, string> = {
  * be redirected (RFC 6749 4.1.2.1), otherwise as a page. Internals are logged, never shown.
  */
 export function authorizeErrors(server: AuthorizationServer): ErrorRequestHandler {
-  return (err, _req, res, next) => {
+  return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
     if (error.code === 'server_error' || error.cause !== undefined) {
       server.logger.error('authorization endpoint error', { error: error.cause ?? error });
     }
+    reportServerError(server, req, 'authorization', error);
     const target = (res.locals as AuthorizeLocals).redirectTarget;
     if (error.redirectable && target) return redirectError(res, target, error);
     res

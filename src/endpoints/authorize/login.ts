@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
 import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import { findProvider, type AuthorizationServer } from '../../server.js';
@@ -57,11 +58,19 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   const purpose = purposeOf(req);
   const identity = await runLogin(server, req, res);
   if (!identity) return;
+  const provider = identity.provider ?? defaultProviderName(server);
   const user = await server.storage.users.findOrCreate(
-    { identifier: identity.identifier, provider: identity.provider ?? defaultProviderName(server) },
+    { identifier: identity.identifier, provider },
     randomUUID(),
     server.clock(),
   );
+  emit(server, {
+    type: 'login.succeeded',
+    userId: user.id,
+    provider,
+    clientId: pending.clientId,
+    ...eventContext(req),
+  });
   await regenerate(req);
   // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
   // session fixation).
@@ -96,15 +105,36 @@ async function runLogin(
       }
       return outcome.user;
     case 'fail':
-      throw new LoginFailed(failureMessage(outcome.challenge));
-    case 'pass':
-      throw new LoginFailed('The sign-in could not be completed.');
+    case 'pass': {
+      const reason =
+        outcome.kind === 'fail' ? failureMessage(outcome.challenge) : 'The sign-in could not be completed.';
+      reportLoginFailure(server, req, 'failed', reason);
+      throw new LoginFailed(reason);
+    }
     case 'error':
+      reportLoginFailure(server, req, 'error', 'The sign-in failed unexpectedly.');
       throw new OAuthError('server_error', 'The sign-in failed unexpectedly.', {
         redirectable: false,
         cause: outcome.error,
       });
   }
+}
+
+/** Reports a login that did not complete, with the message the user is shown. */
+function reportLoginFailure(
+  server: AuthorizationServer,
+  req: Request,
+  outcome: 'failed' | 'error',
+  reason: string,
+): void {
+  const clientId = sessionState(req).pending?.clientId;
+  emit(server, {
+    type: 'login.failed',
+    outcome,
+    reason,
+    ...(clientId === undefined ? {} : { clientId }),
+    ...eventContext(req),
+  });
 }
 
 /** A login that failed for a reason the user can act on: shown with a way to try again. */

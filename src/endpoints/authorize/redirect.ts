@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import type { OAuthError } from '../../errors/oauth-error.js';
+import type { AuthorizationServer } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 
 /**
@@ -11,20 +12,32 @@ export interface RedirectTarget {
   redirectUri: string;
   responseType: 'code' | 'token';
   state: string | null;
+  /** Sent as `iss` in every response, success or error (RFC 9207 2). */
+  issuer: string;
 }
 
 export interface AuthorizeLocals {
   redirectTarget?: RedirectTarget;
 }
 
-export function targetOf(pending: PendingAuthorization): RedirectTarget {
-  return { redirectUri: pending.redirectUri, responseType: pending.responseType, state: pending.state };
+export function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
+  return {
+    redirectUri: pending.redirectUri,
+    responseType: pending.responseType,
+    state: pending.state,
+    issuer: server.urls.issuer,
+  };
 }
 
-/** The redirect URI with `params` appended to its query or put in its fragment. */
+/**
+ * The redirect URI with `params`, `state` and `iss` appended to its query or put in its fragment.
+ * `iss` lets a client that talks to several authorization servers tell which one answered (RFC
+ * 9207, the mix-up defence of RFC 9700 4.4.2).
+ */
 export function redirectUrl(target: RedirectTarget, params: Record<string, string>): string {
   const all = new URLSearchParams(params);
   if (target.state !== null) all.set('state', target.state);
+  all.set('iss', target.issuer);
   if (target.responseType === 'token') return `${target.redirectUri}#${all}`;
   return `${target.redirectUri}${target.redirectUri.includes('?') ? '&' : '?'}${all}`;
 }

@@ -38,6 +38,7 @@ export async function parseAuthorizationRequest(
     redirectUri,
     responseType: params.values.get('response_type') === 'token' ? 'token' : 'code',
     state: stateParam === '' ? null : stateParam,
+    issuer: server.urls.issuer,
   };
 
   const [repeated] = params.repeated;

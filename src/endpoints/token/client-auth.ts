@@ -1,6 +1,8 @@
 import type { Request } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
+import { emit, eventContext } from '../../events/emit.js';
+import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import { optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
@@ -11,12 +13,14 @@ const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 /**
  * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
  * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
- * (it has no secret) all give the same `invalid_client`.
+ * (it has no secret) all give the same `invalid_client`, reported as a
+ * `client.authentication_failed` event of `endpoint`.
  */
 export async function authenticateClient(
   server: AuthorizationServer,
   req: Request,
   params: Map<string, string>,
+  endpoint: ClientAuthenticationFailedEvent['endpoint'] = 'token',
 ): Promise<ClientRecord> {
   const basic = parseBasic(req.get('authorization'));
   const bodyId = optionalParam(params, 'client_id');
@@ -29,12 +33,17 @@ export async function authenticateClient(
   }
   const id = basic?.id ?? bodyId;
   const secret = basic?.secret ?? bodySecret;
-  if (id === undefined || secret === undefined) throw invalidClient(server);
+  const failed = () => {
+    const presented = id === undefined ? {} : { clientId: id };
+    emit(server, { type: 'client.authentication_failed', ...presented, endpoint, ...eventContext(req) });
+    return invalidClient(server);
+  };
+  if (id === undefined || secret === undefined) throw failed();
 
   const client = await server.storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
-    throw invalidClient(server);
+    throw failed();
   }
   return client;
 }

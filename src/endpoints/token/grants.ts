@@ -2,10 +2,11 @@ import { createHash } from 'node:crypto';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, type EventContext } from '../../events/emit.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { requestedScopes } from '../../scopes/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
-import type { ClientRecord } from '../../storage/types.js';
+import type { ClientRecord, RefreshTokenRecord } from '../../storage/types.js';
 import {
   issueAccessToken,
   issueRefreshToken,
@@ -13,11 +14,15 @@ import {
   type TokenResponse,
 } from '../../tokens/issue.js';
 
-/** One grant type of the token endpoint: its parameters arrive strictly parsed and bounded. */
+/**
+ * One grant type of the token endpoint: its parameters arrive strictly parsed and bounded;
+ * `context` goes into the events it reports.
+ */
 export type GrantHandler = (
   server: AuthorizationServer,
   client: ClientRecord,
   params: Map<string, string>,
+  context?: EventContext,
 ) => Promise<TokenResponse>;
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
@@ -27,7 +32,7 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
  * check that depends on it, so two racing requests cannot both succeed; a second use revokes
  * every token issued from the first (RFC 6749 4.1.2).
  */
-const authorizationCode: GrantHandler = async (server, client, params) => {
+const authorizationCode: GrantHandler = async (server, client, params, context = {}) => {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
   const verifier = optionalParam(params, 'code_verifier');
@@ -39,7 +44,16 @@ const authorizationCode: GrantHandler = async (server, client, params) => {
   if (!consumption) throw invalidGrant('The authorization code is invalid.');
   const record = consumption.code;
   if (consumption.status === 'replayed') {
-    await server.storage.tokens.revokeGrant(record.grantId, now);
+    const tokensRevoked = await server.storage.tokens.revokeGrant(record.grantId, now);
+    emit(server, {
+      type: 'code.replayed',
+      clientId: record.clientId,
+      presentedBy: client.clientId,
+      userId: record.userId,
+      grantId: record.grantId,
+      tokensRevoked,
+      ...context,
+    });
     throw invalidGrant('The authorization code has already been used.');
   }
   if (record.clientId !== client.clientId)
@@ -63,6 +77,13 @@ const authorizationCode: GrantHandler = async (server, client, params) => {
   };
   const access = await issueAccessToken(server, subject, 'authorization_code');
   const refresh = await issueRefreshToken(server, subject);
+  emit(server, {
+    type: 'token.issued',
+    grantType: 'authorization_code',
+    ...subject,
+    refreshToken: true,
+    ...context,
+  });
   return tokenResponse(access, record.scopes, refresh);
 };
 
@@ -71,7 +92,7 @@ const authorizationCode: GrantHandler = async (server, client, params) => {
  * revoked (the spec); with `tokens.rotateRefreshTokens` a new one replaces it and reuse of an old
  * one revokes the grant (RFC 9700 4.14.2).
  */
-const refreshToken: GrantHandler = async (server, client, params) => {
+const refreshToken: GrantHandler = async (server, client, params, context = {}) => {
   const presented = requiredParam(params, 'refresh_token');
   const redirectUri = requiredParam(params, 'redirect_uri');
   if (!redirectUriMatches(client.redirectUri, redirectUri)) {
@@ -89,7 +110,7 @@ const refreshToken: GrantHandler = async (server, client, params) => {
   }
   if (record.rotatedAt !== null) {
     // A rotated-away token presented again has leaked (RFC 9700 4.14.2): end the whole grant.
-    await server.storage.tokens.revokeGrant(record.grantId, now);
+    await revokeReused(server, record, now, context);
     throw invalidGrant('The refresh token is invalid.');
   }
   // RFC 6749 6: a refresh may ask for fewer scopes, never more.
@@ -112,13 +133,27 @@ const refreshToken: GrantHandler = async (server, client, params) => {
     };
     const rotation = await server.storage.tokens.rotateRefreshToken(hash, next, now);
     if (rotation !== 'rotated') {
-      if (rotation === 'reused') await server.storage.tokens.revokeGrant(record.grantId, now);
+      if (rotation === 'reused') await revokeReused(server, record, now, context);
       throw invalidGrant('The refresh token is invalid.');
     }
   }
   const access = await issueAccessToken(server, subject, 'refresh_token');
+  const rotated = refresh !== presented;
+  emit(server, { type: 'token.refreshed', ...subject, rotated, ...context });
   return tokenResponse(access, scopes, refresh);
 };
+
+/** Revokes the grant of a leaked refresh token and reports it. */
+async function revokeReused(
+  server: AuthorizationServer,
+  record: RefreshTokenRecord,
+  now: number,
+  context: EventContext,
+): Promise<void> {
+  const tokensRevoked = await server.storage.tokens.revokeGrant(record.grantId, now);
+  const { clientId, userId, grantId } = record;
+  emit(server, { type: 'refresh_token.reused', clientId, userId, grantId, tokensRevoked, ...context });
+}
 
 /** The grants of the token endpoint, keyed by `grant_type`. */
 export const grants: Readonly<Record<string, GrantHandler>> = {

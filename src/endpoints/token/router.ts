@@ -1,5 +1,6 @@
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
+import { eventContext, reportServerError } from '../../events/emit.js';
 import { noStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
@@ -46,15 +47,16 @@ async function exchange(server: AuthorizationServer, req: Request, res: Response
   if (!grant)
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
   const client = await authenticateClient(server, req, params);
-  res.status(200).json(await grant(server, client, params));
+  res.status(200).json(await grant(server, client, params, eventContext(req)));
 }
 
 /** RFC 6749 5.2 JSON errors; internals are logged, never sent. */
 function tokenErrors(server: AuthorizationServer): ErrorRequestHandler {
-  return (err, _req, res, next) => {
+  return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
     if (error.code === 'server_error') server.logger.error('token endpoint error', { error: error.cause });
+    reportServerError(server, req, 'token', error);
     res.status(error.status).set(error.headers).json(error.toJSON());
   };
 }

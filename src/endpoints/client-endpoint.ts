@@ -1,0 +1,80 @@
+import { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
+import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
+import { reportServerError } from '../events/emit.js';
+import type { ClientAuthenticationFailedEvent } from '../events/types.js';
+import { formParser, requireForm } from '../http/form.js';
+import { noStore } from '../http/headers.js';
+import { formParams } from '../http/params.js';
+import type { AuthorizationServer } from '../server.js';
+import type { ClientRecord } from '../storage/types.js';
+import { authenticateClient } from './token/client-auth.js';
+
+/** `res.locals` of a client-authenticated endpoint, once its steps have run. */
+export interface ClientEndpointLocals {
+  /** The form parameters, strictly parsed: each at most once. */
+  params: Map<string, string>;
+  /** The authenticated client. */
+  client: ClientRecord;
+}
+
+type Endpoint = ClientAuthenticationFailedEvent['endpoint'];
+
+/**
+ * A `POST` endpoint that authenticates clients exactly like the token endpoint (RFC 6749 2.3.1:
+ * `client_secret` in the body or HTTP Basic), as a pipeline of steps: no-store headers, a bounded
+ * form, strict parameters, client authentication, then `handle`. Other methods get
+ * `invalid_request` with `Allow: POST`; errors are RFC 6749 5.2 JSON.
+ */
+export function clientAuthenticatedEndpoint(
+  server: AuthorizationServer,
+  path: string,
+  endpoint: Endpoint,
+  handle: (
+    server: AuthorizationServer,
+    locals: ClientEndpointLocals,
+    req: Request,
+    res: Response,
+  ) => Promise<void>,
+): Router {
+  const router = Router();
+  router.post(
+    path,
+    noStore,
+    requireForm,
+    formParser('8kb', 10),
+    readForm,
+    authenticate(server, endpoint),
+    (req, res) => handle(server, res.locals as ClientEndpointLocals, req, res),
+  );
+  router.all(path, noStore, (_req, res) => {
+    res.set('Allow', 'POST');
+    throw new OAuthError('invalid_request', 'This endpoint accepts POST only.');
+  });
+  router.use(path, jsonErrors(server, endpoint));
+  return router;
+}
+
+function readForm(req: Request, res: Response, next: NextFunction): void {
+  (res.locals as ClientEndpointLocals).params = formParams(req.body);
+  next();
+}
+
+function authenticate(server: AuthorizationServer, endpoint: Endpoint) {
+  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const locals = res.locals as ClientEndpointLocals;
+    locals.client = await authenticateClient(server, req, locals.params, endpoint);
+    next();
+  };
+}
+
+/** RFC 6749 5.2 JSON errors, as at the token endpoint; internals are logged, never sent. */
+function jsonErrors(server: AuthorizationServer, endpoint: Endpoint): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) return next(err);
+    const error = toOAuthError(err);
+    if (error.code === 'server_error')
+      server.logger.error(`${endpoint} endpoint error`, { error: error.cause });
+    reportServerError(server, req, endpoint, error);
+    res.status(error.status).set(error.headers).json(error.toJSON());
+  };
+}

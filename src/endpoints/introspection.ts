@@ -1,0 +1,111 @@
+import type { Router } from 'express';
+import { optionalParam, requiredParam } from '../http/params.js';
+import type { AuthorizationServer } from '../server.js';
+import type { ClientRecord } from '../storage/types.js';
+import { findToken, type FoundToken } from '../tokens/lookup.js';
+import { clientAuthenticatedEndpoint } from './client-endpoint.js';
+
+export interface IntrospectionRouterOptions {
+  /**
+   * The `client_id`s of resource servers that may introspect every token. They are registered
+   * like code clients (`registerClient`; their `redirectUri` is never used) and authenticate
+   * with their secret. Every other code client may introspect only the tokens issued to it.
+   * Default: none.
+   */
+  resourceServers?: readonly string[];
+}
+
+/** The RFC 7662 2.2 answer. */
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      /** Space-separated; absent when the token has no scope. */
+      scope?: string;
+      client_id: string;
+      /** `Bearer` for an access token; absent for a refresh token. */
+      token_type?: 'Bearer';
+      /** Seconds since the epoch; absent for a refresh token without expiry. */
+      exp?: number;
+      iat: number;
+      /** The library's id of the user, the same for every client. */
+      sub: string;
+      iss: string;
+    };
+
+const INACTIVE: IntrospectionResponse = { active: false };
+
+/**
+ * The token introspection endpoint (RFC 7662): `POST /oauth/introspect` with `token` and an
+ * optional `token_type_hint` in an `application/x-www-form-urlencoded` body, for resource servers
+ * that run in other processes. The caller authenticates as a client does at the token endpoint.
+ * Mount it at the path of `baseUrl`.
+ *
+ * Who may see what (RFC 7662 section 4): a client sees only the tokens issued to it, and the
+ * `resourceServers` see every token. Anything else, like an unknown, expired, revoked or
+ * rotated-away token, or one of a disabled or removed client, is `{ "active": false }`, so the
+ * answer never tells a caller that a token it may not see exists.
+ *
+ * @example
+ * app.use(introspectionRouter(server, { resourceServers: ['realms-api'] }));
+ *
+ * @see RFC 7662 sections 2.1, 2.2, 2.3, 4
+ */
+export function introspectionRouter(
+  server: AuthorizationServer,
+  options: IntrospectionRouterOptions = {},
+): Router {
+  const resourceServers = new Set(checkResourceServers(options.resourceServers));
+  return clientAuthenticatedEndpoint(
+    server,
+    '/oauth/introspect',
+    'introspection',
+    async (server, locals, _req, res) => {
+      const token = requiredParam(locals.params, 'token');
+      const found = await findToken(server, token, optionalParam(locals.params, 'token_type_hint'));
+      const visible =
+        found !== null &&
+        (found.record.clientId === locals.client.clientId || resourceServers.has(locals.client.clientId));
+      res.status(200).json(visible ? await describe(server, found) : INACTIVE);
+    },
+  );
+}
+
+/** Active exactly when `requireBearer` would accept the access token (or a refresh would work). */
+async function describe(server: AuthorizationServer, found: FoundToken): Promise<IntrospectionResponse> {
+  const now = server.clock();
+  const { record } = found;
+  if (found.type === 'access_token' ? now >= found.record.expiresAt : !refreshUsable(found.record, now)) {
+    return INACTIVE;
+  }
+  const client: ClientRecord | null = await server.storage.clients.find(record.clientId);
+  if (!client || client.disabled) return INACTIVE;
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  return {
+    active: true,
+    ...(record.scopes.length ? { scope: record.scopes.join(' ') } : {}),
+    client_id: record.clientId,
+    ...(found.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
+    ...(record.expiresAt === null ? {} : { exp: seconds(record.expiresAt) }),
+    iat: seconds(record.createdAt),
+    sub: record.userId,
+    iss: server.urls.issuer,
+  };
+}
+
+function refreshUsable(
+  record: Extract<FoundToken, { type: 'refresh_token' }>['record'],
+  now: number,
+): boolean {
+  return record.rotatedAt === null && (record.expiresAt === null || now < record.expiresAt);
+}
+
+function checkResourceServers(ids: readonly string[] | undefined): readonly string[] {
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || id === '')) {
+    throw new TypeError(
+      'openid-oauth-bridge: invalid options\n  resourceServers: must be an array of client ids',
+    );
+  }
+  return ids;
+}

@@ -1,0 +1,42 @@
+import type { Request } from 'express';
+import type { AuthorizationServer } from '../server.js';
+import { DISPATCH } from './emitter.js';
+import type { OAuthError } from '../errors/oauth-error.js';
+import type { ServerErrorEvent, ServerEvent, ServerEventBase, ServerEventInput } from './types.js';
+
+/**
+ * Reports an event to the server's listeners. Internal to the library: endpoints call it after
+ * the fact; it never throws, whatever the listeners do.
+ *
+ * @example
+ * emit(server, { type: 'consent.revoked', userId, clientId, tokensRevoked, ...eventContext(req) });
+ */
+export function emit(server: AuthorizationServer, event: ServerEventInput): void {
+  server.events[DISPATCH]({ ...event, at: server.clock() } as ServerEvent);
+}
+
+/** The fields of an event that come from the request. */
+export type EventContext = Omit<ServerEventBase, 'at'>;
+
+/**
+ * The fields of an event that come from the request: its address. The one place to add more
+ * (a request id, say).
+ */
+export function eventContext(req: Request | undefined): EventContext {
+  const ip = req?.ip;
+  return ip === undefined ? {} : { ip };
+}
+
+/**
+ * Reports an error answered with a 5xx as a `server.error` event, with what was thrown (the
+ * error's private cause), never the request's parameters.
+ */
+export function reportServerError(
+  server: AuthorizationServer,
+  req: Request | undefined,
+  endpoint: ServerErrorEvent['endpoint'],
+  error: OAuthError,
+): void {
+  if (error.status < 500) return;
+  emit(server, { type: 'server.error', endpoint, error: error.cause ?? error, ...eventContext(req) });
+}

@@ -1,0 +1,181 @@
+/**
+ * The events an authorization server reports, for a host's audit log or metrics. Every payload is
+ * a plain object with a `type`; none ever carries a token, code, client secret, CSRF token or a
+ * provider's response.
+ */
+
+/** Fields every event has. */
+export interface ServerEventBase {
+  /** When it happened: epoch milliseconds from the server's clock. */
+  at: number;
+  /** The request's address as Express reports it (`req.ip`, which honours `trust proxy`). */
+  ip?: string;
+}
+
+/** A user logged in at a provider (the OpenID assertion was verified). */
+export interface LoginSucceededEvent extends ServerEventBase {
+  type: 'login.succeeded';
+  userId: string;
+  /** Name of the configured provider. */
+  provider: string;
+  /** The client application the user is logging in for. */
+  clientId: string;
+}
+
+/** A login did not complete: cancelled at the provider, refused, or the provider failed. */
+export interface LoginFailedEvent extends ServerEventBase {
+  type: 'login.failed';
+  clientId?: string;
+  /** `failed`: refused or cancelled (the user sees "Try again"); `error`: an unexpected failure. */
+  outcome: 'failed' | 'error';
+  /** The message shown to the user (never a provider's raw response). */
+  reason: string;
+}
+
+/** The user trusted the application with these scopes (the consent page's "allow"). */
+export interface ConsentGivenEvent extends ServerEventBase {
+  type: 'consent.given';
+  userId: string;
+  clientId: string;
+  scopes: string[];
+}
+
+/** The user refused the application on the consent page. */
+export interface ConsentDeniedEvent extends ServerEventBase {
+  type: 'consent.denied';
+  userId: string;
+  clientId: string;
+}
+
+/** The user withdrew their trust of an application; its tokens for the user were revoked. */
+export interface ConsentRevokedEvent extends ServerEventBase {
+  type: 'consent.revoked';
+  userId: string;
+  clientId: string;
+  /** Access and refresh tokens revoked with it. */
+  tokensRevoked: number;
+}
+
+/** An authorization code was issued (the redirect with `code` follows). */
+export interface CodeIssuedEvent extends ServerEventBase {
+  type: 'code.issued';
+  clientId: string;
+  userId: string;
+  grantId: string;
+  scopes: string[];
+  /** Whether the request carried a PKCE `code_challenge`. */
+  pkce: boolean;
+}
+
+/** A code was presented a second time: every token issued from it was revoked (RFC 6749 4.1.2). */
+export interface CodeReplayedEvent extends ServerEventBase {
+  type: 'code.replayed';
+  /** The client the code was issued to. */
+  clientId: string;
+  /** The client that presented it again (usually the same; another one is an attack). */
+  presentedBy: string;
+  userId: string;
+  grantId: string;
+  tokensRevoked: number;
+}
+
+/** Access token (and, for the code grant, refresh token) issued for a new grant. */
+export interface TokenIssuedEvent extends ServerEventBase {
+  type: 'token.issued';
+  grantType: 'authorization_code' | 'implicit';
+  clientId: string;
+  userId: string;
+  grantId: string;
+  scopes: string[];
+  /** Whether a refresh token was issued with it. */
+  refreshToken: boolean;
+}
+
+/** A refresh token was exchanged for a new access token. */
+export interface TokenRefreshedEvent extends ServerEventBase {
+  type: 'token.refreshed';
+  clientId: string;
+  userId: string;
+  grantId: string;
+  scopes: string[];
+  /** Whether a new refresh token replaced the presented one (`tokens.rotateRefreshTokens`). */
+  rotated: boolean;
+}
+
+/**
+ * A refresh token replaced by rotation was presented again: it has leaked, and the whole grant
+ * was revoked (RFC 9700 4.14.2).
+ */
+export interface RefreshTokenReusedEvent extends ServerEventBase {
+  type: 'refresh_token.reused';
+  clientId: string;
+  userId: string;
+  grantId: string;
+  tokensRevoked: number;
+}
+
+/** A client failed to authenticate (unknown, wrong or missing secret, disabled, implicit). */
+export interface ClientAuthenticationFailedEvent extends ServerEventBase {
+  type: 'client.authentication_failed';
+  /** The `client_id` presented, if any; it may name no registered client. */
+  clientId?: string;
+  endpoint: 'token' | 'revocation' | 'introspection';
+}
+
+/** A client revoked a token at the revocation endpoint (RFC 7009). */
+export interface TokenRevokedEvent extends ServerEventBase {
+  type: 'token.revoked';
+  clientId: string;
+  userId: string;
+  grantId: string;
+  /** The kind of token presented; its whole grant is revoked either way. */
+  tokenType: 'access_token' | 'refresh_token';
+  tokensRevoked: number;
+}
+
+/** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
+export interface ServerErrorEvent extends ServerEventBase {
+  type: 'server.error';
+  /** Where it happened. */
+  endpoint: 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer';
+  /**
+   * What was thrown, as thrown (usually by the storage adapter or a login strategy). The library
+   * adds no request data to it; an adapter's own errors are the adapter's to keep free of secrets.
+   */
+  error: unknown;
+}
+
+/** Every event, discriminated by `type`. */
+export type ServerEvent =
+  | LoginSucceededEvent
+  | LoginFailedEvent
+  | ConsentGivenEvent
+  | ConsentDeniedEvent
+  | ConsentRevokedEvent
+  | CodeIssuedEvent
+  | CodeReplayedEvent
+  | TokenIssuedEvent
+  | TokenRefreshedEvent
+  | RefreshTokenReusedEvent
+  | ClientAuthenticationFailedEvent
+  | TokenRevokedEvent
+  | ServerErrorEvent;
+
+/** The name of an event, e.g. `'token.issued'`. */
+export type ServerEventType = ServerEvent['type'];
+
+/** The event of one type. */
+export type ServerEventOf<T extends ServerEventType> = Extract<ServerEvent, { type: T }>;
+
+/**
+ * A listener. It runs synchronously after the fact, within the request; a returned promise is
+ * not awaited. Whatever it throws or rejects with is logged, never passed to the request.
+ */
+export type ServerEventListener<T extends ServerEventType | '*' = '*'> = (
+  event: T extends ServerEventType ? ServerEventOf<T> : ServerEvent,
+) => void | Promise<void>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** An event as the library reports it: `at` is filled in from the server's clock. */
+export type ServerEventInput = DistributiveOmit<ServerEvent, 'at'>;
