@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '../src/crypto/secrets.js';
-import { introspectionRouter, memoryStorage, registerClient, type Storage } from '../src/index.js';
+import { introspectionRouter, memoryStorage, registerClient } from '../src/index.js';
 import {
   createTestApp,
   expectOAuthError,
@@ -193,25 +193,13 @@ describe('token introspection: callers and requests', () => {
   });
 
   it('answers active:false for the tokens of a disabled client', async () => {
-    // The storage contract has no way to disable a client yet: an adapter that reports it so.
-    const base = memoryStorage();
-    let disabled = false;
-    const storage: Storage = {
-      ...base,
-      clients: {
-        create: (client) => base.clients.create(client),
-        find: async (id) => {
-          const client = await base.clients.find(id);
-          return client && id === 'code-client' && disabled ? { ...client, disabled } : client;
-        },
-      },
-    };
+    const storage = memoryStorage();
     const { t, resourceServer } = await setUp(storage);
     try {
       const tokens = await obtainTokens(t);
       const introspect = () => postAs(t, '/oauth/introspect', { token: tokens.access_token }, resourceServer);
       expect((await introspect()).body.active).toBe(true);
-      disabled = true;
+      await storage.clients.update('code-client', { disabled: true });
       expect((await introspect()).body).toEqual({ active: false });
     } finally {
       await t.close();

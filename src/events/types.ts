@@ -18,8 +18,8 @@ export interface LoginSucceededEvent extends ServerEventBase {
   userId: string;
   /** Name of the configured provider. */
   provider: string;
-  /** The client application the user is logging in for. */
-  clientId: string;
+  /** The client application the user is logging in for; absent for a sign-in to the authorized-applications page. */
+  clientId?: string;
 }
 
 /** A login did not complete: cancelled at the provider, refused, or the provider failed. */

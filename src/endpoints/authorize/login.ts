@@ -68,7 +68,7 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
     type: 'login.succeeded',
     userId: user.id,
     provider,
-    clientId: pending.clientId,
+    ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
     ...eventContext(req),
   });
   await regenerate(req);
