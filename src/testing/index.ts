@@ -1,7 +1,8 @@
 /**
  * What users of openid-oauth-bridge need in their own tests: a development OpenID 2.0 provider
- * to log in at.
+ * to log in at, and the conformance suite their storage adapter must pass.
  *
  * @packageDocumentation
  */
 export * from './provider/index.js';
+export * from './conformance/index.js';
