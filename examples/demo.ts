@@ -85,7 +85,7 @@ async function main(): Promise<void> {
     grantType: 'implicit' as const,
     scopes: [REALMS_SCOPE],
   };
-  const { code: issuedCode, implicit: issuedImplicit } = await demoClients(storage, {
+  const { code: issuedCode, implicit: issuedImplicit } = await demoClients(storage, databaseUrl, {
     code: codeClient,
     implicit: implicitClient,
   });
@@ -132,14 +132,17 @@ const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';
  */
 async function demoClients(
   storage: Storage,
+  databaseUrl: string,
   registrations: { code: ClientRegistration; implicit: ClientRegistration },
 ): Promise<{ code: IssuedClient; implicit: IssuedClient }> {
-  let saved: Record<string, IssuedClient> = {};
+  // Kept per database: credentials belong to the database that stores their hashes.
+  let file: Record<string, Record<string, IssuedClient>> = {};
   try {
-    saved = JSON.parse(readFileSync(CLIENT_CREDENTIALS_FILE, 'utf8')) as Record<string, IssuedClient>;
+    file = JSON.parse(readFileSync(CLIENT_CREDENTIALS_FILE, 'utf8')) as typeof file;
   } catch {
     // First start: nothing saved yet.
   }
+  const saved = (file[databaseUrl] ??= {});
   const issue = async (key: 'code' | 'implicit'): Promise<IssuedClient> => {
     const known = saved[key];
     if (known && (await storage.clients.find(known.clientId))) return known;
@@ -148,8 +151,11 @@ async function demoClients(
     return (saved[key] = await registerClient(storage, taken ? registration : registrations[key]));
   };
   const issued = { code: await issue('code'), implicit: await issue('implicit') };
-  mkdirSync(dirname(CLIENT_CREDENTIALS_FILE), { recursive: true });
-  writeFileSync(CLIENT_CREDENTIALS_FILE, `${JSON.stringify(saved, null, 2)}\n`, { mode: 0o600 });
+  // An in-memory database is gone at exit: nothing worth keeping.
+  if (databaseUrl !== 'sqlite::memory:') {
+    mkdirSync(dirname(CLIENT_CREDENTIALS_FILE), { recursive: true });
+    writeFileSync(CLIENT_CREDENTIALS_FILE, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
+  }
   return issued;
 }
 
