@@ -133,13 +133,20 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
       { origin: new URL(base).origin, sessionKey: LOGIN_SESSION_KEY },
     );
 
+  const logger = options.logger ?? consoleLogger;
+  if (options.rateLimit !== false && !storage.rateLimits) {
+    logger.warn(
+      'client authentication rate limits are counted per instance: the storage adapter has no rateLimits',
+    );
+  }
+
   return {
     options,
     storage,
     urls,
     pages: { ...defaultPages, ...options.pages },
     clock,
-    logger: options.logger ?? consoleLogger,
+    logger,
     loginStrategy,
     session,
   };

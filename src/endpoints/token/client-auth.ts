@@ -1,26 +1,59 @@
-import type { Request } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
-import { optionalParam } from '../../http/params.js';
+import { MAX_PARAM_LENGTH, optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
+import { clientAuthRateLimits } from './rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 
+/** `res.locals` of an endpoint that authenticates clients. */
+export interface ClientAuthLocals {
+  /** The request's form parameters, strictly parsed by the endpoint's first step. */
+  params: Map<string, string>;
+  /** The `client_id` presented (HTTP Basic or body), whether it authenticated or not. */
+  presentedClientId?: string;
+  /** The authenticated client. */
+  client?: ClientRecord;
+  /** Why authentication failed; thrown once the rate limit has counted it. */
+  clientAuthFailure?: OAuthError;
+}
+
 /**
- * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
- * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
- * (it has no secret) all give the same `invalid_client`.
+ * Client authentication (RFC 6749 2.3.1) as steps for any endpoint that authenticates clients:
+ * verify the credentials, let the rate limit count a failure or refuse a limited client or
+ * address with 429, then refuse a failure with 401 `invalid_client`. The form must already be
+ * in `res.locals.params`; the client is then in `res.locals.client`.
+ *
+ * @example
+ * router.post('/oauth/token', noStore, requireForm, form, readForm, ...clientAuthentication(server), grant);
  */
-export async function authenticateClient(
+export function clientAuthentication(server: AuthorizationServer): RequestHandler[] {
+  return [
+    async (req, res, next) => {
+      await identifyClient(server, req, res.locals as ClientAuthLocals);
+      next();
+    },
+    ...clientAuthRateLimits(server),
+    requireAuthenticatedClient,
+  ];
+}
+
+/**
+ * `client_secret` in the form body (the spec) or HTTP Basic, never both. An unknown client, a
+ * wrong or missing secret, a disabled client and an implicit client (it has no secret) all give
+ * the same failure; malformed credentials are `invalid_request` and are not counted.
+ */
+async function identifyClient(
   server: AuthorizationServer,
   req: Request,
-  params: Map<string, string>,
-): Promise<ClientRecord> {
+  locals: ClientAuthLocals,
+): Promise<void> {
   const basic = parseBasic(req.get('authorization'));
-  const bodyId = optionalParam(params, 'client_id');
-  const bodySecret = optionalParam(params, 'client_secret');
+  const bodyId = optionalParam(locals.params, 'client_id');
+  const bodySecret = optionalParam(locals.params, 'client_secret');
   if (basic && bodySecret !== undefined) {
     throw new OAuthError('invalid_request', 'Use one client authentication method, not both.');
   }
@@ -29,14 +62,24 @@ export async function authenticateClient(
   }
   const id = basic?.id ?? bodyId;
   const secret = basic?.secret ?? bodySecret;
-  if (id === undefined || secret === undefined) throw invalidClient(server);
-
+  locals.presentedClientId = id;
+  if (id === undefined || secret === undefined) {
+    locals.clientAuthFailure = invalidClient(server);
+    return;
+  }
   const client = await server.storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
-    throw invalidClient(server);
+    locals.clientAuthFailure = invalidClient(server);
+    return;
   }
-  return client;
+  locals.client = client;
+}
+
+function requireAuthenticatedClient(_req: Request, res: Response, next: NextFunction): void {
+  const failure = (res.locals as ClientAuthLocals).clientAuthFailure;
+  if (failure) throw failure;
+  next();
 }
 
 /** RFC 6749 5.2: 401 with a `WWW-Authenticate` challenge (Basic, the scheme RFC 6749 2.3.1 requires). */
@@ -54,11 +97,17 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon === -1) throw new OAuthError('invalid_request', 'Malformed Authorization header.');
+  let id: string;
+  let secret: string;
   try {
-    const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-    const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
-    return id && secret ? { id, secret } : undefined;
+    id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
+    secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
   } catch {
     throw new OAuthError('invalid_request', 'Malformed Authorization header.');
   }
+  // The same bound as form parameters: an id becomes a rate-limit key.
+  if (id.length > MAX_PARAM_LENGTH || secret.length > MAX_PARAM_LENGTH) {
+    throw new OAuthError('invalid_request', 'Malformed Authorization header.');
+  }
+  return id && secret ? { id, secret } : undefined;
 }
