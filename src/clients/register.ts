@@ -13,6 +13,8 @@ export interface ClientRegistration {
   scopes?: string[];
   /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
   clientId?: string;
+  /** Require PKCE (`code_challenge`, S256) on every request; code clients only. Default `false`. */
+  requirePkce?: boolean;
 }
 
 /** What the operator sends back to the applicant. The secret is shown this once only. */
@@ -41,6 +43,9 @@ export async function registerClient(
   const name = registration.applicationName.trim();
   if (!name || name.length > 200) throw new TypeError('applicationName must have 1 to 200 characters');
   const grantType = registration.grantType ?? 'authorization_code';
+  if (registration.requirePkce && grantType !== 'authorization_code') {
+    throw new TypeError('requirePkce applies to authorization_code clients only');
+  }
   const clientId = registration.clientId ?? randomUUID();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
   await storage.clients.create({
@@ -51,6 +56,7 @@ export async function registerClient(
     secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
     scopes: registration.scopes ?? [],
     disabled: false,
+    ...(registration.requirePkce ? { requirePkce: true } : {}),
     createdAt: Date.now(),
   });
   return clientSecret === undefined ? { clientId } : { clientId, clientSecret };

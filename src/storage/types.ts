@@ -28,6 +28,11 @@ export interface ClientRecord {
   scopes: string[];
   /** A disabled client can neither authorize nor authenticate at the token endpoint. */
   disabled: boolean;
+  /**
+   * Optional; absent means `false`. When `true`, every authorization request of this client must
+   * carry a PKCE `code_challenge` (RFC 7636 4.4.1), and no code issued without one is exchanged.
+   */
+  requirePkce?: boolean;
   createdAt: number;
 }
 
