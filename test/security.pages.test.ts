@@ -190,6 +190,32 @@ describe('consent: the decision is taken from server-side state', () => {
     expect(tokens.body.scope).toBe('realms');
   });
 
+  it('refuses the answer if the client was disabled while the user read the consent page', async () => {
+    t = await createTestApp();
+    const query = {
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: 'https://spa.example/app/',
+      state: 'x',
+    };
+    const consent = await authorizeWithLogin(t, query);
+    expect(consent.status).toBe(200);
+    const find = t.storage.clients.find.bind(t.storage.clients);
+    t.storage.clients.find = async (id) => {
+      const client = await find(id);
+      return client && { ...client, disabled: true };
+    };
+    let issued = 0;
+    const save = t.storage.tokens.saveAccessToken.bind(t.storage.tokens);
+    t.storage.tokens.saveAccessToken = (token) => (issued++, save(token));
+    const res = await answerConsent(t, consent.text, 'allow');
+    expect(res.status).toBe(403);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).toContain('no longer registered');
+    expect(issued).toBe(0);
+    expect(await t.storage.consents.find((await alice()).id, 'implicit-client')).toBeNull();
+  });
+
   it("refuses another session's valid form fields, and a post without the session cookie", async () => {
     t = await createTestApp();
     const attackerForm = parseForm((await authorizeWithLogin(t, codeQuery, 'mallory')).text);
