@@ -214,6 +214,42 @@ describe('client authentication: failures rate limited per address', () => {
   });
 });
 
+describe('client authentication: the address behind a proxy', () => {
+  it('says once, in the log, that X-Forwarded-For arrives while trust proxy is off', async () => {
+    const logger = recordingLogger();
+    t = await createTestApp({ logger });
+    for (let i = 0; i < 3; i++) {
+      const res = await t.agent
+        .post('/oauth/token')
+        .type('form')
+        .set('X-Forwarded-For', '203.0.113.9')
+        .send({
+          grant_type: 'authorization_code',
+          code: 'x',
+          redirect_uri: CODE_REDIRECT,
+          client_id: 'nobody',
+          client_secret: 'x',
+        });
+      expect(res.status).toBe(401);
+    }
+    expect(logger.lines).toHaveLength(1);
+    expect(logger.lines[0]!.message).toMatch(
+      /^rate limit: The 'X-Forwarded-For' header is set but the Express 'trust proxy' setting is false/,
+    );
+    // The address counted is the proxy's (the peer), not the one the header claims.
+    expect(await t.storage.rateLimits!.get('address:127.0.0.1', Date.now())).toMatchObject({ count: 3 });
+    expect(await t.storage.rateLimits!.get('address:203.0.113.9', Date.now())).toBeNull();
+  });
+
+  it('counts the forwarded address when the proxy is trusted, IPv6 per /56', async () => {
+    await start({ rateLimit: { maxFailuresPerAddress: 2, maxFailuresPerClient: 100 } });
+    expect((await wrongSecret('2001:db8:0:1::1')).status).toBe(401);
+    expect((await wrongSecret('2001:db8:0:2::2')).status).toBe(401);
+    expect((await wrongSecret('2001:db8:0:3::3')).status).toBe(429);
+    expect((await wrongSecret('2001:db8:1:1::1')).status).toBe(401);
+  });
+});
+
 describe('client authentication: rate limits across instances', () => {
   it('shares the counts of the storage adapter between instances', async () => {
     await start({ rateLimit: { maxFailuresPerClient: 3 } });
