@@ -22,10 +22,10 @@ export interface ClientAuthLocals {
 }
 
 /**
- * Client authentication (RFC 6749 2.3.1) as steps for any endpoint that authenticates clients:
- * verify the credentials, let the rate limit count a failure or refuse a limited client or
- * address with 429, then refuse a failure with 401 `invalid_client`. The form must already be
- * in `res.locals.params`; the client is then in `res.locals.client`.
+ * Client authentication as steps for any endpoint that authenticates clients: verify the
+ * credentials ({@link authenticateClient}), let the rate limit count a failure or refuse a
+ * limited client or address with 429, then refuse a failure with 401 `invalid_client`. The form
+ * must already be in `res.locals.params`; the client is then in `res.locals.client`.
  *
  * @example
  * router.post('/oauth/token', noStore, requireForm, form, readForm, ...clientAuthentication(server), grant);
@@ -33,7 +33,16 @@ export interface ClientAuthLocals {
 export function clientAuthentication(server: AuthorizationServer): RequestHandler[] {
   return [
     async (req, res, next) => {
-      await identifyClient(server, req, res.locals as ClientAuthLocals);
+      const locals = res.locals as ClientAuthLocals;
+      try {
+        locals.client = await authenticateClient(server, req, locals.params);
+      } catch (err) {
+        if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
+        locals.clientAuthFailure = err;
+      }
+      // Malformed credentials threw above; these are well formed.
+      locals.presentedClientId =
+        parseBasic(req.get('authorization'))?.id ?? optionalParam(locals.params, 'client_id');
       next();
     },
     ...clientAuthRateLimits(server),
@@ -42,18 +51,19 @@ export function clientAuthentication(server: AuthorizationServer): RequestHandle
 }
 
 /**
- * `client_secret` in the form body (the spec) or HTTP Basic, never both. An unknown client, a
- * wrong or missing secret, a disabled client and an implicit client (it has no secret) all give
- * the same failure; malformed credentials are `invalid_request` and are not counted.
+ * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
+ * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
+ * (it has no secret) all give the same `invalid_client`. Not rate limited by itself: endpoints use
+ * {@link clientAuthentication}.
  */
-async function identifyClient(
+export async function authenticateClient(
   server: AuthorizationServer,
   req: Request,
-  locals: ClientAuthLocals,
-): Promise<void> {
+  params: Map<string, string>,
+): Promise<ClientRecord> {
   const basic = parseBasic(req.get('authorization'));
-  const bodyId = optionalParam(locals.params, 'client_id');
-  const bodySecret = optionalParam(locals.params, 'client_secret');
+  const bodyId = optionalParam(params, 'client_id');
+  const bodySecret = optionalParam(params, 'client_secret');
   if (basic && bodySecret !== undefined) {
     throw new OAuthError('invalid_request', 'Use one client authentication method, not both.');
   }
@@ -62,18 +72,14 @@ async function identifyClient(
   }
   const id = basic?.id ?? bodyId;
   const secret = basic?.secret ?? bodySecret;
-  locals.presentedClientId = id;
-  if (id === undefined || secret === undefined) {
-    locals.clientAuthFailure = invalidClient(server);
-    return;
-  }
+  if (id === undefined || secret === undefined) throw invalidClient(server);
+
   const client = await server.storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
-    locals.clientAuthFailure = invalidClient(server);
-    return;
+    throw invalidClient(server);
   }
-  locals.client = client;
+  return client;
 }
 
 function requireAuthenticatedClient(_req: Request, res: Response, next: NextFunction): void {
