@@ -219,17 +219,13 @@ describe('client authentication: the address behind a proxy', () => {
     const logger = recordingLogger();
     t = await createTestApp({ logger });
     for (let i = 0; i < 3; i++) {
-      const res = await t.agent
-        .post('/oauth/token')
-        .type('form')
-        .set('X-Forwarded-For', '203.0.113.9')
-        .send({
-          grant_type: 'authorization_code',
-          code: 'x',
-          redirect_uri: CODE_REDIRECT,
-          client_id: 'nobody',
-          client_secret: 'x',
-        });
+      const res = await t.agent.post('/oauth/token').type('form').set('X-Forwarded-For', '203.0.113.9').send({
+        grant_type: 'authorization_code',
+        code: 'x',
+        redirect_uri: CODE_REDIRECT,
+        client_id: 'nobody',
+        client_secret: 'x',
+      });
       expect(res.status).toBe(401);
     }
     expect(logger.lines).toHaveLength(1);
