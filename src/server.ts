@@ -148,6 +148,13 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
       { origin: new URL(base).origin, sessionKey: LOGIN_SESSION_KEY },
     );
 
+  const logger = options.logger ?? consoleLogger;
+  if (options.rateLimit !== false && !storage.rateLimits) {
+    logger.warn(
+      'client authentication rate limits are counted per instance: the storage adapter has no rateLimits',
+    );
+  }
+
   const server: AuthorizationServer = {
     options,
     storage,
@@ -155,7 +162,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     urls,
     pages: { ...defaultPages, ...options.pages },
     clock,
-    logger: options.logger ?? consoleLogger,
+    logger,
     loginStrategy,
     session,
   };

@@ -30,6 +30,12 @@ describe('redirect URI rule: documented examples', () => {
     ['https://app.example/cb', 'https://app.example/cb/./x', false],
     ['https://app.example/cb', 'https://app.example/cb/x/../../admin', false],
     ['https://app.example/cb', 'javascript:alert(1)//https://app.example/cb', false],
+    ['https://app.example/cb', 'https://app.example/cb/%0d%0aSet-Cookie:x', false],
+    ['https://app.example/cb', 'https://app.example/cb/%09x', false],
+    ['https://app.example/cb', 'https://app.example/cb/%7F', false],
+    ['https://app.example/cb', 'https://app.example/cb/%20x', true],
+    ['https://app.example/', 'https://app.example//evil.example', false],
+    ['https://app.example/cb', 'https://app.example/cb//x', false],
     ['http://127.0.0.1:8080/cb', 'http://127.0.0.1:8080/cb?code=1&x=2', true],
   ])('%s accepts %s: %s', (registered, requested, expected) => {
     expect(redirectUriMatches(registered, requested)).toBe(expected);
@@ -47,6 +53,15 @@ describe('redirect URI rule: registration', () => {
     ['https://app.example/cb?x=1', 'must not contain a query'],
     ['https://app.example/cb#x', 'must not contain a fragment'],
     ['/relative', 'is not an absolute URL'],
+    [
+      'https://app.example/cb%0a',
+      'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @',
+    ],
+    ['data:text/html,x', 'must use http or https'],
+    [
+      'https://app.example//cb',
+      'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @',
+    ],
   ])('%s: %s', (uri, problem) => {
     expect(registeredRedirectUriProblem(uri)).toBe(problem);
   });
@@ -140,7 +155,7 @@ describe('redirect URI rule: properties', () => {
               url.pathname.startsWith(basePath.endsWith('/') ? basePath : `${basePath}/`) ||
               (url.pathname === basePath && url.search !== '');
             expect(underPath).toBe(true);
-            expect(url.pathname).not.toMatch(/%2e|%2f|%5c|\/\.\.?(\/|$)/i);
+            expect(url.pathname).not.toMatch(/%2e|%2f|%5c|%[01][0-9a-f]|\/\/|\/\.\.?(\/|$)/i);
           }
         },
       ),

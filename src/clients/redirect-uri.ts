@@ -4,7 +4,8 @@
  * satisfies both: the registered URI must be a byte-exact prefix of the requested one, and the
  * requested URI either equals it or continues it at a path or query boundary, on the same scheme,
  * host and port. Anything that could make the continuation mean something else (dot segments,
- * encoded slashes or dots, userinfo, backslashes, fragments, whitespace) is refused.
+ * encoded slashes or dots, empty segments, userinfo, backslashes, fragments, whitespace, control
+ * characters) is refused.
  *
  * | registered                  | requested                            | accepted |
  * |-----------------------------|--------------------------------------|----------|
@@ -25,7 +26,8 @@
 export const MAX_REDIRECT_URI_LENGTH = 2048;
 
 const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
-const FORBIDDEN_IN_PATH = /[#\\@]|%2e|%2f|%5c|%00/i;
+/** Also percent-encoded control characters: nothing a path under the registered one needs. */
+const FORBIDDEN_IN_PATH = /[#\\@]|%2e|%2f|%5c|%[01][0-9a-f]|%7f/i;
 
 /**
  * A `.` or `..` path segment. Checked directly rather than trusting the URL parser to have
@@ -33,6 +35,14 @@ const FORBIDDEN_IN_PATH = /[#\\@]|%2e|%2f|%5c|%00/i;
  */
 function hasDotSegment(path: string): boolean {
   return path.split('/').some((segment) => segment === '.' || segment === '..');
+}
+
+/**
+ * An empty path segment (`//`): a path `//evil.example` on the client's own origin becomes a
+ * protocol-relative URL to another host if the client ever redirects to its own path.
+ */
+function hasEmptySegment(path: string): boolean {
+  return path.includes('//');
 }
 
 /**
@@ -53,8 +63,8 @@ export function registeredRedirectUriProblem(uri: string): string | null {
   if (url.search || uri.includes('?')) return 'must not contain a query';
   if (url.hash || uri.includes('#')) return 'must not contain a fragment';
   if (url.href !== uri) return `must be written in canonical form (${url.href})`;
-  if (FORBIDDEN_IN_PATH.test(url.pathname) || hasDotSegment(url.pathname)) {
-    return 'must not contain dot segments, encoded dots or slashes, or @';
+  if (FORBIDDEN_IN_PATH.test(url.pathname) || hasDotSegment(url.pathname) || hasEmptySegment(url.pathname)) {
+    return 'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @';
   }
   return null;
 }
@@ -82,6 +92,10 @@ export function redirectUriMatches(registered: string, requested: string): boole
   // Canonical form rules out dot segments in every spelling and any other rewriting the parser
   // would do; the origin check is a second line of defence should the prefix ever be a bare host.
   return (
-    url.href === requested && url.origin === new URL(registered).origin && !url.username && !url.password
+    url.href === requested &&
+    url.origin === new URL(registered).origin &&
+    !url.username &&
+    !url.password &&
+    !hasEmptySegment(url.pathname)
   );
 }

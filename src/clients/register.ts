@@ -18,6 +18,8 @@ export interface ClientRegistration {
   contacts?: string[];
   /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
   clientId?: string;
+  /** Require PKCE (`code_challenge`, S256) on every request; code clients only. Default `false`. */
+  requirePkce?: boolean;
 }
 
 /** What the operator sends back to the applicant. The secret is shown this once only. */
@@ -51,6 +53,9 @@ export async function registerClient(
   if (unknownDefault !== undefined) {
     throw new TypeError(`defaultScopes: ${unknownDefault} is not one of the client's scopes`);
   }
+  if (registration.requirePkce && grantType !== 'authorization_code') {
+    throw new TypeError('requirePkce applies to authorization_code clients only');
+  }
   const clientId = registration.clientId ?? randomUUID();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
   await storage.clients.create({
@@ -63,6 +68,7 @@ export async function registerClient(
     defaultScopes: registration.defaultScopes ?? null,
     contacts: registration.contacts ?? [],
     disabled: false,
+    ...(registration.requirePkce ? { requirePkce: true } : {}),
     createdAt: Date.now(),
   });
   return clientSecret === undefined ? { clientId } : { clientId, clientSecret };

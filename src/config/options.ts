@@ -94,6 +94,26 @@ export const optionsSchema = z.object({
   }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),
+  /**
+   * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per
+   * address (`req.ip`, so the host's `trust proxy` setting applies), in fixed windows. Successes
+   * are never counted. `false` turns the limit off; `false` for one count turns that count off.
+   */
+  rateLimit: z
+    .union([
+      z.literal(false),
+      z.object({
+        windowMs: z
+          .number()
+          .int()
+          .min(1000)
+          .max(24 * 3600 * 1000)
+          .default(15 * 60 * 1000),
+        maxFailuresPerClient: z.union([z.number().int().min(1), z.literal(false)]).default(10),
+        maxFailuresPerAddress: z.union([z.number().int().min(1), z.literal(false)]).default(50),
+      }),
+    ])
+    .prefault({}),
   /** Require `state` on implicit requests (RFC 9700 2.1): on by default. */
   requireStateForImplicit: z.boolean().default(true),
   pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),

@@ -7,7 +7,7 @@ import { noStore } from '../http/headers.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import type { ClientRecord } from '../storage/types.js';
-import { authenticateClient } from './token/client-auth.js';
+import { clientAuthentication } from './token/client-auth.js';
 
 /** `res.locals` of a client-authenticated endpoint, once its steps have run. */
 export interface ClientEndpointLocals {
@@ -43,7 +43,8 @@ export function clientAuthenticatedEndpoint(
     requireForm,
     formParser('8kb', 10),
     readForm,
-    authenticate(server, endpoint),
+    // The token endpoint's steps, rate limit of failures included.
+    ...clientAuthentication(server, endpoint),
     (req, res) => handle(server, res.locals as ClientEndpointLocals, req, res),
   );
   router.all(path, noStore, (_req, res) => {
@@ -57,14 +58,6 @@ export function clientAuthenticatedEndpoint(
 function readForm(req: Request, res: Response, next: NextFunction): void {
   (res.locals as ClientEndpointLocals).params = formParams(req.body);
   next();
-}
-
-function authenticate(server: AuthorizationServer, endpoint: Endpoint) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
-    const locals = res.locals as ClientEndpointLocals;
-    locals.client = await authenticateClient(server, req, locals.params, endpoint);
-    next();
-  };
 }
 
 /** RFC 6749 5.2 JSON errors, as at the token endpoint; internals are logged, never sent. */

@@ -48,10 +48,10 @@ export interface OAuthErrorOptions {
   /** Extra response headers, e.g. `Retry-After`. */
   headers?: Record<string, string>;
   /**
-   * Transport-level status that overrides the table (413 for an oversized body); OAuth-level
-   * outcomes always take the table's status.
+   * Transport-level status that overrides the table (413 for an oversized body, 429 when rate
+   * limited); OAuth-level outcomes always take the table's status.
    */
-  httpStatus?: 413;
+  httpStatus?: 413 | 429;
 }
 
 /**

@@ -12,9 +12,20 @@ export interface ParsedParams {
 }
 
 /**
+ * The parameter an array or object spelling (`a[]`, `a[b]`) stands for, or `undefined` for a plain
+ * name. Other parsers (qs, PHP, Rails) read `a[]=` as `a`; here it counts as a repetition of `a`,
+ * so it is refused rather than silently ignored or read as the value.
+ */
+function bracketBase(name: string): string | undefined {
+  const bracket = name.indexOf('[');
+  return bracket === -1 ? undefined : name.slice(0, bracket);
+}
+
+/**
  * Parses a query string strictly: every parameter must occur at most once (RFC 6749 3.1:
  * "Request and response parameters MUST NOT be included more than once"), and sizes are bounded.
- * Works on the raw string so no query parser can turn `a[b]=` or repeats into objects or arrays.
+ * Works on the raw string so no query parser can turn `a[b]=` or repeats into objects or arrays;
+ * `a[]` or `a[b]` marks `a` as repeated.
  */
 export function parseQueryString(raw: string): ParsedParams {
   const values = new Map<string, string>();
@@ -24,7 +35,11 @@ export function parseQueryString(raw: string): ParsedParams {
   for (const [name, value] of search) {
     if (++count > MAX_PARAM_COUNT)
       throw new OAuthError('invalid_request', 'Too many parameters.', { redirectable: false });
-    if (values.has(name) || repeated.has(name)) {
+    const base = bracketBase(name);
+    if (base !== undefined) {
+      values.delete(base);
+      repeated.add(base);
+    } else if (values.has(name) || repeated.has(name)) {
       values.delete(name);
       repeated.add(name);
     } else {
@@ -42,14 +57,16 @@ export function rawQuery(originalUrl: string): string {
 
 /**
  * Reads a form body parsed by `express.urlencoded({ extended: false })` strictly: a repeated
- * parameter arrives as an array and is refused, as is any value over the length limit.
+ * parameter arrives as an array and is refused, as is array or object syntax (`a[]`, `a[b]`).
+ * Value lengths are checked when a value is read ({@link optionalParam}).
  */
 export function formParams(body: unknown): Map<string, string> {
   const values = new Map<string, string>();
   if (typeof body !== 'object' || body === null) return values;
   for (const [name, value] of Object.entries(body)) {
-    if (typeof value !== 'string') {
-      throw new OAuthError('invalid_request', `The parameter ${safeName(name)} must be given once.`);
+    const base = bracketBase(name);
+    if (typeof value !== 'string' || base !== undefined) {
+      throw new OAuthError('invalid_request', `The parameter ${safeName(base ?? name)} must be given once.`);
     }
     values.set(name, value);
   }
@@ -75,7 +92,10 @@ export function requiredParam(values: Map<string, string>, name: string): string
   return value;
 }
 
-/** A parameter name fit for an error description: printable and short. */
-function safeName(name: string): string {
+/**
+ * A parameter name fit for an error description: short, and within the characters RFC 6749
+ * 4.1.2.1 allows in `error_description`.
+ */
+export function safeName(name: string): string {
   return /^[\w.\-[\]]{1,40}$/.test(name) ? name : '(unnamed)';
 }

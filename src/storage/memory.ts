@@ -3,6 +3,7 @@ import type {
   AuthorizationCodeRecord,
   ClientRecord,
   ConsentRecord,
+  RateLimitCounter,
   RefreshTokenRecord,
   Storage,
   UserRecord,
@@ -28,6 +29,7 @@ export function memoryStorage(): Storage {
   const refreshTokens = new Map<string, RefreshTokenRecord>();
   const nonces = new Map<string, number>();
   const sessions = new Map<string, { json: string; expiresAt: number }>();
+  const rateLimits = new Map<string, RateLimitCounter>();
   /** Revoked grant id → when it was revoked; tokens saved under it later are refused. */
   const revokedGrants = new Map<string, number>();
 
@@ -205,6 +207,25 @@ export function memoryStorage(): Storage {
         sessions.delete(sid);
       },
     },
+    rateLimits: {
+      async increment(key, windowMs, now) {
+        const counter = rateLimits.get(key);
+        if (!counter || counter.resetAt <= now) {
+          const fresh = { count: 1, resetAt: now + windowMs };
+          rateLimits.set(key, fresh);
+          return { ...fresh };
+        }
+        counter.count += 1;
+        return { ...counter };
+      },
+      async get(key, now) {
+        const counter = rateLimits.get(key);
+        return counter && counter.resetAt > now ? { ...counter } : null;
+      },
+      async reset(key) {
+        rateLimits.delete(key);
+      },
+    },
     async prune(now, options = {}) {
       const retention = options.revokedGrantRetentionMs ?? 86_400_000;
       const removeWhere = <V>(map: Map<string, V>, expired: (value: V) => boolean) => {
@@ -227,6 +248,7 @@ export function memoryStorage(): Storage {
         nonces: removeWhere(nonces, (expiresAt) => expiresAt <= now),
         sessions: removeWhere(sessions, (entry) => entry.expiresAt <= now),
         revokedGrants: removeWhere(revokedGrants, (revokedAt) => revokedAt <= now - retention),
+        rateLimits: removeWhere(rateLimits, (counter) => counter.resetAt <= now),
       };
     },
   };

@@ -38,6 +38,11 @@ export interface ClientRecord {
    * tokens are not found while it stays disabled (they work again if it is enabled).
    */
   disabled: boolean;
+  /**
+   * Optional; absent means `false`. When `true`, every authorization request of this client must
+   * carry a PKCE `code_challenge` (RFC 7636 4.4.1), and no code issued without one is exchanged.
+   */
+  requirePkce?: boolean;
   createdAt: number;
 }
 
@@ -235,6 +240,36 @@ export interface SessionStore {
   destroy(sid: string): Promise<void>;
 }
 
+/** A failure counter of one key in its current window. */
+export interface RateLimitCounter {
+  /** Failures counted in the window, the current one included. */
+  count: number;
+  /** When the window ends and the count starts again from zero (epoch milliseconds). */
+  resetAt: number;
+}
+
+/**
+ * Failure counters of the client authentication rate limit (per client and per address), in
+ * fixed windows. Shared by every app instance that shares the storage, so a limit holds across
+ * the deployment. Keys are short strings chosen by the library (`client:<client_id>`,
+ * `address:<ip>`).
+ */
+export interface RateLimitStore {
+  /**
+   * Required. Atomically adds one to the counter of `key` and resolves it. If there is no counter
+   * or its window has ended (`resetAt <= now`), a new one starts with `count: 1` and
+   * `resetAt: now + windowMs`. However many callers race, each sees a distinct count. In SQL, one
+   * upsert: `INSERT ... VALUES (key, 1, now + windowMs) ON CONFLICT (key) DO UPDATE SET count =
+   * CASE WHEN reset_at <= now THEN 1 ELSE count + 1 END, reset_at = CASE WHEN reset_at <= now
+   * THEN now + windowMs ELSE reset_at END RETURNING count, reset_at`.
+   */
+  increment(key: string, windowMs: number, now: number): Promise<RateLimitCounter>;
+  /** Required. The counter of `key` unless absent or its window has ended at `now`, else `null`. */
+  get(key: string, now: number): Promise<RateLimitCounter | null>;
+  /** Required. Deletes the counter of `key` (an operator lifting a limit early). */
+  reset(key: string): Promise<void>;
+}
+
 /** Rows removed by one {@link Storage.prune} call, per kind. */
 export interface PruneResult {
   codes: number;
@@ -243,6 +278,8 @@ export interface PruneResult {
   nonces: number;
   sessions: number;
   revokedGrants: number;
+  /** Rate-limit counters whose window has ended; absent when the adapter has no `rateLimits`. */
+  rateLimits?: number;
 }
 
 export interface PruneOptions {
@@ -263,10 +300,15 @@ export interface Storage {
   /** Optional: without it, pass an express-session store in `session.store`. */
   sessions?: SessionStore;
   /**
+   * Optional: without it, client authentication failures are counted in each instance's memory,
+   * so several instances each allow the full limit.
+   */
+  rateLimits?: RateLimitStore;
+  /**
    * Optional. Deletes rows no longer needed at `now`: expired codes (kept until they expire, so a
    * replay within their lifetime still revokes the grant), expired access and refresh tokens,
-   * tokens of revoked grants, expired nonces and sessions, and revoked-grant markers older than the
-   * retention. Safe to run from several instances at once.
+   * tokens of revoked grants, expired nonces and sessions, rate-limit counters whose window has
+   * ended, and revoked-grant markers older than the retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
 }

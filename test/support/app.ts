@@ -101,6 +101,18 @@ export async function createTestApp(
   };
 }
 
+/** A logger that keeps every line, for tests that check what is (and is not) logged. */
+export function recordingLogger() {
+  const lines: { level: 'warn' | 'error'; message: string; details?: Record<string, unknown> }[] = [];
+  return {
+    lines,
+    warn: (message: string, details?: Record<string, unknown>) =>
+      void lines.push({ level: 'warn', message, details }),
+    error: (message: string, details?: Record<string, unknown>) =>
+      void lines.push({ level: 'error', message, details }),
+  };
+}
+
 /** Asserts an RFC 6749 5.2 JSON error. */
 export function expectOAuthError(
   res: { status: number; body: unknown },

@@ -121,3 +121,31 @@ export function exchangeCode(t: TestApp, code: string, extra: Record<string, str
       ...extra,
     });
 }
+
+/** An HTTP Basic header as RFC 6749 2.3.1 builds it: id and secret form-encoded, then joined. */
+export function basicAuth(id: string, secret: string): string {
+  return `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
+}
+
+/** Runs the code flow and exchanges the code: resolves the token response. */
+export async function obtainTokens(t: TestApp, extra: Record<string, string> = {}) {
+  const { code } = await obtainCode(t, extra);
+  const res = await exchangeCode(t, code);
+  expect(res.status).toBe(200);
+  return res.body as { access_token: string; refresh_token: string; scope?: string };
+}
+
+/** A refresh at the token endpoint with the code client's secret in the body. */
+export function refreshWith(t: TestApp, refreshToken: string, extra: Record<string, string> = {}) {
+  return t.agent
+    .post('/oauth/token')
+    .type('form')
+    .send({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: t.codeClient.clientId,
+      client_secret: t.codeClient.clientSecret,
+      redirect_uri: 'https://client.example/cb',
+      ...extra,
+    });
+}

@@ -22,12 +22,7 @@ export async function consentOrComplete(
   pending: PendingAuthorization,
   known?: ClientRecord,
 ): Promise<void> {
-  const client = known ?? (await server.storage.clients.find(pending.clientId));
-  if (!client || client.disabled) {
-    throw new OAuthError('access_denied', 'The client application is no longer registered.', {
-      redirectable: false,
-    });
-  }
+  const client = known ?? (await activeClient(server, pending.clientId));
   const consent = await server.storage.consents.find(user.id, client.clientId);
   if (consent && scopesCover(consent.scopes, pending.scopes)) {
     return complete(server, req, res, user, pending);
@@ -43,6 +38,20 @@ export async function consentOrComplete(
       fields: { transaction: pending.id, csrf: state.csrf },
     }),
   );
+}
+
+/**
+ * The client of a pending request, read again: it may have been disabled while the user was
+ * logging in or reading the consent page.
+ */
+export async function activeClient(server: AuthorizationServer, clientId: string): Promise<ClientRecord> {
+  const client = await server.storage.clients.find(clientId);
+  if (!client || client.disabled) {
+    throw new OAuthError('access_denied', 'The client application is no longer registered.', {
+      redirectable: false,
+    });
+  }
+  return client;
 }
 
 /** Issues the code or token of the pending request and sends the browser back to the client. */

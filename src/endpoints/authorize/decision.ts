@@ -5,7 +5,7 @@ import { emit, eventContext } from '../../events/emit.js';
 import { formParams } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clearPending, sessionState } from '../../session/state.js';
-import { complete } from './complete.js';
+import { activeClient, complete } from './complete.js';
 import { redirectError, targetOf, type AuthorizeLocals } from './redirect.js';
 
 /**
@@ -50,6 +50,7 @@ export async function decide(
   }
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  await activeClient(server, pending.clientId);
   await server.storage.consents.grant(user.id, pending.clientId, pending.scopes, server.clock());
   emit(server, {
     type: 'consent.given',

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { randomUUID } from 'node:crypto';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { optionalParam, parseQueryString, rawQuery, type ParsedParams } from '../../http/params.js';
+import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import { findProvider, type AuthorizationServer, type ConfiguredProvider } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
@@ -43,7 +43,7 @@ export async function parseAuthorizationRequest(
 
   const [repeated] = params.repeated;
   if (repeated !== undefined) {
-    throw new OAuthError('invalid_request', `The parameter ${repeated.slice(0, 40)} must be given once.`);
+    throw new OAuthError('invalid_request', `The parameter ${safeName(repeated)} must be given once.`);
   }
   const responseType = optionalParam(params.values, 'response_type');
   if (responseType === undefined)
@@ -68,7 +68,7 @@ export async function parseAuthorizationRequest(
     'The client may not request some of these scopes.',
     client.defaultScopes ?? client.scopes,
   );
-  const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType);
+  const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');
   const provider = opIdentifier === undefined ? undefined : findProvider(server, opIdentifier);
@@ -119,12 +119,15 @@ function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string
   return redirectUri;
 }
 
-function parsePkce(params: ParsedParams, responseType: 'code' | 'token') {
+function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client: ClientRecord) {
   const codeChallenge = optionalParam(params.values, 'code_challenge') ?? null;
   const method = optionalParam(params.values, 'code_challenge_method');
   if (codeChallenge === null) {
     if (method !== undefined)
       throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
+    // RFC 7636 4.4.1: the very error and description a client that requires PKCE expects.
+    if (responseType === 'code' && client.requirePkce)
+      throw new OAuthError('invalid_request', 'code challenge required');
     return { codeChallenge, codeChallengeMethod: null };
   }
   if (responseType !== 'code')

@@ -1,20 +1,66 @@
-import type { Request } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
-import { optionalParam } from '../../http/params.js';
+import { MAX_PARAM_LENGTH, optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
+import { clientAuthRateLimits } from './rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
+
+/** `res.locals` of an endpoint that authenticates clients. */
+export interface ClientAuthLocals {
+  /** The request's form parameters, strictly parsed by the endpoint's first step. */
+  params: Map<string, string>;
+  /** The `client_id` presented (HTTP Basic or body), whether it authenticated or not. */
+  presentedClientId?: string;
+  /** The authenticated client. */
+  client?: ClientRecord;
+  /** Why authentication failed; thrown once the rate limit has counted it. */
+  clientAuthFailure?: OAuthError;
+}
+
+/**
+ * Client authentication as steps for any endpoint that authenticates clients: verify the
+ * credentials ({@link authenticateClient}), let the rate limit count a failure or refuse a
+ * limited client or address with 429, then refuse a failure with 401 `invalid_client`. The form
+ * must already be in `res.locals.params`; the client is then in `res.locals.client`.
+ *
+ * @example
+ * router.post('/oauth/token', noStore, requireForm, form, readForm, ...clientAuthentication(server), grant);
+ */
+export function clientAuthentication(
+  server: AuthorizationServer,
+  endpoint: ClientAuthenticationFailedEvent['endpoint'] = 'token',
+): RequestHandler[] {
+  return [
+    async (req, res, next) => {
+      const locals = res.locals as ClientAuthLocals;
+      try {
+        locals.client = await authenticateClient(server, req, locals.params, endpoint);
+      } catch (err) {
+        if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
+        locals.clientAuthFailure = err;
+      }
+      // Malformed credentials threw above; these are well formed.
+      locals.presentedClientId =
+        parseBasic(req.get('authorization'))?.id ?? optionalParam(locals.params, 'client_id');
+      next();
+    },
+    ...clientAuthRateLimits(server),
+    requireAuthenticatedClient,
+  ];
+}
 
 /**
  * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
  * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
  * (it has no secret) all give the same `invalid_client`, reported as a
- * `client.authentication_failed` event of `endpoint`.
+ * `client.authentication_failed` event of `endpoint`. Not rate limited by itself: endpoints use
+ * {@link clientAuthentication}.
  */
 export async function authenticateClient(
   server: AuthorizationServer,
@@ -48,6 +94,12 @@ export async function authenticateClient(
   return client;
 }
 
+function requireAuthenticatedClient(_req: Request, res: Response, next: NextFunction): void {
+  const failure = (res.locals as ClientAuthLocals).clientAuthFailure;
+  if (failure) throw failure;
+  next();
+}
+
 /** RFC 6749 5.2: 401 with a `WWW-Authenticate` challenge (Basic, the scheme RFC 6749 2.3.1 requires). */
 function invalidClient(server: AuthorizationServer): OAuthError {
   return new OAuthError('invalid_client', 'Client authentication failed.', {
@@ -63,11 +115,17 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
   const decoded = Buffer.from(match[1]!, 'base64').toString('utf8');
   const colon = decoded.indexOf(':');
   if (colon === -1) throw new OAuthError('invalid_request', 'Malformed Authorization header.');
+  let id: string;
+  let secret: string;
   try {
-    const id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-    const secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
-    return id && secret ? { id, secret } : undefined;
+    id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
+    secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
   } catch {
     throw new OAuthError('invalid_request', 'Malformed Authorization header.');
   }
+  // The same bound as form parameters: an id becomes a rate-limit key.
+  if (id.length > MAX_PARAM_LENGTH || secret.length > MAX_PARAM_LENGTH) {
+    throw new OAuthError('invalid_request', 'Malformed Authorization header.');
+  }
+  return id && secret ? { id, secret } : undefined;
 }

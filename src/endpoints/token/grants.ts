@@ -67,7 +67,10 @@ const authorizationCode: GrantHandler = async (server, client, params, context =
     const computed = createHash('sha256').update(verifier).digest('base64url');
     if (computed !== record.codeChallenge) throw invalidGrant('code_verifier does not match.');
   } else if (verifier !== undefined) {
+    // RFC 9700 4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
     throw invalidGrant('This code was issued without a code_challenge.');
+  } else if (client.requirePkce) {
+    throw invalidGrant('This client must use PKCE.');
   }
   const subject = {
     clientId: client.clientId,

@@ -1,16 +1,27 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, {
+  Router,
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type Response,
+} from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
 import { noStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
-import { authenticateClient } from './client-auth.js';
-import { grants } from './grants.js';
+import { clientAuthentication, type ClientAuthLocals } from './client-auth.js';
+import { grants, type GrantHandler } from './grants.js';
+
+interface TokenLocals extends ClientAuthLocals {
+  grant: GrantHandler;
+}
 
 /**
  * The token endpoint (RFC 6749 3.2): `POST /oauth/token` with an
  * `application/x-www-form-urlencoded` body, for the `authorization_code` and `refresh_token`
- * grants. Mount it at the path of `baseUrl`.
+ * grants. Mount it at the path of `baseUrl`. Failed client authentications are rate limited
+ * (`rateLimit`).
  *
  * @example
  * app.use(tokenRouter(server));
@@ -20,7 +31,15 @@ import { grants } from './grants.js';
 export function tokenRouter(server: AuthorizationServer): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  router.post('/oauth/token', noStore, requireForm, form, (req, res) => exchange(server, req, res));
+  router.post(
+    '/oauth/token',
+    noStore,
+    requireForm,
+    form,
+    readTokenRequest,
+    ...clientAuthentication(server),
+    (_req, res) => exchange(server, _req, res),
+  );
   router.all('/oauth/token', noStore, (_req, res) => {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'The token endpoint accepts POST only.');
@@ -40,14 +59,21 @@ function requireForm(req: Request, _res: Response, next: (err?: unknown) => void
   next();
 }
 
-async function exchange(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  const params = formParams(req.body);
-  const grantType = requiredParam(params, 'grant_type');
+/** The parameters, strictly, and the grant they ask for; checked before the client is. */
+function readTokenRequest(req: Request, res: Response, next: NextFunction): void {
+  const locals = res.locals as TokenLocals;
+  locals.params = formParams(req.body);
+  const grantType = requiredParam(locals.params, 'grant_type');
   const grant = Object.hasOwn(grants, grantType) ? grants[grantType] : undefined;
   if (!grant)
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
-  const client = await authenticateClient(server, req, params);
-  res.status(200).json(await grant(server, client, params, eventContext(req)));
+  locals.grant = grant;
+  next();
+}
+
+async function exchange(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
+  const { grant, client, params } = res.locals as TokenLocals;
+  res.status(200).json(await grant(server, client!, params, eventContext(req)));
 }
 
 /** RFC 6749 5.2 JSON errors; internals are logged, never sent. */

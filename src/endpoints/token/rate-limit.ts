@@ -1,0 +1,146 @@
+import type { Request, RequestHandler, Response } from 'express';
+import {
+  ipKeyGenerator,
+  MemoryStore,
+  rateLimit,
+  type ClientRateLimitInfo,
+  type Options,
+  type Store,
+} from 'express-rate-limit';
+import { OAuthError } from '../../errors/oauth-error.js';
+import type { AuthorizationServer } from '../../server.js';
+import type { RateLimitCounter, RateLimitStore } from '../../storage/types.js';
+import type { ClientAuthLocals } from './client-auth.js';
+
+/** IPv6 addresses are counted per /56, express-rate-limit's default: one site's usual allocation. */
+const IPV6_SUBNET = 56;
+
+/** A store the limiter can also read without counting. */
+type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | undefined> };
+
+/**
+ * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
+ * `client_id`, each answering 429 with `Retry-After` once over its limit. They run after the
+ * credentials were checked, so a success skips them and is never counted (not even while it is
+ * in flight, which would refuse a busy client's concurrent requests); but once a key is over its
+ * limit every request with it is refused, the right secret included, so the limit cannot be used
+ * to tell a right guess from a wrong one. Unknown clients are counted like known ones.
+ */
+export function clientAuthRateLimits(server: AuthorizationServer): RequestHandler[] {
+  const settings = server.options.rateLimit;
+  if (settings === false) return [];
+  const limiters: RequestHandler[] = [];
+  if (settings.maxFailuresPerAddress !== false) {
+    limiters.push(
+      limiter(server, 'address', settings.maxFailuresPerAddress, settings.windowMs, (req) =>
+        req.ip === undefined ? undefined : ipKeyGenerator(req.ip, IPV6_SUBNET),
+      ),
+    );
+  }
+  if (settings.maxFailuresPerClient !== false) {
+    limiters.push(
+      limiter(
+        server,
+        'client',
+        settings.maxFailuresPerClient,
+        settings.windowMs,
+        (_req, res) => (res.locals as ClientAuthLocals).presentedClientId,
+      ),
+    );
+  }
+  return limiters;
+}
+
+function limiter(
+  server: AuthorizationServer,
+  kind: 'address' | 'client',
+  limit: number,
+  windowMs: number,
+  keyOf: (req: Request, res: Response) => string | undefined,
+): RequestHandler {
+  const counters = server.storage.rateLimits;
+  const store: ReadableStore = counters
+    ? new StorageRateLimitStore(counters, server.clock, `${kind}:`)
+    : new MemoryStore();
+  const now = counters ? server.clock : Date.now;
+  return rateLimit({
+    windowMs,
+    limit,
+    store,
+    // The address key is express-rate-limit's own (with its checks of the `trust proxy` setting);
+    // `keyOf` computes the same key for the read in `skip`.
+    ...(kind === 'address'
+      ? { ipv6Subnet: IPV6_SUBNET }
+      : { keyGenerator: (req: Request, res: Response) => keyOf(req, res)! }),
+    async skip(req, res) {
+      const key = keyOf(req, res);
+      if (key === undefined) return true;
+      if ((res.locals as ClientAuthLocals).clientAuthFailure) return false;
+      const counted = await store.get(key);
+      return !counted || counted.totalHits < limit;
+    },
+    // Only Retry-After: the remaining count is nobody's business.
+    legacyHeaders: false,
+    standardHeaders: false,
+    // Namespaced so a host's own express-rate-limit keeps its `req.rateLimit`.
+    requestPropertyName: 'openidOAuthBridgeRateLimit',
+    handler(req) {
+      const resetTime = (req as Request & { openidOAuthBridgeRateLimit?: ClientRateLimitInfo })
+        .openidOAuthBridgeRateLimit?.resetTime;
+      const seconds = resetTime ? Math.ceil((resetTime.getTime() - now()) / 1000) : windowMs / 1000;
+      throw new OAuthError(
+        'temporarily_unavailable',
+        'Too many failed client authentications. Try again later.',
+        { httpStatus: 429, headers: { 'Retry-After': String(Math.max(1, seconds)) } },
+      );
+    },
+    logger: {
+      warn: (error, message) => server.logger.warn(`rate limit: ${message ?? describe(error)}`, { error }),
+      error: (error, message) => server.logger.error(`rate limit: ${message ?? describe(error)}`, { error }),
+    },
+  });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * An express-rate-limit store over the storage adapter's `rateLimits`, so that every instance
+ * sharing the storage shares the counts.
+ */
+class StorageRateLimitStore implements ReadableStore {
+  /** Counts are shared with other instances (express-rate-limit's double-count check reads this). */
+  readonly localKeys = false;
+  #windowMs = 60_000;
+
+  constructor(
+    private readonly counters: RateLimitStore,
+    private readonly clock: () => number,
+    readonly prefix: string,
+  ) {}
+
+  init(options: Options): void {
+    this.#windowMs = options.windowMs;
+  }
+
+  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
+    const counter = await this.counters.get(this.prefix + key, this.clock());
+    return counter ? info(counter) : undefined;
+  }
+
+  async increment(key: string): Promise<ClientRateLimitInfo> {
+    return info(await this.counters.increment(this.prefix + key, this.#windowMs, this.clock()));
+  }
+
+  /** Never called: these limiters count failures only and never take a count back. */
+  async decrement(): Promise<void> {}
+
+  async resetKey(key: string): Promise<void> {
+    await this.counters.reset(this.prefix + key);
+  }
+}
+
+function info(counter: RateLimitCounter): ClientRateLimitInfo {
+  return { totalHits: counter.count, resetTime: new Date(counter.resetAt) };
+}
