@@ -94,6 +94,54 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
     }
   });
 
+  test(`counts rate-limit failures atomically, in fixed windows${suffix}`, async () => {
+    const storage = await connectStorage(url(), { migrate: true });
+    try {
+      const now = 1_700_000_000_000;
+      const counts = await Promise.all(
+        Array.from({ length: 30 }, () => storage.rateLimits.increment('client:x', 60_000, now)),
+      );
+      expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(
+        Array.from({ length: 30 }, (_, i) => i + 1),
+      );
+      expect(new Set(counts.map((c) => c.resetAt))).toEqual(new Set([now + 60_000]));
+      expect(await storage.rateLimits.get('client:x', now)).toEqual({ count: 30, resetAt: now + 60_000 });
+      expect(await storage.rateLimits.get('client:x', now + 60_000)).toBeNull();
+      expect(await storage.rateLimits.increment('client:x', 60_000, now + 60_000)).toEqual({
+        count: 1,
+        resetAt: now + 120_000,
+      });
+      await storage.rateLimits.reset('client:x');
+      expect(await storage.rateLimits.get('client:x', now)).toBeNull();
+      await storage.rateLimits.increment('address:y', 1000, now);
+      expect((await storage.prune(now + 1000)).rateLimits).toBe(1);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  test(`keeps a client's PKCE requirement${suffix}`, async () => {
+    const storage = await connectStorage(url(), { migrate: true });
+    try {
+      const client = {
+        clientId: 'native',
+        applicationName: 'Native',
+        redirectUri: 'https://native.example/cb',
+        grantType: 'authorization_code' as const,
+        secretHash: 'h',
+        scopes: [],
+        disabled: false,
+        createdAt: 1,
+      };
+      await storage.clients.create({ ...client, requirePkce: true });
+      expect((await storage.clients.find('native'))?.requirePkce).toBe(true);
+      await storage.clients.update('native', { requirePkce: false });
+      expect((await storage.clients.find('native'))?.requirePkce).toBeUndefined();
+    } finally {
+      await storage.close();
+    }
+  });
+
   test(`stores only hashes of codes, tokens and client secrets${suffix}`, async () => {
     const databaseUrl = url();
     const storage = await connectStorage(databaseUrl, { migrate: true });

@@ -98,6 +98,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
     )
     .option('--contact <contacts...>', "ways to reach the client's developers (e-mail addresses)", [])
     .option('--client-id <id>', 'choose the client_id (default: a random UUID)')
+    .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
     .action(
       (options: {
         name: string;
@@ -107,6 +108,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
         defaultScope?: string[];
         contact: string[];
         clientId?: string;
+        requirePkce?: boolean;
       }) =>
         withStorage(true, async (storage) => {
           const issued = await registerClient(storage, {
@@ -117,6 +119,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
             contacts: options.contact,
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+            ...(options.requirePkce === true ? { requirePkce: true } : {}),
           });
           const client = (await storage.clients.find(issued.clientId))!;
           const json = {
@@ -297,6 +300,7 @@ function clientJson(client: ClientRecord) {
     default_scope: (client.defaultScopes ?? client.scopes).join(' '),
     contacts: client.contacts ?? [],
     disabled: client.disabled,
+    require_pkce: client.requirePkce === true,
     created_at: new Date(client.createdAt).toISOString(),
   };
 }

@@ -67,7 +67,14 @@ export interface ClientStore {
 export type ClientChanges = Partial<
   Pick<
     ClientRecord,
-    'applicationName' | 'redirectUri' | 'secretHash' | 'scopes' | 'defaultScopes' | 'contacts' | 'disabled'
+    | 'applicationName'
+    | 'redirectUri'
+    | 'secretHash'
+    | 'scopes'
+    | 'defaultScopes'
+    | 'contacts'
+    | 'disabled'
+    | 'requirePkce'
   >
 >;
 

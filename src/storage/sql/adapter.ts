@@ -15,12 +15,13 @@ import type {
   ConsentRecord,
   PruneOptions,
   PruneResult,
+  RateLimitStore,
   RefreshTokenRecord,
   SessionStore,
   Storage,
   UserRecord,
 } from '../types.js';
-import { migrationProvider } from './migrations.js';
+import { migrationProvider, migrations } from './migrations.js';
 import type { Database } from './schema.js';
 
 export type SqlDialectName = 'postgres' | 'sqlite';
@@ -29,6 +30,7 @@ export type SqlDialectName = 'postgres' | 'sqlite';
 export interface SqlStorage extends Storage {
   readonly dialect: SqlDialectName;
   sessions: SessionStore;
+  rateLimits: RateLimitStore;
   prune(now: number, options?: PruneOptions): Promise<PruneResult>;
   /**
    * Brings the schema up to date; resolves the names of the migrations it ran (none when already
@@ -82,6 +84,7 @@ export function createSqlStorage(
             default_scopes: client.defaultScopes == null ? null : scopeText(client.defaultScopes),
             contacts: scopeText(client.contacts ?? []),
             disabled: client.disabled ? 1 : 0,
+            require_pkce: client.requirePkce === true ? 1 : 0,
             created_at: client.createdAt,
           })
           .execute();
@@ -108,6 +111,7 @@ export function createSqlStorage(
               : { default_scopes: changes.defaultScopes === null ? null : scopeText(changes.defaultScopes) }),
             ...(changes.contacts === undefined ? {} : { contacts: scopeText(changes.contacts) }),
             ...(changes.disabled === undefined ? {} : { disabled: changes.disabled ? 1 : 0 }),
+            ...(changes.requirePkce === undefined ? {} : { require_pkce: changes.requirePkce ? 1 : 0 }),
           })
           .where('client_id', '=', clientId)
           .returningAll()
@@ -377,6 +381,47 @@ export function createSqlStorage(
       },
     },
 
+    rateLimits: {
+      async increment(key, windowMs, now) {
+        // One upsert: racing callers each see a distinct count, and an ended window restarts.
+        const fresh = sql<boolean>`${sql.ref('oauth_rate_limits.reset_at')} <= ${now}`;
+        const row = await db
+          .insertInto('oauth_rate_limits')
+          .values({ key, count: 1, reset_at: now + windowMs })
+          .onConflict((oc) =>
+            oc.column('key').doUpdateSet((eb) => ({
+              count: eb
+                .case()
+                .when(fresh)
+                .then(1)
+                .else(eb('oauth_rate_limits.count', '+', 1))
+                .end(),
+              reset_at: eb
+                .case()
+                .when(fresh)
+                .then(now + windowMs)
+                .else(eb.ref('oauth_rate_limits.reset_at'))
+                .end(),
+            })),
+          )
+          .returning(['count', 'reset_at'])
+          .executeTakeFirstOrThrow();
+        return { count: Number(row.count), resetAt: millis(row.reset_at) };
+      },
+      async get(key, now) {
+        const row = await db
+          .selectFrom('oauth_rate_limits')
+          .select(['count', 'reset_at'])
+          .where('key', '=', key)
+          .where('reset_at', '>', now)
+          .executeTakeFirst();
+        return row ? { count: Number(row.count), resetAt: millis(row.reset_at) } : null;
+      },
+      async reset(key) {
+        await db.deleteFrom('oauth_rate_limits').where('key', '=', key).execute();
+      },
+    },
+
     sessions: {
       async get(sid, now) {
         const row = await db
@@ -426,6 +471,7 @@ export function createSqlStorage(
         nonces: await prune('oauth_nonces', (eb) => eb('expires_at', '<=', now)),
         sessions: await prune('oauth_sessions', (eb) => eb('expires_at', '<=', now)),
         revokedGrants: await prune('oauth_revoked_grants', (eb) => eb('revoked_at', '<=', now - retention)),
+        rateLimits: await prune('oauth_rate_limits', (eb) => eb('reset_at', '<=', now)),
       };
     },
 
@@ -439,10 +485,17 @@ export function createSqlStorage(
         ...(schema === undefined ? {} : { migrationTableSchema: schema }),
       });
       let { error, results = [] } = await migrator.migrateToLatest();
-      if (error !== undefined && !postgres) {
-        // Two SQLite processes migrating at once both run the (idempotent) migration; the second
-        // fails on recording it, and its retry finds it recorded (see migrations.ts).
+      const applied = results.filter((result) => result.status === 'Success');
+      // Two SQLite processes migrating at once both run an (idempotent) migration; the slower
+      // one fails on recording it and retries from the next one (see migrations.ts). Each
+      // retry makes progress, so there are at most as many as migrations.
+      for (
+        let retry = 0;
+        error !== undefined && !postgres && retry < Object.keys(migrations).length;
+        retry++
+      ) {
         ({ error, results = [] } = await migrator.migrateToLatest());
+        applied.push(...results.filter((result) => result.status === 'Success'));
       }
       if (error !== undefined) {
         const failed = results.find((result) => result.status === 'Error');
@@ -451,7 +504,7 @@ export function createSqlStorage(
           { cause: error },
         );
       }
-      return results.map((result) => result.migrationName);
+      return applied.map((result) => result.migrationName);
     },
 
     async close() {
@@ -468,7 +521,8 @@ type PrunableTable =
   | 'oauth_refresh_tokens'
   | 'oauth_nonces'
   | 'oauth_sessions'
-  | 'oauth_revoked_grants';
+  | 'oauth_revoked_grants'
+  | 'oauth_rate_limits';
 
 /** Which rows of a prunable table are no longer needed. */
 type Condition = (eb: ExpressionBuilder<Database, PrunableTable>) => Expression<SqlBool>;
@@ -482,6 +536,7 @@ const KEY: Record<PrunableTable, string> = {
   oauth_nonces: '',
   oauth_sessions: 'sid',
   oauth_revoked_grants: 'grant_id',
+  oauth_rate_limits: 'key',
 };
 
 /**
@@ -589,6 +644,7 @@ function toClient(row: Selectable<Database['oauth_clients']>): ClientRecord {
     defaultScopes: row.default_scopes === null ? null : scopesOf(row.default_scopes),
     contacts: scopesOf(row.contacts),
     disabled: row.disabled !== 0,
+    ...(row.require_pkce !== 0 ? { requirePkce: true } : {}),
     createdAt: millis(row.created_at),
   };
 }

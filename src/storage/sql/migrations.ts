@@ -185,6 +185,33 @@ export const migrations: Record<string, Migration> = {
       await db.schema.alterTable('oauth_clients').dropColumn('default_scopes').execute();
     },
   },
+  '2026-11-21-003-rate-limits-and-pkce': {
+    async up(db: Kysely<unknown>) {
+      await addColumnOnce(() =>
+        db.schema
+          .alterTable('oauth_clients')
+          .addColumn('require_pkce', 'integer', (col) => col.notNull().defaultTo(0))
+          .execute(),
+      );
+      await db.schema
+        .createTable('oauth_rate_limits')
+        .ifNotExists()
+        .addColumn('key', 'text', (col) => col.primaryKey())
+        .addColumn('count', 'integer', (col) => col.notNull())
+        .addColumn('reset_at', 'bigint', (col) => col.notNull())
+        .execute();
+      await db.schema
+        .createIndex('oauth_rate_limits_reset_at')
+        .ifNotExists()
+        .on('oauth_rate_limits')
+        .column('reset_at')
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('oauth_rate_limits').ifExists().execute();
+      await db.schema.alterTable('oauth_clients').dropColumn('require_pkce').execute();
+    },
+  },
 };
 
 /** Runs an ADD COLUMN, accepting that another SQLite process added the column first. */

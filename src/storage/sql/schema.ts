@@ -25,6 +25,7 @@ export interface Database {
     /** Space-delimited, like scopes (an e-mail address has no space). */
     contacts: ColumnType<string, string | undefined, string>;
     disabled: number;
+    require_pkce: ColumnType<number, number | undefined, number>;
     created_at: Millis;
   };
   oauth_users: {
@@ -82,6 +83,12 @@ export interface Database {
     scope: string;
     nonce: string;
     expires_at: Millis;
+  };
+  /** Client-authentication failure counters, in fixed windows. */
+  oauth_rate_limits: {
+    key: string;
+    count: number;
+    reset_at: Millis;
   };
   oauth_sessions: {
     sid: string;
