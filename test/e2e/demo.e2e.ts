@@ -155,9 +155,33 @@ suite(`the demo in chromium${missing}`, () => {
     await screenshot('implicit-realms');
   });
 
-  // TODO(issue 5): the authorized-applications page does not exist yet. When it lands: open it,
-  // revoke "Demo realm viewer", log in again from the client, and see the trust prompt return.
-  it.todo('revokes the application on the authorized-applications page and sees the trust prompt again');
+  it('revokes the application on the authorized-applications page and sees the trust prompt again', async () => {
+    // The code-grant client still holds its tokens from the tests above.
+    await page.goto(`${demo.clientUrl}/`);
+    await page.getByRole('heading', { name: 'Your realms' }).waitFor();
+    await page.getByRole('link', { name: 'authorized applications' }).click();
+    await page.getByRole('heading', { name: 'Authorized applications' }).waitFor();
+    expect(at()).toBe(new URL(demo.serverUrl).origin);
+    await expect(
+      page.getByRole('heading', { name: 'Demo realm viewer', exact: true }).isVisible(),
+    ).resolves.toBe(true);
+    await screenshot('applications');
+
+    await page.getByRole('button', { name: 'Revoke access of Demo realm viewer', exact: true }).click();
+    await page.getByText('Demo realm viewer no longer has access to your account.').waitFor();
+    await expect(page.getByRole('heading', { name: 'Demo realm viewer', exact: true }).count()).resolves.toBe(
+      0,
+    );
+    await screenshot('applications-revoked');
+
+    // Still signed in at the server, but no longer trusted: the prompt is back.
+    await page.goto(`${demo.clientUrl}/`);
+    const forget = page.getByRole('button', { name: 'Forget the tokens' });
+    if (await forget.isVisible()) await forget.click();
+    await page.getByRole('link', { name: 'Log in with Development provider' }).click();
+    await page.getByRole('heading', { name: 'Do you trust Demo realm viewer?' }).waitFor();
+    await screenshot('consent-again');
+  });
 
   it('stayed on the demo: the browser requested nothing but its three servers', () => {
     const origins = new Set(requested.map((url) => new URL(url).origin));
