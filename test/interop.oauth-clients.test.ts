@@ -333,7 +333,9 @@ describe('the implicit grant, from the raw redirect', () => {
     const params = new URLSearchParams(fragment);
     const keys = [...params.keys()];
     expect(new Set(keys).size).toBe(keys.length);
-    expect(keys.sort()).toEqual(['access_token', 'expires_in', 'scope', 'state', 'token_type']);
+    // RFC 6749 4.2.2, plus iss (RFC 9207).
+    expect(keys.sort()).toEqual(['access_token', 'expires_in', 'iss', 'scope', 'state', 'token_type']);
+    expect(params.get('iss')).toBe(t.baseUrl);
     // access_token REQUIRED; token_type REQUIRED (RFC 6750: Bearer); expires_in RECOMMENDED, in
     // seconds; scope as granted; state exactly as sent.
     expect(params.get('access_token')).toMatch(/^[A-Za-z0-9\-._~+/]+=*$/);
@@ -356,7 +358,7 @@ describe('the implicit grant, from the raw redirect', () => {
     const [beforeFragment, fragment] = res.headers.location!.split('#') as [string, string];
     expect(beforeFragment).toBe(IMPLICIT_REDIRECT);
     const params = new URLSearchParams(fragment);
-    expect([...params.keys()].sort()).toEqual(['error', 'error_description', 'state']);
+    expect([...params.keys()].sort()).toEqual(['error', 'error_description', 'iss', 'state']);
     expect(params.get('error')).toBe('access_denied');
     expect(params.get('state')).toBe(query.state);
     // error_description: printable ASCII except " and \ (RFC 6749 section 4.2.2.1).

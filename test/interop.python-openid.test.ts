@@ -126,11 +126,17 @@ suite(`python3-openid as the provider: the flows${missing}`, () => {
     expect(Object.keys(params).sort()).toEqual([
       'access_token',
       'expires_in',
+      'iss',
       'scope',
       'state',
       'token_type',
     ]);
-    expect(params).toMatchObject({ token_type: 'Bearer', state: 'st-implicit', scope: 'realms' });
+    expect(params).toMatchObject({
+      token_type: 'Bearer',
+      state: 'st-implicit',
+      scope: 'realms',
+      iss: t.baseUrl,
+    });
     const realms = await browser.get('/v1/realms').set('Authorization', `Bearer ${params.access_token}`);
     expect(realms.status).toBe(200);
   });

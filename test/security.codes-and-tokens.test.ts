@@ -150,6 +150,7 @@ describe('PKCE required per client', () => {
       error: 'invalid_request',
       error_description: 'code challenge required',
       state: 's',
+      iss: t.baseUrl,
     });
     expect(res.headers['set-cookie']).toBeUndefined();
   });

@@ -88,6 +88,7 @@ describe('parameters: array and object syntax', () => {
     expect(redirectParams(res.headers.location!)).toEqual({
       error: 'invalid_request',
       error_description: 'The parameter state must be given once.',
+      iss: t.baseUrl,
     });
   });
 
