@@ -1,6 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders } from '../../http/headers.js';
+import { requestId } from '../../http/request-id.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { sessionState } from '../../session/state.js';
@@ -24,6 +25,7 @@ import { parseAuthorizationRequest } from './request.js';
  */
 export function authorizeRouter(server: AuthorizationServer): Router {
   const router = Router();
+  router.use(['/oauth/authorize', '/oauth/login'], requestId);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
     [pageHeaders, server.session, (req: Request, res: Response) => handler(server, req, res)] as const;

@@ -1,7 +1,9 @@
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
+import { reportFailure } from '../../errors/report.js';
 import { noStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
+import { requestId } from '../../http/request-id.js';
 import type { AuthorizationServer } from '../../server.js';
 import { authenticateClient } from './client-auth.js';
 import { grants } from './grants.js';
@@ -18,6 +20,7 @@ import { grants } from './grants.js';
  */
 export function tokenRouter(server: AuthorizationServer): Router {
   const router = Router();
+  router.use('/oauth/token', requestId);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   router.post('/oauth/token', noStore, requireForm, form, (req, res) => exchange(server, req, res));
   router.all('/oauth/token', noStore, (_req, res) => {
@@ -49,12 +52,15 @@ async function exchange(server: AuthorizationServer, req: Request, res: Response
   res.status(200).json(await grant(server, client, params));
 }
 
-/** RFC 6749 5.2 JSON errors; internals are logged, never sent. */
+/**
+ * RFC 6749 5.2 JSON errors; internals are logged, never sent. A storage outage is 503
+ * `temporarily_unavailable` with `Retry-After`.
+ */
 function tokenErrors(server: AuthorizationServer): ErrorRequestHandler {
-  return (err, _req, res, next) => {
+  return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
-    if (error.code === 'server_error') server.logger.error('token endpoint error', { error: error.cause });
+    reportFailure(server, error, req, res);
     res.status(error.status).set(error.headers).json(error.toJSON());
   };
 }
