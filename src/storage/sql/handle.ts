@@ -35,6 +35,7 @@ export type SqlDatabaseHandle =
  */
 export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
   if ('postgres' in handle) {
+    keepCheckedOutClientErrorsHandled(handle.postgres);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
     return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
   }
@@ -43,4 +44,18 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
     return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
+}
+
+/**
+ * pg-pool listens for errors only on idle clients. A connection that dies under a query (the
+ * server crashed, was stopped, or the network dropped) makes its checked-out client emit 'error'
+ * with no listener, which crashes the process, although the query itself is already rejected
+ * (and answered 503). A listener on every new client keeps it to that rejection; the pool drops
+ * the client when it is released, since it is no longer queryable.
+ */
+function keepCheckedOutClientErrorsHandled(pool: PostgresPool): void {
+  const events = pool as PostgresPool & {
+    on?: (event: 'connect', listener: (client: { on(event: 'error', fn: () => void): void }) => void) => void;
+  };
+  events.on?.('connect', (client) => client.on('error', () => undefined));
 }
