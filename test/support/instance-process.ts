@@ -2,8 +2,8 @@
  * One app instance as its own process, for the tests that need several instances on one database
  * or need to kill one. Configured by environment: DATABASE_URL, BASE_URL (what every instance
  * calls itself, as behind one load balancer), PROVIDERS (JSON), SESSION_SECRET; optionally
- * SLOW_ROUTE_MS (adds `GET /v1/slow`, a protected route that answers after that long) and
- * EXPOSE_STATS (adds `GET /__stats`: memory after a GC when run with --expose-gc). Prints
+ * APPLICATION_NAME (of its PostgreSQL connections), SLOW_ROUTE_MS (adds `GET /v1/slow`, a
+ * protected route that answers after that long) and EXPOSE_STATS (adds `GET /__stats`: memory after a GC when run with --expose-gc). Prints
  * `{"port":N}` on stdout once listening on 127.0.0.1.
  *
  * SIGTERM shuts it down with closeGracefully, as the README recommends, and prints
@@ -30,7 +30,10 @@ const env = (name: string): string => {
   return value;
 };
 
-const storage = await connectStorage(env('DATABASE_URL'), { migrate: true });
+const storage = await connectStorage(env('DATABASE_URL'), {
+  migrate: true,
+  ...(process.env.APPLICATION_NAME ? { applicationName: process.env.APPLICATION_NAME } : {}),
+});
 const server = createAuthorizationServer({
   baseUrl: env('BASE_URL'),
   storage,
