@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStorage, type ConnectStorageOptions, type SqlStorage } from '../src/index.js';
 import { createTestApp, type TestApp } from './support/app.js';
+import { startInstance } from './support/instances.js';
 import {
   api,
   authorizePage,
@@ -85,7 +86,7 @@ describe.skipIf(!availability.ok)(
       });
       opened.push({ t, storage });
       const table = (name: string) => `"${schema}".${name}`;
-      return { t, storage, reported, table };
+      return { t, storage, reported, table, url: url.href };
     }
 
     /** The driver's error behind a reported outage (StorageUnavailableError -> its cause). */
@@ -232,6 +233,58 @@ describe.skipIf(!availability.ok)(
         expect((await authorizePage(t)).res.status).toBe(200);
       } finally {
         await Promise.all(hogs.map((hog) => hog.end()));
+      }
+    }, 60_000);
+
+    it('an instance under load through an outage: its memory and connections return to normal', async () => {
+      const { t, url } = await appOnCluster();
+      const { accessToken } = await seedTokens(t);
+      const instance = await startInstance({
+        databaseUrl: url,
+        baseUrl: t.baseUrl,
+        providers: [{ name: 'Development provider', identifier: t.provider.identifier }],
+        sessionSecret: 'a test session secret that is long enough',
+        env: { EXPOSE_STATS: '1', APPLICATION_NAME: 'oob-fault-instance' },
+        nodeArgs: ['--expose-gc'],
+      });
+      try {
+        const heap = async () =>
+          ((await (await fetch(`${instance.origin}/__stats`)).json()) as { heapUsed: number }).heapUsed;
+        const burst = async (expected: number) => {
+          for (let round = 0; round < 10; round += 1) {
+            const answers = await Promise.all(
+              Array.from({ length: 50 }, () =>
+                fetch(`${instance.origin}/v1/realms`, {
+                  headers: { authorization: `Bearer ${accessToken}` },
+                }),
+              ),
+            );
+            for (const res of answers) {
+              await res.body?.cancel();
+              expect(res.status).toBe(expected);
+            }
+          }
+        };
+        await burst(200);
+        await burst(200);
+        const before = await heap();
+        await cluster.stop('fast');
+        try {
+          await burst(503);
+          await burst(503);
+        } finally {
+          await cluster.start();
+        }
+        await burst(200);
+        await burst(200);
+        const after = await heap();
+        console.log(
+          `instance heap after a GC: ${(before / 2 ** 20).toFixed(1)} MB before the outage, ${(after / 2 ** 20).toFixed(1)} MB after 1000 requests answered 503 and recovery`,
+        );
+        expect(after - before).toBeLessThan(4 * 2 ** 20);
+        expect(await cluster.connectionsOf('oob-fault-instance')).toBeLessThanOrEqual(10);
+      } finally {
+        await instance.stop();
       }
     }, 60_000);
 

@@ -16,6 +16,8 @@ let t: TestApp;
 let op: RunningDevelopmentProvider;
 let silent: TestServer;
 let refusedUrl: string;
+const warnings: { message: string; details: Record<string, unknown> | undefined }[] = [];
+const hooked: { status: number; route: string; requestId: string }[] = [];
 
 beforeAll(async () => {
   op = await startDevelopmentProvider();
@@ -23,6 +25,8 @@ beforeAll(async () => {
   refusedUrl = `http://127.0.0.1:${await closedPort()}/`;
   t = await createTestApp({
     login: { timeoutMs: TIMEOUT_MS },
+    logger: { warn: (message, details) => warnings.push({ message, details }), error: () => {} },
+    onError: (_error, context) => hooked.push(context),
     providers: [
       { name: 'Development provider', identifier: op.identifier },
       { name: 'Silent ID', identifier: `${silent.url}/` },
@@ -75,6 +79,11 @@ describe('provider down or slow', () => {
     const { page, ms } = await loginPage(`${silent.url}/`);
     expectProviderPage(page);
     expect(page.text).toContain('Silent ID could not be reached.');
+    // Reported once, as an outage, with the request id the page carries.
+    expect(warnings.map((w) => w.message)).toEqual(['OpenID provider unreachable']);
+    expect(hooked).toEqual([
+      { status: 502, route: 'GET /oauth/login', requestId: page.headers['x-request-id'] },
+    ]);
     // Discovery is at most two requests (the identifier, then its XRDS), each within timeoutMs.
     expect(ms).toBeLessThan(2 * TIMEOUT_MS + 1000);
     const { 'Try again': retry, 'Choose another provider': another } = links(page.text);

@@ -108,8 +108,8 @@ export const optionsSchema = z.object({
     )
     .optional(),
   /**
-   * Called once for every request the library answers with a 5xx (an unknown error or a storage
-   * outage), after it was logged; the client sees no internals.
+   * Called once for every request the library answers with a 5xx (an unknown error, a storage
+   * outage, a provider that does not answer), after it was logged; the client sees no internals.
    */
   onError: fn<ErrorHook>('(error, { requestId, route, status }) => void').optional(),
 });
@@ -120,7 +120,10 @@ export interface ErrorContext {
   requestId: string;
   /** Method and path, without the query, e.g. `POST /oauth/token`. */
   route: string;
-  /** 500 for an unknown error (`server_error`), 503 for a storage outage (`temporarily_unavailable`). */
+  /**
+   * 500 for an unknown error (`server_error`), 503 for a storage outage (`temporarily_unavailable`),
+   * 502 for an OpenID provider that does not answer.
+   */
   status: number;
 }
 

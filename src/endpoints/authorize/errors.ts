@@ -21,13 +21,14 @@ export function authorizeErrors(server: AuthorizationServer): ErrorRequestHandle
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
-    if (error.status >= 500) reportFailure(server, error, req, res);
+    const target = (res.locals as AuthorizeLocals).redirectTarget;
+    const page = error.redirectable && target ? undefined : pageFor(server, req, error);
+    const status = page?.status ?? error.status;
+    if (status >= 500) reportFailure(server, error, req, res, status);
     else if (error.cause !== undefined) {
       server.logger.error('authorization endpoint error', { error: error.cause });
     }
-    const target = (res.locals as AuthorizeLocals).redirectTarget;
-    if (error.redirectable && target) return redirectError(res, target, error);
-    const page = pageFor(server, req, error);
+    if (page === undefined) return redirectError(res, target!, error);
     res.status(page.status).set(error.headers).type('html').send(server.pages.error(page));
   };
 }
