@@ -96,15 +96,26 @@ describe.skipIf(!availability.ok)(
       const { t, reported } = await appOnCluster();
       const { accessToken, refreshToken } = await seedTokens(t);
       expect((await api(t, accessToken)).res.status).toBe(200);
+      // A browser with a login session in the database.
+      const started = await t.agent.get('/oauth/authorize').query({
+        response_type: 'code',
+        client_id: t.codeClient.clientId,
+        redirect_uri: 'https://client.example/cb',
+      });
+      expect(started.status).toBe(200);
 
       await cluster.stop('fast');
       try {
         expectApiUnavailable(await api(t, accessToken), BOUND_MS);
         expectTokenUnavailable(await refresh(t, refreshToken), BOUND_MS);
         expectPageUnavailable(await authorizePage(t), BOUND_MS);
+        // Its session cannot be read: the page, not a "no sign-in in progress".
+        const resumed = await t.agent.get('/oauth/authorize/resume');
+        expect(resumed.status).toBe(503);
+        expect(resumed.text).toContain('Temporarily unavailable');
         // Each outage was logged as a warning once, with its request id, and reached the hook.
-        expect(reported.warnings).toHaveLength(3);
-        expect(reported.hooked.map((h) => h.status)).toEqual([503, 503, 503]);
+        expect(reported.warnings).toHaveLength(4);
+        expect(reported.hooked.map((h) => h.status)).toEqual([503, 503, 503, 503]);
         expect(reported.hooked.every((h) => (h.error as Error).name === 'StorageUnavailableError')).toBe(
           true,
         );
@@ -117,6 +128,7 @@ describe.skipIf(!availability.ok)(
       expect(refreshed.res.status, refreshed.text).toBe(200);
       expect((await api(t, JSON.parse(refreshed.text).access_token)).res.status).toBe(200);
       expect((await authorizePage(t)).res.status).toBe(200);
+      expect((await t.agent.get('/oauth/authorize/resume')).status).toBe(200);
       expect(await cluster.connectionsOf(APP)).toBeLessThanOrEqual(POOL);
     }, 60_000);
 
