@@ -40,7 +40,9 @@ describe.skipIf(!postgres.ok)(
       storage = await connectStorage(databaseUrl, { migrate: true });
     });
 
+    const cleanups: (() => Promise<void>)[] = [];
     afterAll(async () => {
+      for (const cleanup of cleanups) await cleanup();
       await storage?.close();
       await op?.close();
       await dropSchema(schema);
@@ -72,6 +74,7 @@ describe.skipIf(!postgres.ok)(
         ),
       );
 
+      const locker = new pg.Client({ connectionString: POSTGRES_URL });
       const instance = await startInstance({
         databaseUrl,
         baseUrl: 'http://127.0.0.1:1',
@@ -79,10 +82,16 @@ describe.skipIf(!postgres.ok)(
         sessionSecret: 'a shutdown test session secret, long enough',
         env: { SLOW_ROUTE_MS: String(SLOW_MS) },
       });
+      // Whatever happens below, no process or lock is left behind.
+      cleanups.push(async () => {
+        if (instance.process.exitCode === null && instance.process.signalCode === null) {
+          instance.process.kill('SIGKILL');
+        }
+        await locker.end().catch(() => undefined);
+      });
       const port = Number(new URL(instance.origin).port);
 
       // Token exchanges that will wait on a lock the test holds, and slow API calls.
-      const locker = new pg.Client({ connectionString: POSTGRES_URL });
       await locker.connect();
       await locker.query('begin');
       await locker.query(`lock table "${schema}".oauth_codes in access exclusive mode`);
@@ -122,7 +131,6 @@ describe.skipIf(!postgres.ok)(
 
       await new Promise((resolve) => setTimeout(resolve, 300));
       await locker.query('rollback');
-      await locker.end();
 
       const answers = await Promise.all([...exchanges, ...slow]);
       expect(answers.map((res) => res.status)).toEqual(Array(answers.length).fill(200));

@@ -123,6 +123,10 @@ const config = {
   nodeArgs: ['--expose-gc'],
 };
 const instances: Instance[] = await Promise.all([startInstance(config), startInstance(config)]);
+// Should the soak die halfway, leave no instance running (its schema, oob_soak_*, stays behind).
+process.once('exit', () => {
+  for (const instance of instances) instance.process.kill('SIGKILL');
+});
 let turn = 0;
 /** Round robin, as a load balancer would. */
 const next = (): Instance => instances[turn++ % instances.length]!;
