@@ -5,7 +5,13 @@
  * @packageDocumentation
  */
 export { createAuthorizationServer, type AuthorizationServer, type EndpointUrls } from './server.js';
-export type { AuthorizationServerOptions, Logger, ResolvedOptions } from './config/options.js';
+export type {
+  AuthorizationServerOptions,
+  ErrorContext,
+  ErrorHook,
+  Logger,
+  ResolvedOptions,
+} from './config/options.js';
 export { authorizeRouter } from './endpoints/authorize/router.js';
 export type { LoginIdentity } from './endpoints/authorize/login.js';
 export { tokenRouter } from './endpoints/token/router.js';
@@ -49,6 +55,11 @@ export {
   revokeApplication,
   type AuthorizedApplication,
 } from './applications/authorized.js';
+export {
+  StorageUnavailableError,
+  type StorageUnavailableErrorOptions,
+} from './errors/storage-unavailable.js';
+export { closeGracefully, type CloseGracefullyOptions, type CloseGracefullyResult } from './http/shutdown.js';
 export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
 export { memoryStorage } from './storage/memory.js';
 export {

@@ -127,7 +127,28 @@ export const optionsSchema = z.object({
       { error: 'must have error() and warn()' },
     )
     .optional(),
+  /**
+   * Called once for every request the library answers with a 5xx (an unknown error, a storage
+   * outage, a provider that does not answer), after it was logged; the client sees no internals.
+   */
+  onError: fn<ErrorHook>('(error, { requestId, route, status }) => void').optional(),
 });
+
+/** Where a failure reported to {@link AuthorizationServerOptions.onError} happened. */
+export interface ErrorContext {
+  /** The request's `X-Request-Id`: the incoming one if sane, else generated; sent back in the response. */
+  requestId: string;
+  /** Method and path, without the query, e.g. `POST /oauth/token`. */
+  route: string;
+  /**
+   * 500 for an unknown error (`server_error`), 503 for a storage outage (`temporarily_unavailable`),
+   * 502 for an OpenID provider that does not answer.
+   */
+  status: number;
+}
+
+/** The host's error hook: reports to an error tracker, say. Its own errors are logged and ignored. */
+export type ErrorHook = (error: unknown, context: ErrorContext) => void;
 
 export interface Logger {
   warn(message: string, details?: Record<string, unknown>): void;

@@ -3,6 +3,8 @@ import { authorizedApplications, revokeApplication } from '../applications/autho
 import { generateSecret, safeEqual } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { pageHeaders } from '../http/headers.js';
+import { requestId } from '../http/request-id.js';
+import { saveSessionFirst } from '../session/save-first.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import { sessionState } from '../session/state.js';
@@ -25,8 +27,10 @@ import { loginUrl } from './authorize/login.js';
 export function applicationsRouter(server: AuthorizationServer): Router {
   const router = Router();
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
-  router.get('/oauth/applications', pageHeaders, server.session, (req, res) => showPage(server, req, res));
-  router.post('/oauth/applications/revoke', pageHeaders, server.session, form, (req, res) =>
+  const session = [server.session, saveSessionFirst(server)] as const;
+  router.use('/oauth/applications', requestId);
+  router.get('/oauth/applications', pageHeaders, ...session, (req, res) => showPage(server, req, res));
+  router.post('/oauth/applications/revoke', pageHeaders, ...session, form, (req, res) =>
     revoke(server, req, res),
   );
   router.use('/oauth/applications', authorizeErrors(server));

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { hashSecret } from '../crypto/secrets.js';
 import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
 import { reportServerError } from '../events/emit.js';
+import { reportFailure } from '../errors/report.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
@@ -32,6 +33,8 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * Protects a route with an access token in the `Authorization: Bearer` header (RFC 6750 2.1; the
  * query and body forms are not accepted). Missing, malformed, unknown, revoked or expired tokens
  * get 401 with a `WWW-Authenticate` challenge; a token works for exactly `expires_in` seconds.
+ * When the storage is unavailable the answer is 503 `temporarily_unavailable` with
+ * `Retry-After` and no challenge, never 401: the token may well be valid.
  *
  * @example
  * app.get('/v1/realms', requireBearer(server), (req, res: Response<unknown, BearerLocals>) => {
@@ -78,9 +81,11 @@ export function requireBearer(
       next();
     } catch (err) {
       const error = toOAuthError(err);
-      if (error.code === 'server_error') server.logger.error('bearer check error', { error: error.cause });
+      reportFailure(server, error, req, res);
       reportServerError(server, req, 'bearer', error);
-      const headers = error.code === 'server_error' ? {} : { 'WWW-Authenticate': challenge(error) };
+      // A 5xx carries no challenge: nothing is said about the token, so the client keeps it. A
+      // storage outage is 503 with Retry-After, never 401, which would make clients drop tokens.
+      const headers = error.status >= 500 ? error.headers : { 'WWW-Authenticate': challenge(error) };
       res.status(error.status).set(headers).json(error.toJSON());
     }
   };

@@ -1,9 +1,11 @@
 import { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
 import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
+import { reportFailure } from '../errors/report.js';
 import { reportServerError } from '../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../events/types.js';
 import { formParser, requireForm } from '../http/form.js';
 import { noStore } from '../http/headers.js';
+import { requestId } from '../http/request-id.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -37,6 +39,7 @@ export function clientAuthenticatedEndpoint(
   ) => Promise<void>,
 ): Router {
   const router = Router();
+  router.use(path, requestId);
   router.post(
     path,
     noStore,
@@ -65,8 +68,7 @@ function jsonErrors(server: AuthorizationServer, endpoint: Endpoint): ErrorReque
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
-    if (error.code === 'server_error')
-      server.logger.error(`${endpoint} endpoint error`, { error: error.cause });
+    reportFailure(server, error, req, res);
     reportServerError(server, req, endpoint, error);
     res.status(error.status).set(error.headers).json(error.toJSON());
   };

@@ -1,3 +1,5 @@
+import { StorageUnavailableError } from './storage-unavailable.js';
+
 /**
  * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2) and RFC 6750 (section 3.1), plus
  * `temporarily_unavailable` used for storage outages.
@@ -91,9 +93,20 @@ export class OAuthError extends Error {
   }
 }
 
-/** Wraps anything thrown that is not an `OAuthError` as a `server_error` that hides its internals. */
+/**
+ * Wraps anything thrown that is not an `OAuthError`: a {@link StorageUnavailableError} becomes
+ * `temporarily_unavailable` (503, `Retry-After`, never redirected: the error page says to try
+ * again), anything unknown a `server_error` that hides its internals.
+ */
 export function toOAuthError(err: unknown): OAuthError {
   if (err instanceof OAuthError) return err;
+  if (StorageUnavailableError.is(err)) {
+    return new OAuthError(
+      'temporarily_unavailable',
+      'The service is temporarily unavailable. Please try again in a few moments.',
+      { cause: err, redirectable: false, headers: { 'Retry-After': String(err.retryAfterSeconds) } },
+    );
+  }
   if (isBodyParserError(err)) {
     if (err.status === 413) {
       return new OAuthError('invalid_request', 'The request body is too large.', {

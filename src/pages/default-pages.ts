@@ -81,7 +81,8 @@ function error(data: ErrorPageData): string {
     data.title,
     html`<h1>${data.title}</h1>
       <p>${data.message}</p>
-      ${data.retryUrl ? html`<p><a href="${data.retryUrl}">Try again</a></p>` : ''}`,
+      ${data.retryUrl ? html`<p><a href="${data.retryUrl}">Try again</a></p>` : ''}
+      ${data.otherProviderUrl ? html`<p><a href="${data.otherProviderUrl}">Choose another provider</a></p>` : ''}`,
   );
 }
 

@@ -33,6 +33,8 @@ export interface ErrorPageData {
   message: string;
   /** Offered as "try again", e.g. back to the provider selection. */
   retryUrl?: string;
+  /** Offered as "choose another provider" when a provider does not answer and others are configured. */
+  otherProviderUrl?: string;
 }
 
 export interface ApplicationsPageData {

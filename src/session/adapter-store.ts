@@ -37,8 +37,13 @@ export class AdapterSessionStore extends session.Store {
     this.sessions.destroy(sid).then(() => callback?.(), callback);
   }
 
+  /**
+   * express-session reckons the cookie's expiry on the system clock; what is left of it is
+   * counted from the server's clock, the one `get` checks against, so one clock decides.
+   */
   private expiresAt(data: session.SessionData): number {
     const expires = data.cookie?.expires;
-    return expires ? new Date(expires).getTime() : this.clock() + this.defaultMaxAgeMs;
+    const remaining = expires ? new Date(expires).getTime() - Date.now() : this.defaultMaxAgeMs;
+    return this.clock() + remaining;
   }
 }

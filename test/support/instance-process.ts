@@ -1,8 +1,14 @@
 /**
  * One app instance as its own process, for the tests that need several instances on one database
  * or need to kill one. Configured by environment: DATABASE_URL, BASE_URL (what every instance
- * calls itself, as behind one load balancer), PROVIDERS (JSON), SESSION_SECRET. Prints
+ * calls itself, as behind one load balancer), PROVIDERS (JSON), SESSION_SECRET; optionally
+ * APPLICATION_NAME (of its PostgreSQL connections), SLOW_ROUTE_MS (adds `GET /v1/slow`, a
+ * protected route that answers after that long) and EXPOSE_STATS (adds `GET /__stats`: memory after a GC when run with --expose-gc). Prints
  * `{"port":N}` on stdout once listening on 127.0.0.1.
+ *
+ * SIGTERM shuts it down with closeGracefully, as the README recommends, and prints
+ * `{"closed":{...}}`; the process then ends on its own, or not at all if something still holds
+ * the event loop (which the shutdown test would notice).
  */
 import express from 'express';
 import { createServer } from 'node:http';
@@ -10,6 +16,7 @@ import type { AddressInfo } from 'node:net';
 import {
   authorizeRouter,
   bearerOf,
+  closeGracefully,
   connectStorage,
   createAuthorizationServer,
   discoveryRouter,
@@ -23,7 +30,10 @@ const env = (name: string): string => {
   return value;
 };
 
-const storage = await connectStorage(env('DATABASE_URL'), { migrate: true });
+const storage = await connectStorage(env('DATABASE_URL'), {
+  migrate: true,
+  ...(process.env.APPLICATION_NAME ? { applicationName: process.env.APPLICATION_NAME } : {}),
+});
 const server = createAuthorizationServer({
   baseUrl: env('BASE_URL'),
   storage,
@@ -37,7 +47,30 @@ app.get('/v1/realms', requireBearer(server), (_req, res) => {
   res.json({ realms: [`realm-of-${bearerOf(res).userId}`] });
 });
 
+const slowMs = process.env.SLOW_ROUTE_MS;
+if (slowMs !== undefined) {
+  app.get('/v1/slow', requireBearer(server), async (_req, res) => {
+    await new Promise((resolve) => setTimeout(resolve, Number(slowMs)));
+    res.json({ slow: true, user: bearerOf(res).userId });
+  });
+}
+if (process.env.EXPOSE_STATS) {
+  app.get('/__stats', (_req, res) => {
+    (globalThis as { gc?: () => void }).gc?.();
+    res.json(process.memoryUsage());
+  });
+}
+
 const http = createServer(app);
 http.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ port: (http.address() as AddressInfo).port })}\n`);
+});
+
+process.once('SIGTERM', () => {
+  const started = Date.now();
+  void closeGracefully(http, { storage, timeoutMs: 10_000 }).then((result) => {
+    process.stdout.write(`${JSON.stringify({ closed: { ...result, ms: Date.now() - started } })}\n`);
+    // Does not keep the process alive; says what does, should something.
+    setTimeout(() => console.error('still running:', process.getActiveResourcesInfo()), 2000).unref();
+  });
 });

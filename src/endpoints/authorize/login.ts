@@ -4,7 +4,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
-import { findProvider, type AuthorizationServer } from '../../server.js';
+import { findProvider, LOGIN_SESSION_KEY, type AuthorizationServer } from '../../server.js';
 import { sessionState, type PendingAuthorization } from '../../session/state.js';
 import { consentOrComplete } from './complete.js';
 
@@ -50,13 +50,13 @@ export async function startLogin(server: AuthorizationServer, req: Request, res:
       redirectable: false,
     });
   }
-  await runLogin(server, req, res);
+  await runLogin(server, req, res, only);
 }
 
 /** `GET /oauth/login/callback`: finishes the login, then asks for consent or completes. */
 export async function finishLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   const purpose = purposeOf(req);
-  const identity = await runLogin(server, req, res);
+  const identity = await runLogin(server, req, res, providerOfLogin(server, req));
   if (!identity) return;
   const provider = identity.provider ?? defaultProviderName(server);
   const user = await server.storage.users.findOrCreate(
@@ -83,11 +83,16 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   await consentOrComplete(server, req, res, user, purpose);
 }
 
-/** Runs the login strategy; resolves the identity on success, `undefined` once it has redirected. */
+/**
+ * Runs the login strategy; resolves the identity on success, `undefined` once it has redirected.
+ * `provider` is the identifier of the provider being logged in at, when known, for the page
+ * shown if it does not answer.
+ */
 async function runLogin(
   server: AuthorizationServer,
   req: Request,
   res: Response,
+  provider: string | undefined,
 ): Promise<LoginIdentity | undefined> {
   const outcome = await runStrategy(server.loginStrategy, req, { session: false });
   switch (outcome.kind) {
@@ -109,6 +114,12 @@ async function runLogin(
       const reason =
         outcome.kind === 'fail' ? failureMessage(outcome.challenge) : 'The sign-in could not be completed.';
       reportLoginFailure(server, req, 'failed', reason);
+      if (
+        outcome.kind === 'fail' &&
+        (outcome.challenge as { kind?: unknown } | undefined)?.kind === 'provider_unreachable'
+      ) {
+        throw new ProviderUnreachable(reason, provider);
+      }
       throw new LoginFailed(reason);
     }
     case 'error':
@@ -142,6 +153,31 @@ export class LoginFailed extends OAuthError {
   constructor(message: string) {
     super('access_denied', message, { redirectable: false });
   }
+}
+
+/**
+ * The provider did not answer in time, or not at all (the built-in login's `provider_unreachable`,
+ * bounded by `login.timeoutMs` per request): a 502 page that offers to try again or to choose
+ * another provider.
+ */
+export class ProviderUnreachable extends LoginFailed {
+  readonly pageStatus = 502;
+  constructor(
+    message: string,
+    /** The identifier of the provider, when known. */
+    readonly provider: string | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** The provider of the built-in login in progress, read before the strategy clears its state. */
+function providerOfLogin(server: AuthorizationServer, req: Request): string | undefined {
+  const state = (req.session as unknown as Record<string, { provider?: unknown } | undefined>)[
+    LOGIN_SESSION_KEY
+  ];
+  const name = state?.provider;
+  return typeof name === 'string' ? findProvider(server, name)?.identifier : undefined;
 }
 
 function failureMessage(challenge: unknown): string {

@@ -1,8 +1,10 @@
 import express, { Router, type Request, type Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders } from '../../http/headers.js';
+import { requestId } from '../../http/request-id.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
+import { saveSessionFirst } from '../../session/save-first.js';
 import { sessionState } from '../../session/state.js';
 import { consentOrComplete } from './complete.js';
 import { decide } from './decision.js';
@@ -24,13 +26,15 @@ import { parseAuthorizationRequest } from './request.js';
  */
 export function authorizeRouter(server: AuthorizationServer): Router {
   const router = Router();
+  router.use(['/oauth/authorize', '/oauth/login'], requestId);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
+  const session = [server.session, saveSessionFirst(server)] as const;
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
-    [pageHeaders, server.session, (req: Request, res: Response) => handler(server, req, res)] as const;
+    [pageHeaders, ...session, (req: Request, res: Response) => handler(server, req, res)] as const;
 
   router.get('/oauth/authorize', ...step(authorize));
   router.get('/oauth/authorize/resume', ...step(resume));
-  router.post('/oauth/authorize/decision', pageHeaders, server.session, form, (req, res) =>
+  router.post('/oauth/authorize/decision', pageHeaders, ...session, form, (req, res) =>
     decide(server, req, res),
   );
   router.get('/oauth/login', ...step(startLogin));

@@ -7,8 +7,10 @@ import express, {
 } from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
+import { reportFailure } from '../../errors/report.js';
 import { noStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
+import { requestId } from '../../http/request-id.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clientAuthentication, type ClientAuthLocals } from './client-auth.js';
 import { grants, type GrantHandler } from './grants.js';
@@ -30,6 +32,7 @@ interface TokenLocals extends ClientAuthLocals {
  */
 export function tokenRouter(server: AuthorizationServer): Router {
   const router = Router();
+  router.use('/oauth/token', requestId);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   router.post(
     '/oauth/token',
@@ -76,12 +79,15 @@ async function exchange(server: AuthorizationServer, req: Request, res: Response
   res.status(200).json(await grant(server, client!, params, eventContext(req)));
 }
 
-/** RFC 6749 5.2 JSON errors; internals are logged, never sent. */
+/**
+ * RFC 6749 5.2 JSON errors; internals are logged, never sent. A storage outage is 503
+ * `temporarily_unavailable` with `Retry-After`.
+ */
 function tokenErrors(server: AuthorizationServer): ErrorRequestHandler {
   return (err, req, res, next) => {
     if (res.headersSent) return next(err);
     const error = toOAuthError(err);
-    if (error.code === 'server_error') server.logger.error('token endpoint error', { error: error.cause });
+    reportFailure(server, error, req, res);
     reportServerError(server, req, 'token', error);
     res.status(error.status).set(error.headers).json(error.toJSON());
   };

@@ -12,6 +12,20 @@ export interface ConnectStorageOptions {
   connectionTimeoutMs?: number;
   /** PostgreSQL: the server cancels a statement running longer than this, in ms. Default 5000. */
   statementTimeoutMs?: number;
+  /**
+   * PostgreSQL: a statement gives up waiting for a lock after this long, in ms (`lock_timeout`).
+   * Default: none, so `statementTimeoutMs` bounds the wait.
+   */
+  lockTimeoutMs?: number;
+  /**
+   * PostgreSQL: the server ends a session left idle inside a transaction this long, in ms
+   * (`idle_in_transaction_session_timeout`), so a stuck transaction cannot hold locks. Default 10000.
+   */
+  idleInTransactionTimeoutMs?: number;
+  /** PostgreSQL: an idle pooled connection is closed after this long, in ms. Default 10000. */
+  idleTimeoutMs?: number;
+  /** PostgreSQL: the `application_name` of the connections (see `pg_stat_activity`). Default `openid-oauth-bridge`. */
+  applicationName?: string;
   /** SQLite: how long a writer waits for another process's write lock, in ms. Default 5000. */
   busyTimeoutMs?: number;
 }
@@ -76,8 +90,13 @@ async function openPostgres(url: string, options: ConnectStorageOptions): Promis
     connectionString: parsed.toString(),
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectionTimeoutMs ?? 5000,
+    idleTimeoutMillis: options.idleTimeoutMs ?? 10_000,
     statement_timeout: options.statementTimeoutMs ?? 5000,
-    application_name: 'openid-oauth-bridge',
+    ...(options.lockTimeoutMs === undefined ? {} : { lock_timeout: options.lockTimeoutMs }),
+    idle_in_transaction_session_timeout: options.idleInTransactionTimeoutMs ?? 10_000,
+    application_name: options.applicationName ?? 'openid-oauth-bridge',
+    // TCP keepalive notices a database host that vanished without closing the connection.
+    keepAlive: true,
   });
   // An idle client whose connection the server dropped emits 'error' on the pool; without a
   // listener that would crash the process. The next query opens a fresh connection.

@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { createSqlStorage, type SqlStorage } from './adapter.js';
+import { guardSqlFaults } from './faults.js';
 import type { Database } from './schema.js';
 
 /** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
@@ -23,6 +24,10 @@ export type SqlDatabaseHandle =
  * Single use is decided by the database itself (conditional `UPDATE … RETURNING`, `INSERT … ON
  * CONFLICT DO NOTHING`), so any number of app instances can share one PostgreSQL database.
  *
+ * A driver error meaning the database is unavailable (connection refused or lost, a timeout, too
+ * many connections, a lock timeout, `SQLITE_BUSY`) is rethrown as a `StorageUnavailableError`,
+ * which the endpoints answer with 503 and `Retry-After`.
+ *
  * @example
  * import pg from 'pg';
  * const storage = sqlStorage({ postgres: new pg.Pool({ connectionString: process.env.DATABASE_URL }) });
@@ -30,12 +35,27 @@ export type SqlDatabaseHandle =
  */
 export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
   if ('postgres' in handle) {
+    keepCheckedOutClientErrorsHandled(handle.postgres);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
-    return createSqlStorage(db, 'postgres', handle.schema);
+    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
   }
   if ('sqlite' in handle) {
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle.sqlite }) });
-    return createSqlStorage(db, 'sqlite', undefined);
+    return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
+}
+
+/**
+ * pg-pool listens for errors only on idle clients. A connection that dies under a query (the
+ * server crashed, was stopped, or the network dropped) makes its checked-out client emit 'error'
+ * with no listener, which crashes the process, although the query itself is already rejected
+ * (and answered 503). A listener on every new client keeps it to that rejection; the pool drops
+ * the client when it is released, since it is no longer queryable.
+ */
+function keepCheckedOutClientErrorsHandled(pool: PostgresPool): void {
+  const events = pool as PostgresPool & {
+    on?: (event: 'connect', listener: (client: { on(event: 'error', fn: () => void): void }) => void) => void;
+  };
+  events.on?.('connect', (client) => client.on('error', () => undefined));
 }
