@@ -410,7 +410,11 @@ suite(`python3-openid as a hostile, allow-listed provider${missing}`, () => {
     const login = await attacker.get(
       `/oauth/login?openid_identifier=${encodeURIComponent(hostile.identifier)}`,
     );
-    expectRefusalPage(login, 'Hostile does not offer OpenID 2.0 login at its own address.');
+    // The provider failed us: 502, with "Try again" at that provider (reliability's provider page).
+    expectRefusalPage(login, 'Hostile does not offer OpenID 2.0 login at its own address.', {
+      status: 502,
+      retry: false,
+    });
 
     // The attacker's browser goes on regardless: the hostile provider signs a response naming the
     // endpoint elsewhere, and the attacker delivers it. No login state exists for it.
@@ -441,7 +445,7 @@ suite(`python3-openid as a hostile, allow-listed provider${missing}`, () => {
       const login = await attacker.get(
         `/oauth/login?openid_identifier=${encodeURIComponent(hostile.identifier)}`,
       );
-      expectRefusalPage(login, 'Hostile could not be reached.');
+      expectRefusalPage(login, 'Hostile could not be reached.', { status: 502, retry: false });
     }
   });
 

@@ -111,7 +111,7 @@ describe('implicit grant, hardened', () => {
     expect((await bearer(token)).status).toBe(500);
     t.storage.tokens.findAccessToken = find;
     expect((await bearer(`${token}x`)).status).toBe(401);
-    expect(logger.lines.map((l) => l.message)).toContain('bearer check error');
+    expect(logger.lines.map((l) => l.message)).toContain('internal error');
     const logged = inspect(logger.lines, { depth: 10 }) + consoleLines.join('\n');
     expect(logged).not.toContain(token);
   });

@@ -200,8 +200,8 @@ describe('transport: nothing secret in a log line or an error description', () =
       200, 303, 400, 400, 200, 200, 400, 400, 401, 500, 401, 401, 429, 302,
     ]);
     expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
-      'token endpoint error',
-      'authorization endpoint error',
+      'internal error',
+      'internal error',
     ]);
     const logged = inspect(logger.lines, { depth: 10 }) + consoleLines.join('\n');
     // Every answer that reports an error: its description, its page, its redirect.

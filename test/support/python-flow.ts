@@ -84,9 +84,9 @@ export async function loginCallback(
 export function expectRefusalPage(
   res: { status: number; text: string; headers: Record<string, string> },
   message: string,
-  { retry = true }: { retry?: boolean } = {},
+  { retry = true, status = 400 }: { retry?: boolean; status?: number } = {},
 ) {
-  expect(res.status).toBe(400);
+  expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/^text\/html/);
   expect(res.text).toContain(message);
   if (retry) expect(res.text).toContain('/oauth/authorize/resume');
