@@ -2,40 +2,19 @@
  * The operator's CLI, each command run as a real process on the database a running app uses
  * (SQLite and PostgreSQL), with its effects proven over HTTP: at the token endpoint and `/v1/realms`.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { connectStorage } from '../src/index.js';
 import { createTestApp, type TestApp } from './support/app.js';
 import { runCli } from './support/cli.js';
-import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './support/databases.js';
+import { sqlEngines } from './support/databases.js';
 import { exchangeCode, obtainCode, parseForm } from './support/flow.js';
 
 // Every command is a process of its own (Node + tsx start-up each time).
 vi.setConfig({ testTimeout: 60_000 });
 
-const postgres = await postgresAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'oob-cli-clients-'));
-const schemas: string[] = [];
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-let files = 0;
-const engines = [
-  { name: 'SQLite', skip: null, url: () => `sqlite:${join(dir, `clients-${++files}.db`)}` },
-  {
-    name: 'PostgreSQL',
-    skip: postgres.ok ? null : `NOT TESTED: ${postgres.reason}`,
-    url: () => {
-      const schema = uniqueSchema('cli_clients');
-      schemas.push(schema);
-      return postgresUrlFor(schema);
-    },
-  },
-];
+const sql = await sqlEngines('cli_clients');
+const { engines } = sql;
+afterAll(sql.cleanup);
 
 describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ skip, url }) => {
   const test = it.skipIf(skip !== null);

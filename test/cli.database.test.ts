@@ -1,35 +1,14 @@
 /**
  * The CLI's database commands, run as real processes against SQLite and PostgreSQL.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectStorage, migrations } from '../src/index.js';
 import { runCli } from './support/cli.js';
-import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './support/databases.js';
+import { sqlEngines } from './support/databases.js';
 
-const postgres = await postgresAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'oob-cli-'));
-const schemas: string[] = [];
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-let files = 0;
-const engines = [
-  { name: 'SQLite', skip: null, url: () => `sqlite:${join(dir, `cli-${++files}.db`)}` },
-  {
-    name: 'PostgreSQL',
-    skip: postgres.ok ? null : `NOT TESTED: ${postgres.reason}`,
-    url: () => {
-      const schema = uniqueSchema('cli');
-      schemas.push(schema);
-      return postgresUrlFor(schema);
-    },
-  },
-];
+const sql = await sqlEngines('cli');
+const { engines } = sql;
+afterAll(sql.cleanup);
 
 describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip, url }) => {
   const test = it.skipIf(skip !== null);

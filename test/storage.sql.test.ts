@@ -4,43 +4,17 @@
  * the database URLs of the demo and CLI.
  */
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectStorage, migrations, sqlStorage } from '../src/index.js';
 import { createTestApp } from './support/app.js';
-import {
-  dropSchema,
-  POSTGRES_URL,
-  postgresAvailability,
-  postgresUrlFor,
-  uniqueSchema,
-} from './support/databases.js';
+import { POSTGRES_URL, sqlEngines, uniqueSchema } from './support/databases.js';
 import { exchangeCode, obtainCode } from './support/flow.js';
 
-const postgres = await postgresAvailability();
-const dir = mkdtempSync(join(tmpdir(), 'oob-sql-'));
-const schemas: string[] = [];
-afterAll(async () => {
-  rmSync(dir, { recursive: true, force: true });
-  for (const schema of schemas) await dropSchema(schema);
-});
-
-let files = 0;
-const engines = [
-  { name: 'SQLite', skip: null, url: () => `sqlite:${join(dir, `db-${++files}.db`)}` },
-  {
-    name: 'PostgreSQL',
-    skip: postgres.ok ? null : `NOT TESTED: ${postgres.reason}`,
-    url: () => {
-      const schema = uniqueSchema('sql');
-      schemas.push(schema);
-      return postgresUrlFor(schema);
-    },
-  },
-];
+const sql = await sqlEngines('sql');
+const { engines, postgres, dir } = sql;
+afterAll(sql.cleanup);
 
 describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
   const test = it.skipIf(skip !== null);
@@ -185,7 +159,7 @@ describe('database URLs', () => {
 
   it.skipIf(!postgres.ok)('takes a pg pool in code, with a schema of its own', async () => {
     const schema = uniqueSchema('handle');
-    schemas.push(schema);
+    sql.track(schema);
     const storage = sqlStorage({ postgres: new pg.Pool({ connectionString: POSTGRES_URL }), schema });
     await storage.migrate();
     const client = new pg.Client({ connectionString: POSTGRES_URL });

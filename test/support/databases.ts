@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { connectStorage, type SqlStorage } from '../../src/index.js';
 
@@ -68,6 +71,49 @@ export async function freshPostgresStorage(
     async dispose() {
       await storage.close();
       await dropSchema(schema);
+    },
+  };
+}
+
+export interface SqlEngine {
+  name: 'SQLite' | 'PostgreSQL';
+  /** Why this engine is not tested here (PostgreSQL unreachable), or `null`. */
+  skip: string | null;
+  /** A fresh database URL: a new SQLite file, or a new PostgreSQL schema. */
+  url(): string;
+}
+
+/**
+ * Both SQL engines for `describe.each`, each handing out fresh databases; `cleanup` (for
+ * `afterAll`) deletes the SQLite files and drops the PostgreSQL schemas handed out.
+ */
+export async function sqlEngines(purpose: string) {
+  const postgres = await postgresAvailability();
+  const dir = mkdtempSync(join(tmpdir(), `oob-${purpose}-`));
+  const schemas: string[] = [];
+  let files = 0;
+  const engines: SqlEngine[] = [
+    { name: 'SQLite', skip: null, url: () => `sqlite:${join(dir, `${purpose}-${++files}.db`)}` },
+    {
+      name: 'PostgreSQL',
+      skip: postgres.ok ? null : `NOT TESTED: ${postgres.reason}`,
+      url: () => postgresUrlFor(track(uniqueSchema(purpose))),
+    },
+  ];
+  function track(schema: string): string {
+    schemas.push(schema);
+    return schema;
+  }
+  return {
+    postgres,
+    engines,
+    /** A folder of this file's own, deleted by `cleanup`. */
+    dir,
+    /** Drops `schema` at cleanup too. */
+    track,
+    async cleanup() {
+      rmSync(dir, { recursive: true, force: true });
+      for (const schema of schemas) await dropSchema(schema);
     },
   };
 }
