@@ -6,6 +6,25 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
+    // The bench is plain JavaScript run by Node (bench/run.mjs and its contenders).
+    files: ['bench/**/*.mjs'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        [
+          'console',
+          'process',
+          'Buffer',
+          'URL',
+          'URLSearchParams',
+          'setTimeout',
+          'clearTimeout',
+          'fetch',
+          'globalThis',
+        ].map((name) => [name, 'readonly']),
+      ),
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },

@@ -1,0 +1,218 @@
+/**
+ * openid-oauth-bridge as an app that installed it would run it: every router of the library
+ * mounted in front of the app's own `GET /v1/realms`, which `requireBearer` protects. The storage
+ * is chosen by BENCH_STORAGE: `memory`, `sqlite` (a file, WAL) or `postgres` (BENCH_POSTGRES_URL,
+ * default postgres://root@127.0.0.1:5432/test, in a schema of its own that is dropped at exit).
+ *
+ * Fixtures are written through the storage adapter's public interface, hashed as the library
+ * stores them. The `authorize` workload's user logs in for real, at the development OpenID
+ * provider in this process, and trusts the client on the consent page, before the load starts.
+ */
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import express from 'express';
+import pg from 'pg';
+import {
+  applicationsRouter,
+  authorizeRouter,
+  connectStorage,
+  createAuthorizationServer,
+  discoveryRouter,
+  introspectionRouter,
+  memoryStorage,
+  metadataRouter,
+  requireBearer,
+  revocationRouter,
+  tokenRouter,
+} from 'openid-oauth-bridge';
+import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
+import { codeCount, forEachLimited, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
+import {
+  ACCESS_TOKEN,
+  authorizeQuery,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  codeFor,
+  fillerTokenFor,
+  REALMS,
+  REDIRECT_URI,
+  REFRESH_TOKEN,
+  SCOPE,
+  sha256,
+  USER,
+} from '../lib/fixtures.mjs';
+
+const kind = process.env.BENCH_STORAGE ?? 'memory';
+const cleanups = [];
+process.on('exit', () => cleanups.forEach((cleanup) => cleanup()));
+
+const storage = await openStorage(kind);
+let handler = (_req, res) => res.status(503).end();
+const { server: http, url } = await listen((req, res) => handler(req, res));
+const op = await startDevelopmentProvider({ users: [USER] });
+
+const server = createAuthorizationServer({
+  baseUrl: url,
+  storage,
+  providers: [{ name: 'Development', identifier: op.identifier }],
+  session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
+  scopes: { [SCOPE]: 'See the list of your realms' },
+  // The bench sends one client's requests from one address as fast as it can.
+  rateLimit: false,
+  logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
+});
+
+const app = express();
+app.disable('x-powered-by');
+app.use(
+  discoveryRouter(server),
+  metadataRouter(server),
+  authorizeRouter(server),
+  tokenRouter(server),
+  applicationsRouter(server),
+  revocationRouter(server),
+  introspectionRouter(server),
+);
+app.get('/v1/realms', requireBearer(server, { scopes: [SCOPE] }), (_req, res) => {
+  res.json(REALMS);
+});
+handler = app;
+
+await seed();
+const headers = workload === 'authorize' ? { cookie: await logInAndTrust() } : {};
+ready(http, headers);
+
+async function openStorage(name) {
+  if (name === 'memory') return memoryStorage();
+  if (name === 'sqlite') {
+    const file = join(tmpdir(), `openid-oauth-bridge-bench-${process.pid}.db`);
+    cleanups.push(() => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true })));
+    return connectStorage(`sqlite:${file}`, { migrate: true });
+  }
+  if (name === 'postgres') {
+    const base = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+    const schema = `bench_${process.pid}`;
+    process.on('message', async (message) => {
+      if (message !== 'exit') return;
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    });
+    const target = new URL(base);
+    target.searchParams.set('schema', schema);
+    return connectStorage(target.toString(), { migrate: true });
+  }
+  throw new Error(`BENCH_STORAGE must be memory, sqlite or postgres, not ${name}`);
+}
+
+/** The client, a user, a live access and refresh token, the filler tokens and the codes. */
+async function seed() {
+  const now = Date.now();
+  await storage.clients.create({
+    clientId: CLIENT_ID,
+    applicationName: 'Bench client',
+    redirectUri: REDIRECT_URI,
+    grantType: 'authorization_code',
+    secretHash: sha256(CLIENT_SECRET),
+    scopes: [SCOPE],
+    defaultScopes: null,
+    contacts: [],
+    disabled: false,
+    createdAt: now,
+  });
+  const user = await storage.users.findOrCreate(
+    { provider: 'bench', identifier: 'https://bench.example/user' },
+    randomUUID(),
+    now,
+  );
+  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: [SCOPE] };
+  const accessToken = (plaintext) => ({
+    ...subject,
+    grantId: randomUUID(),
+    tokenHash: sha256(plaintext),
+    origin: 'authorization_code',
+    createdAt: now,
+    // Hours, not the default hour: a long run must not see its tokens expire.
+    expiresAt: now + 6 * 3_600_000,
+  });
+  const concurrency = kind === 'postgres' ? 16 : 1;
+  await storage.tokens.saveAccessToken(accessToken(ACCESS_TOKEN));
+  await forEachLimited(tokenCount, concurrency, (i) =>
+    storage.tokens.saveAccessToken(accessToken(fillerTokenFor(i))),
+  );
+  await storage.tokens.saveRefreshToken({
+    ...subject,
+    grantId: randomUUID(),
+    tokenHash: sha256(REFRESH_TOKEN),
+    createdAt: now,
+    expiresAt: null,
+    rotatedAt: null,
+  });
+  await forEachLimited(codeCount, concurrency, (i) =>
+    storage.codes.create({
+      ...subject,
+      codeHash: sha256(codeFor(i)),
+      grantId: randomUUID(),
+      redirectUri: REDIRECT_URI,
+      codeChallenge: null,
+      codeChallengeMethod: null,
+      createdAt: now,
+      expiresAt: now + 6 * 3_600_000,
+    }),
+  );
+}
+
+/**
+ * What a browser does once: the authorization request, the provider's sign-in form, the consent
+ * page. Resolves the session cookie of a user who is logged in and trusts the client.
+ */
+async function logInAndTrust() {
+  let cookie = '';
+  const get = async (target, init = {}) => {
+    const own = target.startsWith(url);
+    const res = await fetch(target, {
+      redirect: 'manual',
+      ...init,
+      headers: { ...(own && cookie ? { cookie } : {}), ...init.headers },
+    });
+    const set = res.headers.get('set-cookie');
+    if (own && set) cookie = set.split(';')[0];
+    return res;
+  };
+  const expect = (res, status, step) => {
+    if (res.status !== status)
+      throw new Error(`login for the authorize workload: ${step} gave ${res.status}`);
+    return res;
+  };
+  const start = expect(await get(`${url}/oauth/authorize?${authorizeQuery}`), 200, 'selection page');
+  const login = /<a href="([^"]+)">/.exec(await start.text())[1].replaceAll('&amp;', '&');
+  const toProvider = expect(await get(new URL(login, url).toString()), 302, 'login');
+  const signIn = expect(await get(toProvider.headers.get('location')), 200, 'provider page');
+  const form = parseForm(await signIn.text());
+  const body = new URLSearchParams({ ...form.fields, dev_user: USER, dev_action: 'signin' });
+  const back = expect(await get(form.action, { method: 'POST', body }), 302, 'provider sign-in');
+  const consent = expect(await get(back.headers.get('location')), 200, 'consent page');
+  const decision = parseForm(await consent.text());
+  const allowed = await get(decision.action, {
+    method: 'POST',
+    headers: { origin: url },
+    body: new URLSearchParams({ ...decision.fields, decision: 'allow' }),
+  });
+  expect(allowed, 303, 'consent');
+  if (!allowed.headers.get('location').startsWith(`${REDIRECT_URI}?code=`))
+    throw new Error('no code after consent');
+  return cookie;
+}
+
+/** The first form of a page: its action and hidden fields (the pages here are simple). */
+function parseForm(page) {
+  const action = /<form[^>]*action="([^"]+)"/.exec(page)[1].replaceAll('&amp;', '&');
+  const fields = {};
+  for (const [, name, value] of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
+    fields[name] = value.replaceAll('&amp;', '&').replaceAll('&quot;', '"');
+  }
+  return { action, fields };
+}

@@ -1,0 +1,53 @@
+/**
+ * The side of the bench protocol a contender runs. A contender is a script that the runner starts
+ * as its own process (pinned to one core) with
+ *
+ *   BENCH_WORKLOAD  realms | refresh | code | authorize
+ *   BENCH_CODES     how many codes (codeFor(0 … n-1)) to store for the `code` workload
+ *   BENCH_TOKENS    how many extra access tokens (fillerTokenFor) to store besides ACCESS_TOKEN
+ *
+ * It stores the fixtures, listens on 127.0.0.1, then calls {@link ready} with the headers a
+ * request of its workload needs besides the workload's own (a session cookie for `authorize`).
+ * The runner talks to it over the IPC channel: `memory` asks for `process.memoryUsage()` (after a
+ * garbage collection when node runs with --expose-gc); `exit` ends it.
+ */
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+
+export const workload = process.env.BENCH_WORKLOAD ?? 'realms';
+export const codeCount = Number(process.env.BENCH_CODES ?? 0);
+export const tokenCount = Number(process.env.BENCH_TOKENS ?? 1000);
+
+/** Listens with `app` on 127.0.0.1 and a free port; resolves the server and its base URL. */
+export async function listen(app) {
+  const server = createServer(app);
+  // As many keep-alive requests per connection as the load sends.
+  server.keepAliveTimeout = 60_000;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return { server, url: `http://127.0.0.1:${server.address().port}` };
+}
+
+/** Tells the runner the contender is ready: its port and the extra headers of its requests. */
+export function ready(server, headers = {}) {
+  process.on('message', (message) => {
+    if (message === 'memory') {
+      globalThis.gc?.();
+      process.send({ memory: process.memoryUsage() });
+    } else if (message === 'exit') {
+      server.closeAllConnections();
+      server.close(() => process.exit(0));
+    }
+  });
+  process.on('disconnect', () => process.exit(0));
+  process.send({ ready: true, port: server.address().port, headers });
+}
+
+/** Runs `fn(i)` for i in [0, n) with at most `concurrency` at once; for seeding stores. */
+export async function forEachLimited(n, concurrency, fn) {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await fn(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
+}

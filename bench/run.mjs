@@ -1,0 +1,461 @@
+/**
+ * `npm run bench`: each contender in its own process, pinned to one core, under load from
+ * autocannon in this process, pinned to another. Every response is checked (a single wrong one
+ * voids the row); the server's CPU time per request is read from /proc. Prints a Markdown table.
+ *
+ *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
+ *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
+ *                      [--tokens 1000] [--codes 250000]
+ *   node bench/run.mjs --scale [--tokens 1000,1000000]   lookup cost against the number of stored tokens
+ *   node bench/run.mjs --soak 300                          server memory under load, sampled every 30 s
+ *
+ * See bench/README.md for what the rows mean and the last results.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, readFileSync } from 'node:fs';
+import { availableParallelism, cpus } from 'node:os';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import {
+  ACCESS_TOKEN,
+  authorizeQuery,
+  basicAuth,
+  CLIENT_ID,
+  CLIENT_SECRET,
+  codeFor,
+  fillerTokenFor,
+  REALMS,
+  REDIRECT_URI,
+  REFRESH_TOKEN,
+  STATE,
+} from './lib/fixtures.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '50' },
+    workloads: { type: 'string', default: 'realms,refresh,code,authorize' },
+    contenders: { type: 'string' },
+    tokens: { type: 'string' },
+    codes: { type: 'string', default: '250000' },
+    scale: { type: 'boolean', default: false },
+    soak: { type: 'string' },
+  },
+});
+
+const here = new URL('.', import.meta.url);
+const SERVER_CORE = '0';
+const LOAD_CORE = '1';
+const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+
+/** The contenders; `baseline` is the row every other row of a workload is compared with. */
+const CONTENDERS = [
+  { id: 'express', label: 'bare Express 5 / stub', file: 'express.mjs', baseline: true },
+  {
+    id: 'library-memory',
+    label: 'openid-oauth-bridge, memory',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory' },
+  },
+  {
+    id: 'library-sqlite',
+    label: 'openid-oauth-bridge, SQLite',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'sqlite' },
+  },
+  {
+    id: 'library-postgres',
+    label: 'openid-oauth-bridge, PostgreSQL',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'postgres' },
+    needsPostgres: true,
+  },
+  { id: 'oauth2orize', label: 'oauth2orize 1.12 + passport', file: 'oauth2orize.mjs' },
+  { id: 'oauth2-server', label: '@node-oauth/oauth2-server 5', file: 'node-oauth2-server.mjs' },
+];
+
+/**
+ * The library's targets from the performance issue, as a share of the baseline's throughput in
+ * the same run.
+ */
+const TARGETS = {
+  realms: { 'library-memory': 0.95, 'library-sqlite': 0.85 },
+  refresh: { 'library-memory': 0.85, 'library-sqlite': 0.7 },
+  code: { 'library-memory': 0.85, 'library-sqlite': 0.7 },
+  authorize: { 'library-memory': 0.8 },
+};
+
+const WORKLOAD_TITLES = {
+  realms: '`GET /v1/realms` with a bearer token',
+  refresh: 'token endpoint, `refresh_token`',
+  code: 'token endpoint, `authorization_code`',
+  authorize: 'authorize, logged in and already trusted (302)',
+};
+
+const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
+
+async function main() {
+  const pinned = pinSelf();
+  const postgres = await postgresReachable();
+  const selected = CONTENDERS.filter(
+    (c) =>
+      (args.contenders === undefined || args.contenders.split(',').includes(c.id)) &&
+      existsSync(new URL(`contenders/${c.file}`, here)),
+  );
+  for (const c of selected.filter((c) => c.needsPostgres && !postgres.ok)) {
+    console.error(`skipping ${c.label}: PostgreSQL at ${postgresUrl} did not answer (${postgres.reason})`);
+  }
+  const contenders = selected.filter((c) => !c.needsPostgres || postgres.ok);
+  printSetup(pinned);
+
+  if (args.soak !== undefined) return soak(contenders, Number(args.soak));
+  if (args.scale) return scale(contenders);
+
+  const tokens = Number(args.tokens ?? 1000);
+  for (const workload of args.workloads.split(',')) {
+    const rows = [];
+    for (const contender of contenders) {
+      rows.push(await measure(contender, workload, { tokens }));
+    }
+    printTable(workload, rows);
+  }
+}
+
+/** One contender under one workload: start it, warm it up, measure, read its CPU time and memory. */
+async function measure(contender, workload, { tokens, seconds = Number(args.duration) }) {
+  const codes = workload === 'code' ? Number(args.codes) : 0;
+  const row = { contender, workload, tokens };
+  let child;
+  try {
+    child = await start(contender, {
+      BENCH_WORKLOAD: workload,
+      BENCH_TOKENS: String(tokens),
+      BENCH_CODES: String(codes),
+    });
+    const load = loadFor(workload, child, { tokens, codes });
+    await run(load, Number(args.warmup));
+    if (load.check.wrong > 0) throw new Error(`warm-up: ${load.check.describe()}`);
+    const before = cpuSeconds(child.pid);
+    const result = await run(load, seconds);
+    const cpu = cpuSeconds(child.pid) - before;
+    if (load.check.wrong > 0) throw new Error(load.check.describe());
+    if (result.errors > 0 || result.timeouts > 0) {
+      throw new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`);
+    }
+    const requests = load.check.ok;
+    Object.assign(row, {
+      requestsPerSecond: requests / result.duration,
+      p50: result.latency.p50,
+      p99: result.latency.p99,
+      cpuMicros: (cpu * 1e6) / requests,
+      coreShare: cpu / result.duration,
+      requests,
+      memory: await memoryOf(child),
+    });
+  } catch (err) {
+    row.failure = err.message;
+  } finally {
+    await stop(child);
+  }
+  const status = row.failure ? `FAILED: ${row.failure}` : `${Math.round(row.requestsPerSecond)} req/s`;
+  console.error(`  ${workload} · ${contender.label}: ${status}`);
+  return row;
+}
+
+/**
+ * The request of a workload and the check of its answers. Each `code` request uses the next code;
+ * `realms` requests spread over the stored tokens, so a lookup is not always the same hot key.
+ */
+function loadFor(workload, child, { tokens, codes }) {
+  const check = new Check(workload);
+  const json = {
+    'content-type': 'application/x-www-form-urlencoded',
+    authorization: basicAuth(CLIENT_ID, CLIENT_SECRET),
+  };
+  const redirect = encodeURIComponent(REDIRECT_URI);
+  let nextCode = 0;
+  const requests = {
+    realms: {
+      method: 'GET',
+      path: '/v1/realms',
+      setupRequest(req) {
+        const token = tokens > 0 ? fillerTokenFor(Math.floor(Math.random() * tokens)) : ACCESS_TOKEN;
+        return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
+      },
+    },
+    refresh: {
+      method: 'POST',
+      path: '/oauth/token',
+      headers: json,
+      body: `grant_type=refresh_token&refresh_token=${REFRESH_TOKEN}&redirect_uri=${redirect}`,
+    },
+    code: {
+      method: 'POST',
+      path: '/oauth/token',
+      headers: json,
+      setupRequest(req) {
+        if (nextCode >= codes) check.ranOut = true;
+        return {
+          ...req,
+          body: `grant_type=authorization_code&code=${codeFor(nextCode++)}&redirect_uri=${redirect}`,
+        };
+      },
+    },
+    authorize: {
+      method: 'GET',
+      path: `/oauth/authorize?${authorizeQuery}`,
+    },
+  };
+  const request = requests[workload];
+  if (!request) throw new Error(`unknown workload ${workload}`);
+  request.headers = { ...request.headers, ...child.headers };
+  request.onResponse = (status, body, _context, headers) => check.record(status, body, headers);
+  return { url: `http://127.0.0.1:${child.port}`, request, check };
+}
+
+/** Counts right and wrong answers; keeps the first wrong one to show. */
+class Check {
+  ok = 0;
+  wrong = 0;
+  first;
+  ranOut = false;
+  constructor(workload) {
+    this.workload = workload;
+  }
+  record(status, body, headers) {
+    const problem = this.problem(status, body, headers);
+    if (problem === undefined) this.ok++;
+    else {
+      this.wrong++;
+      this.first ??= `${problem} (status ${status}: ${String(body).slice(0, 160)})`;
+    }
+  }
+  problem(status, body, headers) {
+    switch (this.workload) {
+      case 'realms':
+        if (status !== 200) return 'not 200';
+        return body === JSON.stringify(REALMS) ? undefined : 'not the realms';
+      case 'refresh':
+      case 'code': {
+        if (status !== 200) return 'not 200';
+        const answer = JSON.parse(body);
+        if (typeof answer.access_token !== 'string' || answer.access_token.length < 20)
+          return 'no access_token';
+        if (String(answer.token_type).toLowerCase() !== 'bearer') return 'not a bearer token';
+        if (this.workload === 'code' && typeof answer.refresh_token !== 'string') return 'no refresh_token';
+        return undefined;
+      }
+      case 'authorize': {
+        if (status !== 302) return 'not 302';
+        const location = headerOf(headers, 'location') ?? '';
+        if (!location.startsWith(`${REDIRECT_URI}?code=`)) return `location ${location}`;
+        return new URL(location).searchParams.get('state') === STATE ? undefined : 'state lost';
+      }
+    }
+    return 'unknown workload';
+  }
+  describe() {
+    const ranOut = this.ranOut ? ' (the stored codes ran out: raise --codes)' : '';
+    return `${this.wrong} wrong answers of ${this.ok + this.wrong}${ranOut}; first: ${this.first}`;
+  }
+  reset() {
+    this.ok = 0;
+    this.wrong = 0;
+  }
+}
+
+function headerOf(headers, name) {
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === name) return value;
+  return undefined;
+}
+
+/** An autocannon run of `seconds`; the check counts only this run's answers. */
+async function run(load, seconds) {
+  load.check.reset();
+  return autocannon({
+    url: load.url,
+    connections: Number(args.connections),
+    duration: seconds,
+    requests: [load.request],
+  });
+}
+
+/** Starts a contender on the server core; resolves once it is listening with its fixtures stored. */
+async function start(contender, env) {
+  const script = new URL(`contenders/${contender.file}`, here).pathname;
+  const node = [process.execPath, '--expose-gc', script];
+  const command = pinnedCores() ? ['taskset', '-c', SERVER_CORE, ...node] : node;
+  const child = spawn(command[0], command.slice(1), {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    env: { ...process.env, ...contender.env, ...env, NODE_ENV: 'production' },
+  });
+  const ready = await Promise.race([
+    once(child, 'message').then(([message]) => message),
+    once(child, 'exit').then(([code]) =>
+      Promise.reject(new Error(`exited with ${code} before it was ready`)),
+    ),
+    new Promise((_, reject) =>
+      setTimeout(() => reject(new Error('not ready after 15 minutes')), 900_000).unref(),
+    ),
+  ]);
+  return Object.assign(child, { port: ready.port, headers: ready.headers ?? {} });
+}
+
+async function stop(child) {
+  if (!child || child.exitCode !== null) return;
+  const exited = once(child, 'exit');
+  child.send('exit');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+async function memoryOf(child) {
+  child.send('memory');
+  const [message] = await once(child, 'message');
+  return message.memory;
+}
+
+/** User plus system CPU seconds the process has used so far (/proc/PID/stat fields 14 and 15). */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+}
+
+function pinnedCores() {
+  return availableParallelism() >= 2;
+}
+
+/** This process (autocannon) on its own core, every thread of it. */
+function pinSelf() {
+  if (!pinnedCores()) {
+    console.error('fewer than 2 cores: nothing is pinned, and load and server compete for the CPU');
+    return false;
+  }
+  execFileSync('taskset', ['-a', '-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
+  return true;
+}
+
+async function postgresReachable() {
+  const client = new pg.Client({ connectionString: postgresUrl, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query('select 1');
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, reason: err.message };
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+function printSetup(pinned) {
+  console.log(`# openid-oauth-bridge bench, ${new Date().toISOString()}\n`);
+  console.log(
+    `- ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, Node ${process.version}`,
+  );
+  console.log(
+    `- server ${pinned ? `pinned to core ${SERVER_CORE}` : 'not pinned'}, autocannon ${pinned ? `on core ${LOAD_CORE}` : 'unpinned'}, ` +
+      `${args.connections} connections, ${args.warmup} s warm-up then ${args.duration} s measured per row\n`,
+  );
+}
+
+const fmt = (value, digits = 0) => (value === undefined ? '' : value.toFixed(digits));
+
+function printTable(workload, rows) {
+  const baseline = rows.find((r) => r.contender.baseline && !r.failure);
+  console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
+  console.log(
+    '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
+  );
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  for (const row of rows) {
+    if (row.failure) {
+      console.log(`| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | |`);
+      continue;
+    }
+    const ratio = baseline ? row.requestsPerSecond / baseline.requestsPerSecond : undefined;
+    // What one core could serve, relative to the baseline: the measure of the targets, since it
+    // holds whether or not the load saturated the server core (autocannon's own core may not
+    // keep up with the lightest rows; "server core busy" tells).
+    const capacity = baseline ? baseline.cpuMicros / row.cpuMicros : undefined;
+    const target = TARGETS[workload]?.[row.contender.id];
+    const verdict =
+      target === undefined || capacity === undefined
+        ? ''
+        : `≥ ${target}: ${capacity >= target ? 'met' : 'MISSED'}`;
+    console.log(
+      `| ${row.contender.label} | ${fmt(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ${fmt(row.cpuMicros)} | ` +
+        `${fmt(row.coreShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)} | ${verdict} |`,
+    );
+  }
+}
+
+/** The `realms` lookup with 1,000 and with 1,000,000 stored access tokens, per storage. */
+async function scale(contenders) {
+  const counts = (args.tokens ?? '1000,1000000').split(',').map(Number);
+  console.log(
+    '\n## Lookup cost against stored tokens (`GET /v1/realms`, a random stored token per request)\n',
+  );
+  console.log(
+    `| contender | ${counts.map((n) => `${n.toLocaleString('en')} tokens: req/s · µs/req`).join(' | ')} | CPU ratio, last vs first |`,
+  );
+  console.log(`|---|${counts.map(() => '---:').join('|')}|---:|`);
+  for (const contender of contenders.filter((c) => !c.baseline)) {
+    const rows = [];
+    for (const tokens of counts) rows.push(await measure(contender, 'realms', { tokens }));
+    const cells = rows.map((r) =>
+      r.failure ? `void: ${r.failure}` : `${fmt(r.requestsPerSecond)} · ${fmt(r.cpuMicros)}`,
+    );
+    const first = rows[0];
+    const last = rows.at(-1);
+    const ratio = first.failure || last.failure ? '' : fmt(last.cpuMicros / first.cpuMicros, 3);
+    console.log(`| ${contender.label} | ${cells.join(' | ')} | ${ratio} |`);
+  }
+}
+
+/**
+ * The server's memory across a long `realms` run: heap after a full collection and RSS, every
+ * 30 s. Requests only read, so a heap that grows is a leak.
+ */
+async function soak(contenders, seconds) {
+  console.log(`\n## Server memory across ${seconds} s of \`GET /v1/realms\`\n`);
+  for (const contender of contenders.filter((c) => c.id.startsWith('library-'))) {
+    const tokens = Number(args.tokens ?? 1000);
+    const child = await start(contender, {
+      BENCH_WORKLOAD: 'realms',
+      BENCH_TOKENS: String(tokens),
+      BENCH_CODES: '0',
+    });
+    try {
+      const load = loadFor('realms', child, { tokens, codes: 0 });
+      await run(load, Number(args.warmup));
+      const samples = [{ at: 0, ...(await memoryOf(child)) }];
+      let served = 0;
+      for (let at = 30; at <= seconds; at += 30) {
+        await run(load, Math.min(30, seconds - at + 30));
+        if (load.check.wrong > 0) throw new Error(load.check.describe());
+        served += load.check.ok;
+        samples.push({ at, ...(await memoryOf(child)) });
+      }
+      const mb = (bytes) => (bytes / 1048576).toFixed(1);
+      console.log(`### ${contender.label}: ${served.toLocaleString('en')} requests, all checked\n`);
+      console.log('| s | heap used after GC, MB | RSS, MB |');
+      console.log('|---:|---:|---:|');
+      for (const s of samples) console.log(`| ${s.at} | ${mb(s.heapUsed)} | ${mb(s.rss)} |`);
+      const heaps = samples.slice(1).map((s) => s.heapUsed);
+      console.log(
+        `\nheap after the first 30 s: ${mb(heaps[0])} MB, at the end: ${mb(heaps.at(-1))} MB, ` +
+          `largest: ${mb(Math.max(...heaps))} MB\n`,
+      );
+    } finally {
+      await stop(child);
+    }
+  }
+}
+
+await main();
