@@ -100,11 +100,11 @@ const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1
 async function main() {
   const pinned = pinSelf();
   const postgres = await postgresReachable();
-  const selected = CONTENDERS.filter(
-    (c) =>
-      (args.contenders === undefined || args.contenders.split(',').includes(c.id)) &&
-      existsSync(new URL(`contenders/${c.file}`, here)),
-  );
+  // An id that is not a known contender names a file of bench/contenders: for experiments.
+  const requested = args.contenders?.split(',') ?? CONTENDERS.map((c) => c.id);
+  const selected = requested
+    .map((id) => CONTENDERS.find((c) => c.id === id) ?? { id, label: id, file: `${id}.mjs` })
+    .filter((c) => existsSync(new URL(`contenders/${c.file}`, here)));
   for (const c of selected.filter((c) => c.needsPostgres && !postgres.ok)) {
     console.error(`skipping ${c.label}: PostgreSQL at ${postgresUrl} did not answer (${postgres.reason})`);
   }
@@ -286,7 +286,9 @@ async function run(load, seconds) {
 /** Starts a contender on the server core; resolves once it is listening with its fixtures stored. */
 async function start(contender, env) {
   const script = new URL(`contenders/${contender.file}`, here).pathname;
-  const node = [process.execPath, '--expose-gc', script];
+  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the contenders.
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const node = [process.execPath, '--expose-gc', ...extra, script];
   const command = pinnedCores() ? ['taskset', '-c', SERVER_CORE, ...node] : node;
   const child = spawn(command[0], command.slice(1), {
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
