@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 /**
  * A new random value with 256 bits of entropy, base64url: used for tokens, codes, client secrets
@@ -6,12 +6,28 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * there is nothing to brute-force, unlike a password.
  */
 export function generateSecret(): string {
-  return randomBytes(32).toString('base64url');
+  if (poolOffset === POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const secret = pool.toString('base64url', poolOffset, poolOffset + SECRET_BYTES);
+  poolOffset += SECRET_BYTES;
+  return secret;
 }
+
+/**
+ * Random bytes drawn from the CSPRNG 4 KiB at a time and handed out once each, as Node's own
+ * `randomUUID` does: one call into the kernel per 128 secrets instead of one per secret.
+ */
+const SECRET_BYTES = 32;
+const POOL_SIZE = 128 * SECRET_BYTES;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolOffset = POOL_SIZE;
 
 /** The form in which tokens, codes and client secrets are stored and looked up. */
 export function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('base64url');
+  // The one-shot form: no Hash object per call, on the path of every bearer request.
+  return hash('sha256', secret, 'base64url');
 }
 
 /** Compares two strings in constant time for equal lengths (CSRF tokens, hashes). */

@@ -1,9 +1,10 @@
-import express, { Router, type Request, type Response } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { authorizedApplications, revokeApplication } from '../applications/authorized.js';
 import { generateSecret, safeEqual } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { pageHeaders } from '../http/headers.js';
 import { requestId } from '../http/request-id.js';
+import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { saveSessionFirst } from '../session/save-first.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
@@ -25,7 +26,7 @@ import { loginUrl } from './authorize/login.js';
  * app.use(applicationsRouter(server));
  */
 export function applicationsRouter(server: AuthorizationServer): Router {
-  const router = Router();
+  const router = scopedRouter(pathsUnder('/oauth/applications'));
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
   const session = [server.session, saveSessionFirst(server)] as const;
   router.use('/oauth/applications', requestId);

@@ -1,4 +1,10 @@
-import { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
+import {
+  type ErrorRequestHandler,
+  type NextFunction,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
 import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
 import { reportFailure } from '../errors/report.js';
 import { reportServerError } from '../events/emit.js';
@@ -6,6 +12,7 @@ import type { ClientAuthenticationFailedEvent } from '../events/types.js';
 import { formParser, requireForm } from '../http/form.js';
 import { noStore } from '../http/headers.js';
 import { requestId } from '../http/request-id.js';
+import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -38,7 +45,7 @@ export function clientAuthenticatedEndpoint(
     res: Response,
   ) => Promise<void>,
 ): Router {
-  const router = Router();
+  const router = scopedRouter(pathsUnder(path));
   router.use(path, requestId);
   router.post(
     path,

@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { scopedRouter } from '../http/scoped-router.js';
 import type { AuthorizationServer } from '../server.js';
-import { metadataHandler, type MetadataOptions } from './metadata.js';
+import { metadataHandler, metadataPath, type MetadataOptions } from './metadata.js';
 
 /** The spec's root resource: where clients discover the endpoint URLs. */
 export interface RootResource {
@@ -25,7 +26,9 @@ export function discoveryRouter(server: AuthorizationServer, options: MetadataOp
     oauth: { authorization: { href: server.urls.authorization }, token: { href: server.urls.token } },
   };
   const json = JSON.stringify(body);
-  const router = Router();
+  const metadata = metadataPath(server);
+  // The root resource, and the metadata document when mounted at the origin root.
+  const router = scopedRouter((path) => path === '/' || path === metadata);
   router.get('/', (_req, res) => {
     res.set('Cache-Control', 'public, max-age=300').type('json').send(json);
   });

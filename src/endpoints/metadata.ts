@@ -1,4 +1,5 @@
-import { Router, type RequestHandler } from 'express';
+import type { RequestHandler, Router } from 'express';
+import { scopedRouter } from '../http/scoped-router.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
@@ -114,7 +115,8 @@ export function metadataHandler(server: AuthorizationServer, options: MetadataOp
  * @see RFC 8414 section 3
  */
 export function metadataRouter(server: AuthorizationServer, options: MetadataOptions = {}): Router {
-  const router = Router();
+  const path = metadataPath(server);
+  const router = scopedRouter((requested) => requested === path);
   router.use(metadataHandler(server, options));
   return router;
 }

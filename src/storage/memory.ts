@@ -34,7 +34,6 @@ export function memoryStorage(): Storage {
   const revokedGrants = new Map<string, number>();
 
   const pairKey = (a: string, b: string) => JSON.stringify([a, b]);
-  const copy = <T>(value: T): T => structuredClone(value);
 
   function revokeWhere(predicate: (t: { grantId: string; userId: string; clientId: string }) => boolean) {
     let count = 0;
@@ -252,4 +251,18 @@ export function memoryStorage(): Storage {
       };
     },
   };
+}
+
+/**
+ * A copy of a stored record, so that callers cannot change what is stored, nor the store what
+ * callers hold. Records are flat but for arrays of strings (scopes, contacts), copied one level
+ * deep: much cheaper than `structuredClone` on the path of every token lookup.
+ */
+function copy<T extends object>(record: T): T {
+  const copied = { ...record } as Record<string, unknown>;
+  for (const key in copied) {
+    const value = copied[key];
+    if (Array.isArray(value)) copied[key] = [...(value as unknown[])];
+  }
+  return copied as T;
 }

@@ -1,7 +1,8 @@
-import express, { Router, type Request, type Response } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders } from '../../http/headers.js';
 import { requestId } from '../../http/request-id.js';
+import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { saveSessionFirst } from '../../session/save-first.js';
@@ -25,7 +26,7 @@ import { parseAuthorizationRequest } from './request.js';
  * @see RFC 6749 sections 4.1.1, 4.1.2, 4.2.1, 4.2.2
  */
 export function authorizeRouter(server: AuthorizationServer): Router {
-  const router = Router();
+  const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login'));
   router.use(['/oauth/authorize', '/oauth/login'], requestId);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
   const session = [server.session, saveSessionFirst(server)] as const;

@@ -1,9 +1,9 @@
 import express, {
-  Router,
   type ErrorRequestHandler,
   type NextFunction,
   type Request,
   type Response,
+  type Router,
 } from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
@@ -11,6 +11,7 @@ import { reportFailure } from '../../errors/report.js';
 import { noStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
 import { requestId } from '../../http/request-id.js';
+import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clientAuthentication, type ClientAuthLocals } from './client-auth.js';
 import { grants, type GrantHandler } from './grants.js';
@@ -31,7 +32,7 @@ interface TokenLocals extends ClientAuthLocals {
  * @see RFC 6749 sections 4.1.3, 5.1, 5.2, 6
  */
 export function tokenRouter(server: AuthorizationServer): Router {
-  const router = Router();
+  const router = scopedRouter(pathsUnder('/oauth/token'));
   router.use('/oauth/token', requestId);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   router.post(

@@ -1,0 +1,80 @@
+import express from 'express';
+import request from 'supertest';
+import { describe, expect, it } from 'vitest';
+import {
+  applicationsRouter,
+  authorizeRouter,
+  createAuthorizationServer,
+  discoveryRouter,
+  introspectionRouter,
+  memoryStorage,
+  metadataRouter,
+  revocationRouter,
+  tokenRouter,
+} from '../src/index.js';
+
+/**
+ * Every router hands requests it does not serve straight on (src/http/scoped-router.ts); these
+ * tests check that it still serves all of its own, spelled as Express would match them.
+ */
+function hostApp(mount = '') {
+  const server = createAuthorizationServer({
+    baseUrl: `http://127.0.0.1${mount}`,
+    storage: memoryStorage(),
+    providers: [{ name: 'Example', identifier: 'https://id.example/' }],
+    session: { secret: 'a session secret long enough for the tests' },
+  });
+  const app = express();
+  app.use(metadataRouter(server));
+  const routers = [
+    discoveryRouter(server),
+    authorizeRouter(server),
+    tokenRouter(server),
+    applicationsRouter(server),
+    revocationRouter(server),
+    introspectionRouter(server),
+  ];
+  if (mount) app.use(mount, ...routers);
+  else app.use(...routers);
+  app.all('/{*rest}', (req, res) => {
+    res.status(299).json({ host: req.originalUrl });
+  });
+  return app;
+}
+
+describe('routers mounted in front of the host routes', () => {
+  it('pass the host routes through, with their paths intact', async () => {
+    for (const path of [
+      '/v1/realms',
+      '/oauthx/token',
+      '/oauth',
+      '/v1/oauth/token',
+      '/?x=1',
+      '/oauth/tokens',
+    ]) {
+      const res = await request(hostApp()).get(path);
+      expect(res.status, path).toBe(path === '/?x=1' ? 200 : 299);
+      if (res.status === 299) expect(res.body).toEqual({ host: path });
+    }
+  });
+
+  it('serve their own paths in any case, with a query, or below the mount point', async () => {
+    const app = hostApp();
+    expect((await request(app).post('/OAuth/Token').type('form').send({})).status).toBe(400);
+    expect((await request(app).get('/oauth/token?x=1')).body.error).toBe('invalid_request');
+    expect((await request(app).get('/OAUTH/REVOKE')).status).toBe(400);
+    expect((await request(app).get('/oauth/authorize/')).status).toBe(400);
+    expect((await request(app).get('/')).body.oauth.token.href).toBe('http://127.0.0.1/oauth/token');
+    expect((await request(app).get('/.well-known/oauth-authorization-server')).body.issuer).toBe(
+      'http://127.0.0.1',
+    );
+
+    const mounted = hostApp('/auth');
+    expect((await request(mounted).post('/auth/oauth/token').type('form').send({})).status).toBe(400);
+    expect((await request(mounted).get('/auth')).body.oauth.token.href).toBe(
+      'http://127.0.0.1/auth/oauth/token',
+    );
+    expect((await request(mounted).get('/oauth/token')).status).toBe(299);
+    expect((await request(mounted).get('/.well-known/oauth-authorization-server/auth')).status).toBe(200);
+  });
+});
