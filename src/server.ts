@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import type { Strategy } from 'passport-strategy';
 import {
   resolveOptions,
@@ -13,6 +13,7 @@ import { defaultPages } from './pages/default-pages.js';
 import type { PageRenderers } from './pages/types.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
 import { ownSession } from './session/own-session.js';
+import { sessionPeek, type PeekedSession } from './session/peek.js';
 import type { Storage } from './storage/types.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -49,6 +50,12 @@ export interface AuthorizationServer {
   readonly loginStrategy: Strategy;
   /** The library's own session middleware (own cookie name, own store). */
   readonly session: RequestHandler;
+  /**
+   * Reads the library's session without changing it, for the authorization request's fast path.
+   *
+   * @internal
+   */
+  readonly peekSession: (req: Request) => Promise<PeekedSession | undefined>;
 }
 
 /** A configured OpenID provider. */
@@ -165,6 +172,11 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logger,
     loginStrategy,
     session,
+    peekSession: sessionPeek({
+      cookieName: options.session.cookieName,
+      secrets: typeof options.session.secret === 'string' ? [options.session.secret] : options.session.secret,
+      store: sessionStore,
+    }),
   };
   return server;
 }

@@ -8,6 +8,14 @@ type Callback<T = void> = (err?: unknown, value?: T) => void;
  * as durable and as shared between instances as the rest of the storage.
  */
 export class AdapterSessionStore extends session.Store {
+  /**
+   * Session id → the expiry this process last stored for it. express-session touches an
+   * unchanged session on every request to slide its expiry; a touch that would move the stored
+   * expiry by less than 1% of the lifetime is skipped (connect-mongo's `touchAfter`), which saves
+   * a write per request and leaves sessions ending at most that much early.
+   */
+  readonly #stored = new Map<string, number>();
+
   constructor(
     private readonly sessions: SessionStore,
     private readonly clock: () => number,
@@ -26,15 +34,35 @@ export class AdapterSessionStore extends session.Store {
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {
-    this.sessions.set(sid, JSON.stringify(data), this.expiresAt(data)).then(() => callback?.(), callback);
+    const expiresAt = this.expiresAt(data);
+    this.sessions.set(sid, JSON.stringify(data), expiresAt).then(() => {
+      this.remember(sid, expiresAt);
+      callback?.();
+    }, callback);
   }
 
   override touch(sid: string, data: session.SessionData, callback?: Callback): void {
-    this.sessions.touch(sid, this.expiresAt(data)).then(() => callback?.(), callback);
+    const expiresAt = this.expiresAt(data);
+    const stored = this.#stored.get(sid);
+    if (stored !== undefined && expiresAt - stored < this.defaultMaxAgeMs / 100) {
+      callback?.();
+      return;
+    }
+    this.sessions.touch(sid, expiresAt).then(() => {
+      this.remember(sid, expiresAt);
+      callback?.();
+    }, callback);
   }
 
   override destroy(sid: string, callback?: Callback): void {
+    this.#stored.delete(sid);
     this.sessions.destroy(sid).then(() => callback?.(), callback);
+  }
+
+  /** Bounded: forgetting only costs one write more. */
+  private remember(sid: string, expiresAt: number): void {
+    if (this.#stored.size >= 10_000 && !this.#stored.has(sid)) this.#stored.clear();
+    this.#stored.set(sid, expiresAt);
   }
 
   /**

@@ -39,3 +39,8 @@ export function sessionState(req: Request): BridgeSessionState {
   const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;
   return (store[KEY] ??= {});
 }
+
+/** The library's part of session data read from the store, without changing it. */
+export function sessionStateOf(data: object): BridgeSessionState {
+  return (data as Record<string, BridgeSessionState | undefined>)[KEY] ?? {};
+}

@@ -63,6 +63,20 @@ export async function complete(
   pending: PendingAuthorization,
 ): Promise<void> {
   clearPending(sessionState(req));
+  return issueAndRedirect(server, req, res, user, pending);
+}
+
+/**
+ * Issues the code or token of an authorization request the user has approved (now or before)
+ * and sends the browser back to the client; the session is the caller's business.
+ */
+export async function issueAndRedirect(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+  user: UserRecord,
+  pending: PendingAuthorization,
+): Promise<void> {
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
   if (pending.responseType === 'code') {
     const { code, grantId } = await issueCode(server, {

@@ -1,4 +1,4 @@
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders } from '../../http/headers.js';
 import { requestId } from '../../http/request-id.js';
@@ -7,11 +7,12 @@ import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { saveSessionFirst } from '../../session/save-first.js';
 import { sessionState } from '../../session/state.js';
-import { consentOrComplete } from './complete.js';
+import { scopesCover } from '../../scopes/scopes.js';
+import { consentOrComplete, issueAndRedirect } from './complete.js';
 import { decide } from './decision.js';
 import { authorizeErrors } from './errors.js';
 import { finishLogin, loginUrl, startLogin } from './login.js';
-import { parseAuthorizationRequest } from './request.js';
+import { parseAuthorizationRequest, type AuthorizationRequest } from './request.js';
 
 /**
  * The authorization endpoint (RFC 6749 3.1) and the browser pages around it: provider selection,
@@ -33,6 +34,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
     [pageHeaders, ...session, (req: Request, res: Response) => handler(server, req, res)] as const;
 
+  router.get('/oauth/authorize', pageHeaders, (req, res, next) => authorizeAtOnce(server, req, res, next));
   router.get('/oauth/authorize', ...step(authorize));
   router.get('/oauth/authorize/resume', ...step(resume));
   router.post('/oauth/authorize/decision', pageHeaders, ...session, form, (req, res) =>
@@ -52,6 +54,37 @@ async function authorize(server: AuthorizationServer, req: Request, res: Respons
   state.pending = request.pending;
   delete state.csrf;
   return proceed(server, req, res, request.provider, request.client);
+}
+
+/**
+ * The most frequent authorization request, answered without express-session: the user is logged
+ * in, nothing else is in progress in the session, and the user already trusts the client with
+ * these scopes. The session is only read (and its expiry slid, as express-session would), so the
+ * answer is the one {@link authorize} would give. Every other case, invalid requests included,
+ * goes on to {@link authorize}, which reports it.
+ */
+async function authorizeAtOnce(
+  server: AuthorizationServer,
+  req: Request,
+  res: Response,
+  next: NextFunction,
+): Promise<void> {
+  const session = await server.peekSession(req);
+  const { userId, pending, csrf } = session?.state ?? {};
+  // A pending request or consent form would be cleared by this request: a change of the session.
+  if (userId === undefined || pending !== undefined || csrf !== undefined) return next();
+  let request: AuthorizationRequest;
+  try {
+    request = await parseAuthorizationRequest(server, req, res);
+  } catch {
+    return next();
+  }
+  const user = await server.storage.users.find(userId);
+  if (!user || (request.provider && user.provider !== request.provider.name)) return next();
+  const consent = await server.storage.consents.find(user.id, request.client.clientId);
+  if (!consent || !scopesCover(consent.scopes, request.pending.scopes)) return next();
+  await session!.touch();
+  return issueAndRedirect(server, req, res, user, request.pending);
 }
 
 /** `GET /oauth/authorize/resume`: continue the pending request (after a failed login, say). */

@@ -1,0 +1,126 @@
+import supertest from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memoryStorage, type Storage } from '../src/index.js';
+import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from './support/app.js';
+import { answerConsent, authorizeWithLogin, obtainCode } from './support/flow.js';
+
+/**
+ * A logged-in user who already trusts the client is answered from the session without
+ * express-session (src/endpoints/authorize/router.ts, authorizeAtOnce): the answer must be the
+ * one the full route gives, and every other case must still reach the full route.
+ */
+let t: TestApp;
+afterEach(() => t.close());
+
+/** The memory adapter with its session calls counted. */
+function countingStorage() {
+  const storage = memoryStorage();
+  const calls = { get: 0, set: 0, touch: 0 };
+  const sessions = storage.sessions!;
+  const counted: Storage = {
+    ...storage,
+    sessions: {
+      get: (...a) => (calls.get++, sessions.get(...a)),
+      set: (...a) => (calls.set++, sessions.set(...a)),
+      touch: (...a) => (calls.touch++, sessions.touch(...a)),
+      destroy: (...a) => sessions.destroy(...a),
+    },
+  };
+  return { storage: counted, calls };
+}
+
+const query = (extra: Record<string, string> = {}) => ({
+  response_type: 'code',
+  client_id: 'code-client',
+  redirect_uri: CODE_REDIRECT,
+  state: 'xyz',
+  ...extra,
+});
+
+describe('authorization request of a logged-in user who trusts the client', () => {
+  it('redirects with a working code at once, reading the session and writing nothing to it', async () => {
+    const { storage, calls } = countingStorage();
+    t = await createTestApp({ storage });
+    await obtainCode(t);
+    const before = { ...calls };
+
+    const res = await t.agent.get('/oauth/authorize').query(query());
+    expect(res.status).toBe(302);
+    expect(res.headers['set-cookie']).toBeUndefined();
+    expect(res.headers['x-request-id']).toBeDefined();
+    expect(res.headers['cache-control']).toBe('no-store');
+    const params = redirectParams(res.headers.location!);
+    expect(params).toMatchObject({ state: 'xyz', iss: t.baseUrl });
+    expect(calls.get - before.get).toBe(1);
+    expect(calls.set - before.set).toBe(0);
+    // The session was stored a moment ago: sliding its expiry by a second is not worth a write.
+    expect(calls.touch - before.touch).toBe(0);
+
+    const tokens = await t.agent.post('/oauth/token').type('form').send({
+      grant_type: 'authorization_code',
+      code: params.code,
+      client_id: t.codeClient.clientId,
+      client_secret: t.codeClient.clientSecret,
+      redirect_uri: CODE_REDIRECT,
+    });
+    expect(tokens.status).toBe(200);
+  });
+
+  it('leaves every other case to the full route: new scopes, another provider, bad requests, a forged cookie', async () => {
+    t = await createTestApp();
+    await obtainCode(t, { scope: 'realms' });
+
+    // A scope not yet trusted: the consent page.
+    const more = await t.agent.get('/oauth/authorize').query(query({ scope: 'realms profile' }));
+    expect(more.status).toBe(200);
+    expect(more.text).toContain('profile');
+    // That request is now pending in the session, so even a trusted one goes the full way, and
+    // ends it: a consent form of the earlier request cannot be answered any more.
+    const trusted = await t.agent.get('/oauth/authorize').query(query({ scope: 'realms' }));
+    expect(trusted.status).toBe(302);
+    expect(redirectParams(trusted.headers.location!).code).toBeDefined();
+
+    // An unregistered redirect URI is still a page, never a redirect.
+    const bad = await t.agent.get('/oauth/authorize').query(query({ redirect_uri: 'https://evil.example/' }));
+    expect(bad.status).toBe(400);
+    expect(bad.headers.location).toBeUndefined();
+    // A redirectable error still goes back to the client.
+    const unsupported = await t.agent.get('/oauth/authorize').query(query({ response_type: 'id_token' }));
+    expect(redirectParams(unsupported.headers.location!).error).toBe('unsupported_response_type');
+
+    // A cookie signed with another secret is no session at all: the provider selection page.
+    const cookie = `openid_oauth_bridge.sid=s%3Aforged.${'A'.repeat(43)}`;
+    const forged = await supertest(t.baseUrl).get('/oauth/authorize').set('Cookie', cookie).query(query());
+    expect(forged.status).toBe(200);
+    expect(forged.text).toContain('Development provider');
+  });
+
+  it('slides the stored expiry once it has moved by 1% of the lifetime', async () => {
+    const { storage, calls } = countingStorage();
+    let now = Date.now();
+    t = await createTestApp({
+      storage,
+      clock: () => now,
+      session: { secret: 'a test session secret that is long enough', maxAge: 3600 },
+    });
+    const first = await authorizeWithLogin(t, query());
+    expect(first.status).toBe(200);
+    now += 1000;
+    const before = calls.touch;
+    // Not trusted yet: the consent form. Trust it, then come back 37 s (more than 1%) later.
+    expect((await answerConsent(t, first.text, 'allow')).status).toBe(303);
+    const realNow = Date.now;
+    Date.now = () => realNow() + 37_000;
+    try {
+      now += 37_000;
+      const again = await t.agent.get('/oauth/authorize').query(query());
+      expect(again.status).toBe(302);
+      expect(calls.touch - before).toBe(1);
+      const soon = await t.agent.get('/oauth/authorize').query(query());
+      expect(soon.status).toBe(302);
+      expect(calls.touch - before).toBe(1);
+    } finally {
+      Date.now = realNow;
+    }
+  });
+});
