@@ -26,6 +26,9 @@ export interface RequireBearerOptions {
   realm?: string;
 }
 
+/** The scheme is Bearer, whatever follows. */
+const NAMES_BEARER = /^bearer(\s|$)/i;
+
 /** RFC 6750 2.1 b64token after the scheme, which is matched case-insensitively. */
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
@@ -57,8 +60,8 @@ export function requireBearer(
 
   return async function requireBearerToken(req: Request, res: Response, next: NextFunction): Promise<void> {
     try {
-      const header = req.get('authorization');
-      if (header === undefined || !/^bearer(\s|$)/i.test(header)) {
+      const header = req.headers.authorization;
+      if (header === undefined || !NAMES_BEARER.test(header)) {
         // RFC 6750 3.1: no error code when the request has no authentication at all.
         res.status(401).set('WWW-Authenticate', challenge()).end();
         return;
