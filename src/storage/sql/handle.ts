@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteD
 import { createSqlStorage, type SqlStorage } from './adapter.js';
 import { guardSqlFaults } from './faults.js';
 import type { Database } from './schema.js';
+import { cachingStatements } from './statements.js';
 
 /** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
 export type SqlDatabaseHandle =
@@ -40,7 +41,9 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
     return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
   }
   if ('sqlite' in handle) {
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle.sqlite }) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: cachingStatements(handle.sqlite) }),
+    });
     return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
