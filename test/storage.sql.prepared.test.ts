@@ -4,10 +4,13 @@
  */
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
+import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { sqlStorage } from '../src/index.js';
 import { prepareQuery } from '../src/storage/sql/prepared.js';
 import type { Database as Tables } from '../src/storage/sql/schema.js';
 import { cachingStatements } from '../src/storage/sql/statements.js';
+import { dropSchema, POSTGRES_URL, postgresAvailability, uniqueSchema } from './support/databases.js';
 
 describe('cachingStatements', () => {
   it('prepares each SQL text once, and again only when the cached statement is iterating', () => {
@@ -88,5 +91,79 @@ describe('prepareQuery', () => {
       return query;
     });
     expect(compiled).toBe('select "data" from "tenant"."oauth_sessions" where "sid" = $1');
+  });
+});
+
+describe('named statements on PostgreSQL', async () => {
+  const available = (await postgresAvailability()).ok;
+  const named = async (preparedStatements: boolean) => {
+    const schema = uniqueSchema('named');
+    // One connection, so the statements it prepared can be listed on it.
+    const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+    const storage = sqlStorage({ postgres: pool, schema, preparedStatements });
+    await storage.migrate();
+    const prepared = async () =>
+      (await pool.query<{ statement: string }>('select statement from pg_prepared_statements')).rows.map(
+        (row) => row.statement,
+      );
+    return {
+      schema,
+      storage,
+      prepared,
+      async dispose() {
+        await storage.close();
+        await dropSchema(schema);
+      },
+    };
+  };
+
+  it.skipIf(!available)('parses the frequent queries once per connection, and nothing else', async () => {
+    const { storage, prepared, dispose } = await named(true);
+    try {
+      expect(await storage.clients.find('nobody')).toBeNull();
+      expect(await storage.clients.find('nobody')).toBeNull();
+      const statements = await prepared();
+      expect(statements).toHaveLength(1);
+      expect(statements[0]).toContain('"oauth_clients"');
+    } finally {
+      await dispose();
+    }
+  });
+
+  it.skipIf(!available)('keeps working after a migration adds a column to a table it reads', async () => {
+    const { schema, storage, dispose } = await named(true);
+    try {
+      await storage.codes.create({
+        codeHash: 'h',
+        clientId: 'c',
+        userId: 'u',
+        redirectUri: 'https://app.example/cb',
+        scopes: ['read'],
+        grantId: 'g',
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        createdAt: Date.now(),
+        expiresAt: Date.now() + 60_000,
+      });
+      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('consumed');
+      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('replayed');
+      const client = new pg.Client({ connectionString: POSTGRES_URL });
+      await client.connect();
+      await client.query(`alter table "${schema}".oauth_codes add column later text`);
+      await client.end();
+      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('replayed');
+    } finally {
+      await dispose();
+    }
+  });
+
+  it.skipIf(!available)('runs every query unnamed with preparedStatements: false', async () => {
+    const { storage, prepared, dispose } = await named(false);
+    try {
+      expect(await storage.clients.find('nobody')).toBeNull();
+      expect(await prepared()).toEqual([]);
+    } finally {
+      await dispose();
+    }
   });
 });

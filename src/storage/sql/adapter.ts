@@ -22,7 +22,8 @@ import type {
   UserRecord,
 } from '../types.js';
 import { migrationProvider, migrations } from './migrations.js';
-import { type Executor, prepareQuery } from './prepared.js';
+import type { StatementNames } from './named.js';
+import { type Executor, prepareQuery as prepared } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type SqlDialectName = 'postgres' | 'sqlite';
@@ -57,10 +58,11 @@ export function createSqlStorage(
   root: Kysely<Database>,
   dialect: SqlDialectName,
   schema: string | undefined,
+  statementNames?: StatementNames,
 ): SqlStorage {
   const db = schema === undefined ? root : root.withSchema(schema);
   const postgres = dialect === 'postgres';
-  const q = prepareQueries(db);
+  const q = prepareQueries(db, statementNames);
 
   return {
     dialect,
@@ -481,11 +483,12 @@ function tokenIsLive<T extends { grant_id: string; client_id: string }>(
  * code lookups and inserts, client, user and consent lookups, sessions, nonces and rate limits.
  * Scopes are passed as stored (space-delimited text).
  */
-function prepareQueries(db: Kysely<Database>) {
+function prepareQueries(db: Kysely<Database>, names: StatementNames | undefined) {
   type Stored<T extends { scopes: readonly string[] }> = Omit<T, 'scopes'> & { scopes: string };
+  const prepareQuery: typeof prepared = (build) => prepared(build, names && ((sql) => names.add(sql)));
   return {
     findClient: prepareQuery((p: { clientId: string }) =>
-      db.selectFrom('oauth_clients').selectAll().where('client_id', '=', p.clientId),
+      db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
     ),
 
     insertUser: prepareQuery((p: { id: string; provider: string; identifier: string; createdAt: number }) =>
@@ -497,18 +500,18 @@ function prepareQueries(db: Kysely<Database>) {
     findUserByIdentity: prepareQuery((p: { provider: string; identifier: string }) =>
       db
         .selectFrom('oauth_users')
-        .selectAll()
+        .select(COLUMNS.oauth_users)
         .where('provider', '=', p.provider)
         .where('identifier', '=', p.identifier),
     ),
     findUser: prepareQuery((p: { id: string }) =>
-      db.selectFrom('oauth_users').selectAll().where('id', '=', p.id),
+      db.selectFrom('oauth_users').select(COLUMNS.oauth_users).where('id', '=', p.id),
     ),
 
     findConsent: prepareQuery((p: { userId: string; clientId: string }) =>
       db
         .selectFrom('oauth_consents')
-        .selectAll()
+        .select(COLUMNS.oauth_consents)
         .where('user_id', '=', p.userId)
         .where('client_id', '=', p.clientId),
     ),
@@ -534,10 +537,10 @@ function prepareQueries(db: Kysely<Database>) {
         .set({ used_at: p.now })
         .where('code_hash', '=', p.codeHash)
         .where('used_at', 'is', null)
-        .returningAll(),
+        .returning(COLUMNS.oauth_codes),
     ),
     findCode: prepareQuery((p: { codeHash: string }) =>
-      db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', p.codeHash),
+      db.selectFrom('oauth_codes').select(COLUMNS.oauth_codes).where('code_hash', '=', p.codeHash),
     ),
 
     insertAccessToken: prepareQuery((p: Stored<AccessTokenRecord>) =>
@@ -555,7 +558,7 @@ function prepareQueries(db: Kysely<Database>) {
     findAccessToken: prepareQuery((p: { tokenHash: string }) =>
       db
         .selectFrom('oauth_access_tokens as t')
-        .selectAll('t')
+        .select(COLUMNS.oauth_access_tokens)
         .where('t.token_hash', '=', p.tokenHash)
         .where(tokenIsLive),
     ),
@@ -574,7 +577,7 @@ function prepareQueries(db: Kysely<Database>) {
     findRefreshToken: prepareQuery((p: { tokenHash: string }) =>
       db
         .selectFrom('oauth_refresh_tokens as t')
-        .selectAll('t')
+        .select(COLUMNS.oauth_refresh_tokens)
         .where('t.token_hash', '=', p.tokenHash)
         .where(tokenIsLive),
     ),
@@ -648,6 +651,62 @@ function prepareQueries(db: Kysely<Database>) {
     ),
   };
 }
+
+/**
+ * The columns the prepared queries read, listed rather than `*`: a column added by a later
+ * migration changes no prepared statement's result (PostgreSQL refuses to run a named statement
+ * whose result columns changed). The row mappers' types check that no column is missing.
+ */
+const COLUMNS = {
+  oauth_clients: [
+    'client_id',
+    'application_name',
+    'redirect_uri',
+    'grant_type',
+    'secret_hash',
+    'scopes',
+    'default_scopes',
+    'contacts',
+    'disabled',
+    'require_pkce',
+    'created_at',
+  ],
+  oauth_users: ['id', 'provider', 'identifier', 'created_at'],
+  oauth_consents: ['user_id', 'client_id', 'scopes', 'created_at', 'updated_at'],
+  oauth_codes: [
+    'code_hash',
+    'client_id',
+    'user_id',
+    'redirect_uri',
+    'scopes',
+    'grant_id',
+    'code_challenge',
+    'code_challenge_method',
+    'created_at',
+    'expires_at',
+    'used_at',
+  ],
+  oauth_access_tokens: [
+    't.token_hash',
+    't.grant_id',
+    't.client_id',
+    't.user_id',
+    't.scopes',
+    't.origin',
+    't.created_at',
+    't.expires_at',
+  ],
+  oauth_refresh_tokens: [
+    't.token_hash',
+    't.grant_id',
+    't.client_id',
+    't.user_id',
+    't.scopes',
+    't.created_at',
+    't.expires_at',
+    't.rotated_at',
+  ],
+} as const;
 
 /** The first row of a query that always returns one (`executeTakeFirstOrThrow`). */
 function firstRow<O>(result: QueryResult<O>): O {

@@ -22,6 +22,7 @@ class Placeholder {
  * `set({ col: p.x })`, `${p.x}` in `sql`), never compute with it or branch on it: the query's
  * shape is fixed when it is compiled. Values that are not parameters (a literal `0`) stay as
  * compiled. The SQL is compiled by the Kysely instance `build` uses, so its `withSchema` applies.
+ * `onCompiled` receives the SQL text (to run it as a named statement on PostgreSQL).
  *
  * @example
  * const findUser = prepareQuery((p: { id: string }) => db.selectFrom('oauth_users').selectAll().where('id', '=', p.id));
@@ -29,6 +30,7 @@ class Placeholder {
  */
 export function prepareQuery<P extends Record<string, unknown>, O>(
   build: (params: P) => Compilable<O>,
+  onCompiled?: (sql: string) => void,
 ): PreparedQuery<P, O> {
   const used = new Set<string>();
   const placeholders = new Proxy({} as P, {
@@ -52,6 +54,7 @@ export function prepareQuery<P extends Record<string, unknown>, O>(
     }
   }
   const { query, queryId, sql } = compiled;
+  onCompiled?.(sql);
   const count = names.length;
   return (db, params) => {
     const parameters = new Array<unknown>(count);
