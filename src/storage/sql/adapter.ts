@@ -3,10 +3,10 @@ import {
   type ExpressionBuilder,
   type Kysely,
   Migrator,
+  type QueryResult,
   type Selectable,
   type SqlBool,
   sql,
-  type Transaction,
 } from 'kysely';
 import type {
   AccessTokenRecord,
@@ -22,6 +22,8 @@ import type {
   UserRecord,
 } from '../types.js';
 import { migrationProvider, migrations } from './migrations.js';
+import type { StatementNames } from './named.js';
+import { type Executor, prepareQuery as prepared } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type SqlDialectName = 'postgres' | 'sqlite';
@@ -41,7 +43,7 @@ export interface SqlStorage extends Storage {
   close(): Promise<void>;
 }
 
-type Db = Kysely<Database> | Transaction<Database>;
+type Db = Executor;
 
 const DEFAULT_BATCH_SIZE = 1000;
 const DEFAULT_REVOKED_GRANT_RETENTION_MS = 86_400_000;
@@ -56,19 +58,17 @@ export function createSqlStorage(
   root: Kysely<Database>,
   dialect: SqlDialectName,
   schema: string | undefined,
+  statementNames?: StatementNames,
 ): SqlStorage {
   const db = schema === undefined ? root : root.withSchema(schema);
   const postgres = dialect === 'postgres';
+  const q = prepareQueries(db, statementNames);
 
   return {
     dialect,
     clients: {
       async find(clientId) {
-        const row = await db
-          .selectFrom('oauth_clients')
-          .selectAll()
-          .where('client_id', '=', clientId)
-          .executeTakeFirst();
+        const [row] = (await q.findClient(db, { clientId })).rows;
         return row ? toClient(row) : null;
       },
       async create(client) {
@@ -141,38 +141,19 @@ export function createSqlStorage(
       async findOrCreate(identity, newId, now) {
         // Insert-or-nothing, then read: concurrent first logins of one identity meet at the
         // unique constraint and all read the one row that won.
-        await db
-          .insertInto('oauth_users')
-          .values({
-            id: newId,
-            provider: identity.provider,
-            identifier: identity.identifier,
-            created_at: now,
-          })
-          .onConflict((oc) => oc.columns(['provider', 'identifier']).doNothing())
-          .execute();
-        const row = await db
-          .selectFrom('oauth_users')
-          .selectAll()
-          .where('provider', '=', identity.provider)
-          .where('identifier', '=', identity.identifier)
-          .executeTakeFirstOrThrow();
-        return toUser(row);
+        const { provider, identifier } = identity;
+        await q.insertUser(db, { id: newId, provider, identifier, createdAt: now });
+        return toUser(firstRow(await q.findUserByIdentity(db, { provider, identifier })));
       },
       async find(id) {
-        const row = await db.selectFrom('oauth_users').selectAll().where('id', '=', id).executeTakeFirst();
+        const [row] = (await q.findUser(db, { id })).rows;
         return row ? toUser(row) : null;
       },
     },
 
     consents: {
       async find(userId, clientId) {
-        const row = await db
-          .selectFrom('oauth_consents')
-          .selectAll()
-          .where('user_id', '=', userId)
-          .where('client_id', '=', clientId)
-          .executeTakeFirst();
+        const [row] = (await q.findConsent(db, { userId, clientId })).rows;
         return row ? toConsent(row) : null;
       },
       async grant(userId, clientId, scopes, now) {
@@ -240,97 +221,40 @@ export function createSqlStorage(
 
     codes: {
       async create(code) {
-        await db
-          .insertInto('oauth_codes')
-          .values({
-            code_hash: code.codeHash,
-            client_id: code.clientId,
-            user_id: code.userId,
-            redirect_uri: code.redirectUri,
-            scopes: scopeText(code.scopes),
-            grant_id: code.grantId,
-            code_challenge: code.codeChallenge,
-            code_challenge_method: code.codeChallengeMethod,
-            created_at: code.createdAt,
-            expires_at: code.expiresAt,
-            used_at: null,
-          })
-          .execute();
+        await q.insertCode(db, { ...code, scopes: scopeText(code.scopes) });
       },
       async consume(codeHash, now) {
         // Single use decided by the database: only one UPDATE can see `used_at IS NULL`.
-        const won = await db
-          .updateTable('oauth_codes')
-          .set({ used_at: now })
-          .where('code_hash', '=', codeHash)
-          .where('used_at', 'is', null)
-          .returningAll()
-          .executeTakeFirst();
+        const [won] = (await q.consumeCode(db, { codeHash, now })).rows;
         if (won) return { status: 'consumed', code: toCode(won) };
-        const seen = await db
-          .selectFrom('oauth_codes')
-          .selectAll()
-          .where('code_hash', '=', codeHash)
-          .executeTakeFirst();
+        const [seen] = (await q.findCode(db, { codeHash })).rows;
         return seen ? { status: 'replayed', code: toCode(seen) } : null;
       },
     },
 
     tokens: {
       async saveAccessToken(token) {
-        await db
-          .insertInto('oauth_access_tokens')
-          .values({
-            token_hash: token.tokenHash,
-            grant_id: token.grantId,
-            client_id: token.clientId,
-            user_id: token.userId,
-            scopes: scopeText(token.scopes),
-            origin: token.origin,
-            created_at: token.createdAt,
-            expires_at: token.expiresAt,
-          })
-          .execute();
+        await q.insertAccessToken(db, { ...token, scopes: scopeText(token.scopes) });
       },
       async findAccessToken(tokenHash) {
-        const row = await db
-          .selectFrom('oauth_access_tokens as t')
-          .selectAll('t')
-          .where('t.token_hash', '=', tokenHash)
-          .where(tokenIsLive)
-          .executeTakeFirst();
+        const [row] = (await q.findAccessToken(db, { tokenHash })).rows;
         return row ? toAccessToken(row) : null;
       },
       async saveRefreshToken(token) {
-        await insertRefreshToken(db, token);
+        await q.insertRefreshToken(db, { ...token, scopes: scopeText(token.scopes) });
       },
       async findRefreshToken(tokenHash) {
-        const row = await db
-          .selectFrom('oauth_refresh_tokens as t')
-          .selectAll('t')
-          .where('t.token_hash', '=', tokenHash)
-          .where(tokenIsLive)
-          .executeTakeFirst();
+        const [row] = (await q.findRefreshToken(db, { tokenHash })).rows;
         return row ? toRefreshToken(row) : null;
       },
       async rotateRefreshToken(oldHash, next, now) {
         return db.transaction().execute(async (trx) => {
-          const seen = await trx
-            .selectFrom('oauth_refresh_tokens as t')
-            .select('t.rotated_at')
-            .where('t.token_hash', '=', oldHash)
-            .where(tokenIsLive)
-            .executeTakeFirst();
-          if (!seen) return 'missing';
+          const seen = (await q.findLiveRefreshTokenHash(trx, { tokenHash: oldHash })).rows;
+          if (seen.length === 0) return 'missing';
           // The conditional update decides: only one caller can see `rotated_at IS NULL`.
-          const won = await trx
-            .updateTable('oauth_refresh_tokens')
-            .set({ rotated_at: now })
-            .where('token_hash', '=', oldHash)
-            .where('rotated_at', 'is', null)
-            .executeTakeFirst();
-          if (won.numUpdatedRows === 0n) return 'reused';
-          await insertRefreshToken(trx, next);
+          const won = await q.rotateRefreshToken(trx, { tokenHash: oldHash, now });
+          if (won.numAffectedRows === 0n) return 'reused';
+          await q.insertRefreshToken(trx, { ...next, scopes: scopeText(next.scopes) });
           return 'rotated';
         });
       },
@@ -371,83 +295,37 @@ export function createSqlStorage(
 
     nonces: {
       async use(scope, nonce, expiresAt) {
-        const inserted = await db
-          .insertInto('oauth_nonces')
-          .values({ scope, nonce, expires_at: expiresAt })
-          .onConflict((oc) => oc.columns(['scope', 'nonce']).doNothing())
-          .returning('nonce')
-          .executeTakeFirst();
-        return inserted !== undefined;
+        return (await q.useNonce(db, { scope, nonce, expiresAt })).rows.length > 0;
       },
     },
 
     rateLimits: {
       async increment(key, windowMs, now) {
-        // One upsert: racing callers each see a distinct count, and an ended window restarts.
-        const fresh = sql<boolean>`${sql.ref('oauth_rate_limits.reset_at')} <= ${now}`;
-        const row = await db
-          .insertInto('oauth_rate_limits')
-          .values({ key, count: 1, reset_at: now + windowMs })
-          .onConflict((oc) =>
-            oc.column('key').doUpdateSet((eb) => ({
-              count: eb
-                .case()
-                .when(fresh)
-                .then(1)
-                .else(eb('oauth_rate_limits.count', '+', 1))
-                .end(),
-              reset_at: eb
-                .case()
-                .when(fresh)
-                .then(now + windowMs)
-                .else(eb.ref('oauth_rate_limits.reset_at'))
-                .end(),
-            })),
-          )
-          .returning(['count', 'reset_at'])
-          .executeTakeFirstOrThrow();
+        const row = firstRow(await q.incrementRateLimit(db, { key, now, resetAt: now + windowMs }));
         return { count: Number(row.count), resetAt: millis(row.reset_at) };
       },
       async get(key, now) {
-        const row = await db
-          .selectFrom('oauth_rate_limits')
-          .select(['count', 'reset_at'])
-          .where('key', '=', key)
-          .where('reset_at', '>', now)
-          .executeTakeFirst();
+        const [row] = (await q.findRateLimit(db, { key, now })).rows;
         return row ? { count: Number(row.count), resetAt: millis(row.reset_at) } : null;
       },
       async reset(key) {
-        await db.deleteFrom('oauth_rate_limits').where('key', '=', key).execute();
+        await q.deleteRateLimit(db, { key });
       },
     },
 
     sessions: {
       async get(sid, now) {
-        const row = await db
-          .selectFrom('oauth_sessions')
-          .select('data')
-          .where('sid', '=', sid)
-          .where('expires_at', '>', now)
-          .executeTakeFirst();
+        const [row] = (await q.findSession(db, { sid, now })).rows;
         return row?.data ?? null;
       },
       async set(sid, json, expiresAt) {
-        await db
-          .insertInto('oauth_sessions')
-          .values({ sid, data: json, expires_at: expiresAt })
-          .onConflict((oc) => oc.column('sid').doUpdateSet({ data: json, expires_at: expiresAt }))
-          .execute();
+        await q.saveSession(db, { sid, data: json, expiresAt });
       },
       async touch(sid, expiresAt) {
-        await db
-          .updateTable('oauth_sessions')
-          .set({ expires_at: expiresAt })
-          .where('sid', '=', sid)
-          .execute();
+        await q.touchSession(db, { sid, expiresAt });
       },
       async destroy(sid) {
-        await db.deleteFrom('oauth_sessions').where('sid', '=', sid).execute();
+        await q.deleteSession(db, { sid });
       },
     },
 
@@ -600,20 +478,241 @@ function tokenIsLive<T extends { grant_id: string; client_id: string }>(
   );
 }
 
-async function insertRefreshToken(db: Db, token: RefreshTokenRecord): Promise<void> {
-  await db
-    .insertInto('oauth_refresh_tokens')
-    .values({
-      token_hash: token.tokenHash,
-      grant_id: token.grantId,
-      client_id: token.clientId,
-      user_id: token.userId,
-      scopes: scopeText(token.scopes),
-      created_at: token.createdAt,
-      expires_at: token.expiresAt,
-      rotated_at: token.rotatedAt,
-    })
-    .execute();
+/**
+ * The queries of the frequent operations, built and compiled once (see prepared.ts): token and
+ * code lookups and inserts, client, user and consent lookups, sessions, nonces and rate limits.
+ * Scopes are passed as stored (space-delimited text).
+ */
+function prepareQueries(db: Kysely<Database>, names: StatementNames | undefined) {
+  type Stored<T extends { scopes: readonly string[] }> = Omit<T, 'scopes'> & { scopes: string };
+  const prepareQuery: typeof prepared = (build) => prepared(build, names && ((sql) => names.add(sql)));
+  return {
+    findClient: prepareQuery((p: { clientId: string }) =>
+      db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
+    ),
+
+    insertUser: prepareQuery((p: { id: string; provider: string; identifier: string; createdAt: number }) =>
+      db
+        .insertInto('oauth_users')
+        .values({ id: p.id, provider: p.provider, identifier: p.identifier, created_at: p.createdAt })
+        .onConflict((oc) => oc.columns(['provider', 'identifier']).doNothing()),
+    ),
+    findUserByIdentity: prepareQuery((p: { provider: string; identifier: string }) =>
+      db
+        .selectFrom('oauth_users')
+        .select(COLUMNS.oauth_users)
+        .where('provider', '=', p.provider)
+        .where('identifier', '=', p.identifier),
+    ),
+    findUser: prepareQuery((p: { id: string }) =>
+      db.selectFrom('oauth_users').select(COLUMNS.oauth_users).where('id', '=', p.id),
+    ),
+
+    findConsent: prepareQuery((p: { userId: string; clientId: string }) =>
+      db
+        .selectFrom('oauth_consents')
+        .select(COLUMNS.oauth_consents)
+        .where('user_id', '=', p.userId)
+        .where('client_id', '=', p.clientId),
+    ),
+
+    insertCode: prepareQuery((p: Stored<AuthorizationCodeRecord>) =>
+      db.insertInto('oauth_codes').values({
+        code_hash: p.codeHash,
+        client_id: p.clientId,
+        user_id: p.userId,
+        redirect_uri: p.redirectUri,
+        scopes: p.scopes,
+        grant_id: p.grantId,
+        code_challenge: p.codeChallenge,
+        code_challenge_method: p.codeChallengeMethod,
+        created_at: p.createdAt,
+        expires_at: p.expiresAt,
+        used_at: null,
+      }),
+    ),
+    consumeCode: prepareQuery((p: { codeHash: string; now: number }) =>
+      db
+        .updateTable('oauth_codes')
+        .set({ used_at: p.now })
+        .where('code_hash', '=', p.codeHash)
+        .where('used_at', 'is', null)
+        .returning(COLUMNS.oauth_codes),
+    ),
+    findCode: prepareQuery((p: { codeHash: string }) =>
+      db.selectFrom('oauth_codes').select(COLUMNS.oauth_codes).where('code_hash', '=', p.codeHash),
+    ),
+
+    insertAccessToken: prepareQuery((p: Stored<AccessTokenRecord>) =>
+      db.insertInto('oauth_access_tokens').values({
+        token_hash: p.tokenHash,
+        grant_id: p.grantId,
+        client_id: p.clientId,
+        user_id: p.userId,
+        scopes: p.scopes,
+        origin: p.origin,
+        created_at: p.createdAt,
+        expires_at: p.expiresAt,
+      }),
+    ),
+    findAccessToken: prepareQuery((p: { tokenHash: string }) =>
+      db
+        .selectFrom('oauth_access_tokens as t')
+        .select(COLUMNS.oauth_access_tokens)
+        .where('t.token_hash', '=', p.tokenHash)
+        .where(tokenIsLive),
+    ),
+    insertRefreshToken: prepareQuery((p: Stored<RefreshTokenRecord>) =>
+      db.insertInto('oauth_refresh_tokens').values({
+        token_hash: p.tokenHash,
+        grant_id: p.grantId,
+        client_id: p.clientId,
+        user_id: p.userId,
+        scopes: p.scopes,
+        created_at: p.createdAt,
+        expires_at: p.expiresAt,
+        rotated_at: p.rotatedAt,
+      }),
+    ),
+    findRefreshToken: prepareQuery((p: { tokenHash: string }) =>
+      db
+        .selectFrom('oauth_refresh_tokens as t')
+        .select(COLUMNS.oauth_refresh_tokens)
+        .where('t.token_hash', '=', p.tokenHash)
+        .where(tokenIsLive),
+    ),
+    findLiveRefreshTokenHash: prepareQuery((p: { tokenHash: string }) =>
+      db
+        .selectFrom('oauth_refresh_tokens as t')
+        .select('t.rotated_at')
+        .where('t.token_hash', '=', p.tokenHash)
+        .where(tokenIsLive),
+    ),
+    rotateRefreshToken: prepareQuery((p: { tokenHash: string; now: number }) =>
+      db
+        .updateTable('oauth_refresh_tokens')
+        .set({ rotated_at: p.now })
+        .where('token_hash', '=', p.tokenHash)
+        .where('rotated_at', 'is', null),
+    ),
+
+    useNonce: prepareQuery((p: { scope: string; nonce: string; expiresAt: number }) =>
+      db
+        .insertInto('oauth_nonces')
+        .values({ scope: p.scope, nonce: p.nonce, expires_at: p.expiresAt })
+        .onConflict((oc) => oc.columns(['scope', 'nonce']).doNothing())
+        .returning('nonce'),
+    ),
+
+    // One upsert: racing callers each see a distinct count, and an ended window restarts.
+    incrementRateLimit: prepareQuery((p: { key: string; now: number; resetAt: number }) => {
+      const fresh = sql<boolean>`${sql.ref('oauth_rate_limits.reset_at')} <= ${p.now}`;
+      return db
+        .insertInto('oauth_rate_limits')
+        .values({ key: p.key, count: 1, reset_at: p.resetAt })
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet((eb) => ({
+            count: eb
+              .case()
+              .when(fresh)
+              .then(1)
+              .else(eb('oauth_rate_limits.count', '+', 1))
+              .end(),
+            reset_at: eb.case().when(fresh).then(p.resetAt).else(eb.ref('oauth_rate_limits.reset_at')).end(),
+          })),
+        )
+        .returning(['count', 'reset_at']);
+    }),
+    findRateLimit: prepareQuery((p: { key: string; now: number }) =>
+      db
+        .selectFrom('oauth_rate_limits')
+        .select(['count', 'reset_at'])
+        .where('key', '=', p.key)
+        .where('reset_at', '>', p.now),
+    ),
+    deleteRateLimit: prepareQuery((p: { key: string }) =>
+      db.deleteFrom('oauth_rate_limits').where('key', '=', p.key),
+    ),
+
+    findSession: prepareQuery((p: { sid: string; now: number }) =>
+      db.selectFrom('oauth_sessions').select('data').where('sid', '=', p.sid).where('expires_at', '>', p.now),
+    ),
+    saveSession: prepareQuery((p: { sid: string; data: string; expiresAt: number }) =>
+      db
+        .insertInto('oauth_sessions')
+        .values({ sid: p.sid, data: p.data, expires_at: p.expiresAt })
+        .onConflict((oc) => oc.column('sid').doUpdateSet({ data: p.data, expires_at: p.expiresAt })),
+    ),
+    touchSession: prepareQuery((p: { sid: string; expiresAt: number }) =>
+      db.updateTable('oauth_sessions').set({ expires_at: p.expiresAt }).where('sid', '=', p.sid),
+    ),
+    deleteSession: prepareQuery((p: { sid: string }) =>
+      db.deleteFrom('oauth_sessions').where('sid', '=', p.sid),
+    ),
+  };
+}
+
+/**
+ * The columns the prepared queries read, listed rather than `*`: a column added by a later
+ * migration changes no prepared statement's result (PostgreSQL refuses to run a named statement
+ * whose result columns changed). The row mappers' types check that no column is missing.
+ */
+const COLUMNS = {
+  oauth_clients: [
+    'client_id',
+    'application_name',
+    'redirect_uri',
+    'grant_type',
+    'secret_hash',
+    'scopes',
+    'default_scopes',
+    'contacts',
+    'disabled',
+    'require_pkce',
+    'created_at',
+  ],
+  oauth_users: ['id', 'provider', 'identifier', 'created_at'],
+  oauth_consents: ['user_id', 'client_id', 'scopes', 'created_at', 'updated_at'],
+  oauth_codes: [
+    'code_hash',
+    'client_id',
+    'user_id',
+    'redirect_uri',
+    'scopes',
+    'grant_id',
+    'code_challenge',
+    'code_challenge_method',
+    'created_at',
+    'expires_at',
+    'used_at',
+  ],
+  oauth_access_tokens: [
+    't.token_hash',
+    't.grant_id',
+    't.client_id',
+    't.user_id',
+    't.scopes',
+    't.origin',
+    't.created_at',
+    't.expires_at',
+  ],
+  oauth_refresh_tokens: [
+    't.token_hash',
+    't.grant_id',
+    't.client_id',
+    't.user_id',
+    't.scopes',
+    't.created_at',
+    't.expires_at',
+    't.rotated_at',
+  ],
+} as const;
+
+/** The first row of a query that always returns one (`executeTakeFirstOrThrow`). */
+function firstRow<O>(result: QueryResult<O>): O {
+  const [row] = result.rows;
+  if (row === undefined) throw new Error('no result');
+  return row;
 }
 
 /** `CREATE SCHEMA IF NOT EXISTS` can still fail when two instances run it at once: check again. */

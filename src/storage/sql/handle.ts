@@ -1,7 +1,9 @@
 import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { createSqlStorage, type SqlStorage } from './adapter.js';
 import { guardSqlFaults } from './faults.js';
+import { namingStatements } from './named.js';
 import type { Database } from './schema.js';
+import { cachingStatements } from './statements.js';
 
 /** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
 export type SqlDatabaseHandle =
@@ -10,6 +12,13 @@ export type SqlDatabaseHandle =
       postgres: PostgresPool;
       /** Keep the tables in this PostgreSQL schema (created by `migrate()`); default the search path. */
       schema?: string;
+      /**
+       * Run the frequent queries as named prepared statements, which each connection has the
+       * server parse and plan once. Default `true`. Set `false` behind a connection pooler that
+       * does not keep prepared statements (PgBouncer in transaction mode before 1.21, or without
+       * `max_prepared_statements`).
+       */
+      preparedStatements?: boolean;
     }
   | {
       /** A `better-sqlite3` `Database`. WAL mode and a busy timeout are recommended (see the README). */
@@ -36,11 +45,18 @@ export type SqlDatabaseHandle =
 export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
   if ('postgres' in handle) {
     keepCheckedOutClientErrorsHandled(handle.postgres);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
-    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
+    if (handle.preparedStatements === false) {
+      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
+      return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
+    }
+    const { pool, names } = namingStatements(handle.postgres);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, names));
   }
   if ('sqlite' in handle) {
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle.sqlite }) });
+    const db = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: cachingStatements(handle.sqlite) }),
+    });
     return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');

@@ -1,0 +1,68 @@
+import type { Compilable, CompiledQuery, Kysely, QueryResult, Transaction } from 'kysely';
+import type { Database } from './schema.js';
+
+/** Where a prepared query runs: the Kysely instance (with its schema, if any) or a transaction of it. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+/** A query built and compiled once; each call runs its SQL with the given values bound. */
+export type PreparedQuery<P, O> = (db: Executor, params: P) => Promise<QueryResult<O>>;
+
+/** Stands in for the value of parameter `name` while the query is built and compiled. */
+class Placeholder {
+  constructor(readonly name: string) {}
+}
+
+/**
+ * Builds a query once, with a placeholder in place of each value of `params`, compiles it, and
+ * returns a function that runs the compiled SQL with new values. Building and compiling a query
+ * with Kysely costs far more than running a primary-key lookup, and the same SQL text each time
+ * lets the driver reuse its prepared statement (see statements.ts).
+ *
+ * `build` must use each parameter as a plain value (`where(col, '=', p.x)`, `values({ col: p.x })`,
+ * `set({ col: p.x })`, `${p.x}` in `sql`), never compute with it or branch on it: the query's
+ * shape is fixed when it is compiled. Values that are not parameters (a literal `0`) stay as
+ * compiled. The SQL is compiled by the Kysely instance `build` uses, so its `withSchema` applies.
+ * `onCompiled` receives the SQL text (to run it as a named statement on PostgreSQL).
+ *
+ * @example
+ * const findUser = prepareQuery((p: { id: string }) => db.selectFrom('oauth_users').selectAll().where('id', '=', p.id));
+ * const { rows } = await findUser(db, { id });
+ */
+export function prepareQuery<P extends Record<string, unknown>, O>(
+  build: (params: P) => Compilable<O>,
+  onCompiled?: (sql: string) => void,
+): PreparedQuery<P, O> {
+  const used = new Set<string>();
+  const placeholders = new Proxy({} as P, {
+    get(_target, name) {
+      if (typeof name !== 'string') return undefined;
+      used.add(name);
+      return new Placeholder(name);
+    },
+  });
+  const compiled = build(placeholders).compile();
+  // Per parameter of the compiled SQL: the name of the value it takes, or the constant it is.
+  const names: (string | undefined)[] = [];
+  const constants: unknown[] = [];
+  for (const parameter of compiled.parameters) {
+    names.push(parameter instanceof Placeholder ? parameter.name : undefined);
+    constants.push(parameter instanceof Placeholder ? undefined : parameter);
+  }
+  for (const name of used) {
+    if (!names.includes(name)) {
+      throw new Error(`prepareQuery: parameter ${name} was not compiled as a bound value: ${compiled.sql}`);
+    }
+  }
+  const { query, queryId, sql } = compiled;
+  onCompiled?.(sql);
+  const count = names.length;
+  return (db, params) => {
+    const parameters = new Array<unknown>(count);
+    for (let i = 0; i < count; i++) {
+      const name = names[i];
+      parameters[i] = name === undefined ? constants[i] : params[name];
+    }
+    const run: CompiledQuery<O> = { query, queryId, sql, parameters };
+    return db.executeQuery(run);
+  };
+}
