@@ -139,8 +139,10 @@ async function measure(contender, workload, { tokens, seconds = Number(args.dura
     await run(load, Number(args.warmup));
     if (load.check.wrong > 0) throw new Error(`warm-up: ${load.check.describe()}`);
     const before = cpuSeconds(child.pid);
+    const loadBefore = cpuSeconds(process.pid);
     const result = await run(load, seconds);
     const cpu = cpuSeconds(child.pid) - before;
+    const loadCpu = cpuSeconds(process.pid) - loadBefore;
     if (load.check.wrong > 0) throw new Error(load.check.describe());
     if (result.errors > 0 || result.timeouts > 0) {
       throw new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`);
@@ -152,6 +154,7 @@ async function measure(contender, workload, { tokens, seconds = Number(args.dura
       p99: result.latency.p99,
       cpuMicros: (cpu * 1e6) / requests,
       coreShare: cpu / result.duration,
+      loadShare: loadCpu / result.duration,
       requests,
       memory: await memoryOf(child),
     });
@@ -372,12 +375,12 @@ function printTable(workload, rows) {
   const baseline = rows.find((r) => r.contender.baseline && !r.failure);
   console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
   console.log(
-    '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
+    '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
   for (const row of rows) {
     if (row.failure) {
-      console.log(`| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | |`);
+      console.log(`| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | | |`);
       continue;
     }
     const ratio = baseline ? row.requestsPerSecond / baseline.requestsPerSecond : undefined;
@@ -392,7 +395,7 @@ function printTable(workload, rows) {
         : `≥ ${target}: ${capacity >= target ? 'met' : 'MISSED'}`;
     console.log(
       `| ${row.contender.label} | ${fmt(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ${fmt(row.cpuMicros)} | ` +
-        `${fmt(row.coreShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)} | ${verdict} |`,
+        `${fmt(row.coreShare * 100)} % | ${fmt(row.loadShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)} | ${verdict} |`,
     );
   }
 }
