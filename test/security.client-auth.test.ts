@@ -277,9 +277,12 @@ describe('client authentication: rate limits across instances', () => {
         details: undefined,
       },
     ]);
+    const { code } = await obtainCode(t);
     expect((await wrongSecret()).status).toBe(401);
     expect((await wrongSecret()).status).toBe(401);
     expect((await wrongSecret()).status).toBe(429);
+    // Over the limit, the right secret is refused too.
+    expect((await exchangeCode(t, code)).status).toBe(429);
     // Another instance counts on its own.
     const second = await otherInstance(storage);
     const res = await second.post('/oauth/token').type('form').send({

@@ -59,8 +59,6 @@ const server = createAuthorizationServer({
   providers: [{ name: 'Development', identifier: op.identifier }],
   session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
   scopes: { [SCOPE]: 'See the list of your realms' },
-  // The bench sends one client's requests from one address as fast as it can.
-  rateLimit: false,
   logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
 });
 

@@ -10,13 +10,13 @@ import { reportFailure } from '../errors/report.js';
 import { reportServerError } from '../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../events/types.js';
 import { formParser, requireForm } from '../http/form.js';
-import { noStore } from '../http/headers.js';
+import { noStore, setNoStore } from '../http/headers.js';
 import { requestId } from '../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import type { ClientRecord } from '../storage/types.js';
-import { clientAuthentication } from './token/client-auth.js';
+import { clientAuthenticator } from './token/client-auth.js';
 
 /** `res.locals` of a client-authenticated endpoint, once its steps have run. */
 export interface ClientEndpointLocals {
@@ -47,16 +47,15 @@ export function clientAuthenticatedEndpoint(
 ): Router {
   const router = scopedRouter(pathsUnder(path));
   router.use(path, requestId);
-  router.post(
-    path,
-    noStore,
-    requireForm,
-    formParser('8kb', 10),
-    readForm,
-    // The token endpoint's steps, rate limit of failures included.
-    ...clientAuthentication(server, endpoint),
-    (req, res) => handle(server, res.locals as ClientEndpointLocals, req, res),
-  );
+  const form = formParser('8kb', 10);
+  // The token endpoint's client authentication, rate limit of failures included.
+  const authenticate = clientAuthenticator(server, endpoint);
+  router.post(path, noStoreForm, form, async (req, res) => {
+    const locals = res.locals as ClientEndpointLocals;
+    locals.params = formParams(req.body);
+    await authenticate(req, res);
+    await handle(server, locals, req, res);
+  });
   router.all(path, noStore, (_req, res) => {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'This endpoint accepts POST only.');
@@ -65,9 +64,10 @@ export function clientAuthenticatedEndpoint(
   return router;
 }
 
-function readForm(req: Request, res: Response, next: NextFunction): void {
-  (res.locals as ClientEndpointLocals).params = formParams(req.body);
-  next();
+/** No-store headers, then only a form body. */
+function noStoreForm(req: Request, res: Response, next: NextFunction): void {
+  setNoStore(res);
+  requireForm(req, res, next);
 }
 
 /** RFC 6749 5.2 JSON errors, as at the token endpoint; internals are logged, never sent. */

@@ -1,8 +1,14 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 
 /** RFC 6749 5.1: token responses and anything carrying a secret must not be cached. */
+export function setNoStore(res: Response): void {
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Pragma', 'no-cache');
+}
+
+/** {@link setNoStore} as a step. */
 export const noStore: RequestHandler = (_req, res, next) => {
-  res.set({ 'Cache-Control': 'no-store', Pragma: 'no-cache' });
+  setNoStore(res);
   next();
 };
 

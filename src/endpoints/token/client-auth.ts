@@ -1,4 +1,4 @@
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
@@ -6,7 +6,7 @@ import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import { MAX_PARAM_LENGTH, optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
-import { clientAuthRateLimits } from './rate-limit.js';
+import { clientAuthRateLimit } from './rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
@@ -24,35 +24,39 @@ export interface ClientAuthLocals {
 }
 
 /**
- * Client authentication as steps for any endpoint that authenticates clients: verify the
- * credentials ({@link authenticateClient}), let the rate limit count a failure or refuse a
- * limited client or address with 429, then refuse a failure with 401 `invalid_client`. The form
- * must already be in `res.locals.params`; the client is then in `res.locals.client`.
+ * Client authentication for any endpoint that authenticates clients: verify the credentials
+ * ({@link authenticateClient}), let the rate limit count a failure or refuse a limited client or
+ * address with 429, then refuse a failure with 401 `invalid_client`. The form must already be in
+ * `res.locals.params`. Resolves the client (also left in `res.locals.client`); rejects with the
+ * error to answer.
  *
  * @example
- * router.post('/oauth/token', noStore, requireForm, form, readForm, ...clientAuthentication(server), grant);
+ * const authenticate = clientAuthenticator(server, 'revocation');
+ * router.post(path, noStore, requireForm, form, async (req, res) => {
+ *   res.locals.params = formParams(req.body);
+ *   const client = await authenticate(req, res);
+ * });
  */
-export function clientAuthentication(
+export function clientAuthenticator(
   server: AuthorizationServer,
   endpoint: ClientAuthenticationFailedEvent['endpoint'] = 'token',
-): RequestHandler[] {
-  return [
-    async (req, res, next) => {
-      const locals = res.locals as ClientAuthLocals;
-      try {
-        locals.client = await authenticateClient(server, req, locals.params, endpoint);
-      } catch (err) {
-        if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
-        locals.clientAuthFailure = err;
-      }
-      // Malformed credentials threw above; these are well formed.
-      locals.presentedClientId =
-        parseBasic(req.get('authorization'))?.id ?? optionalParam(locals.params, 'client_id');
-      next();
-    },
-    ...clientAuthRateLimits(server),
-    requireAuthenticatedClient,
-  ];
+): (req: Request, res: Response) => Promise<ClientRecord> {
+  const rateLimit = clientAuthRateLimit(server);
+  return async (req, res) => {
+    const locals = res.locals as ClientAuthLocals;
+    // Malformed credentials throw here, before anything is counted.
+    const basic = parseBasic(req.get('authorization'));
+    try {
+      locals.client = await verifyClient(server, req, locals.params, endpoint, basic);
+    } catch (err) {
+      if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
+      locals.clientAuthFailure = err;
+    }
+    locals.presentedClientId = basic?.id ?? optionalParam(locals.params, 'client_id');
+    if (rateLimit) await rateLimit(req, res);
+    if (locals.clientAuthFailure) throw locals.clientAuthFailure;
+    return locals.client!;
+  };
 }
 
 /**
@@ -60,7 +64,7 @@ export function clientAuthentication(
  * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
  * (it has no secret) all give the same `invalid_client`, reported as a
  * `client.authentication_failed` event of `endpoint`. Not rate limited by itself: endpoints use
- * {@link clientAuthentication}.
+ * {@link clientAuthenticator}.
  */
 export async function authenticateClient(
   server: AuthorizationServer,
@@ -68,7 +72,17 @@ export async function authenticateClient(
   params: Map<string, string>,
   endpoint: ClientAuthenticationFailedEvent['endpoint'] = 'token',
 ): Promise<ClientRecord> {
-  const basic = parseBasic(req.get('authorization'));
+  return verifyClient(server, req, params, endpoint, parseBasic(req.get('authorization')));
+}
+
+/** {@link authenticateClient} with the Authorization header already parsed. */
+async function verifyClient(
+  server: AuthorizationServer,
+  req: Request,
+  params: Map<string, string>,
+  endpoint: ClientAuthenticationFailedEvent['endpoint'],
+  basic: { id: string; secret: string } | undefined,
+): Promise<ClientRecord> {
   const bodyId = optionalParam(params, 'client_id');
   const bodySecret = optionalParam(params, 'client_secret');
   if (basic && bodySecret !== undefined) {
@@ -92,12 +106,6 @@ export async function authenticateClient(
     throw failed();
   }
   return client;
-}
-
-function requireAuthenticatedClient(_req: Request, res: Response, next: NextFunction): void {
-  const failure = (res.locals as ClientAuthLocals).clientAuthFailure;
-  if (failure) throw failure;
-  next();
 }
 
 /** RFC 6749 5.2: 401 with a `WWW-Authenticate` challenge (Basic, the scheme RFC 6749 2.3.1 requires). */

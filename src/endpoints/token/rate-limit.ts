@@ -21,24 +21,33 @@ type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | u
 /**
  * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
  * `client_id`, each answering 429 with `Retry-After` once over its limit. They run after the
- * credentials were checked, so a success skips them and is never counted (not even while it is
- * in flight, which would refuse a busy client's concurrent requests); but once a key is over its
- * limit every request with it is refused, the right secret included, so the limit cannot be used
- * to tell a right guess from a wrong one. Unknown clients are counted like known ones.
+ * credentials were checked, so a success is never counted (not even while it is in flight, which
+ * would refuse a busy client's concurrent requests); but once a key is over its limit every
+ * request with it is refused, the right secret included, so the limit cannot be used to tell a
+ * right guess from a wrong one. Unknown clients are counted like known ones.
+ *
+ * One step, run once the credentials were checked (`res.locals` has `presentedClientId`, and
+ * `clientAuthFailure` on a failure); resolves when the request may go on, rejects with the 429
+ * otherwise. `undefined` when the limits are off. A success reads both counters at once and goes
+ * on when neither is over its limit: the common case never enters express-rate-limit. A failure,
+ * or a success with a key over its limit, goes through the express-rate-limit middlewares in
+ * order, which count it and refuse it as they always did.
  */
-export function clientAuthRateLimits(server: AuthorizationServer): RequestHandler[] {
+export function clientAuthRateLimit(
+  server: AuthorizationServer,
+): ((req: Request, res: Response) => Promise<void>) | undefined {
   const settings = server.options.rateLimit;
-  if (settings === false) return [];
-  const limiters: RequestHandler[] = [];
+  if (settings === false) return undefined;
+  const limits: Limit[] = [];
   if (settings.maxFailuresPerAddress !== false) {
-    limiters.push(
+    limits.push(
       limiter(server, 'address', settings.maxFailuresPerAddress, settings.windowMs, (req) =>
         req.ip === undefined ? undefined : ipKeyGenerator(req.ip, IPV6_SUBNET),
       ),
     );
   }
   if (settings.maxFailuresPerClient !== false) {
-    limiters.push(
+    limits.push(
       limiter(
         server,
         'client',
@@ -48,7 +57,28 @@ export function clientAuthRateLimits(server: AuthorizationServer): RequestHandle
       ),
     );
   }
-  return limiters;
+  if (limits.length === 0) return undefined;
+  return async (req, res) => {
+    if (!(res.locals as ClientAuthLocals).clientAuthFailure) {
+      const counted = await Promise.all(limits.map((limit) => limit.read(req, res)));
+      if (counted.every((hits, i) => hits < limits[i]!.limit)) return;
+    }
+    for (const { middleware } of limits) await run(middleware, req, res);
+  };
+}
+
+/** One limit: its express-rate-limit middleware, and a read of its key's count (0: none). */
+interface Limit {
+  limit: number;
+  middleware: RequestHandler;
+  read(req: Request, res: Response): Promise<number>;
+}
+
+/** Runs a middleware that ends by calling `next()` or `next(error)`, as a promise. */
+function run(middleware: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    void middleware(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
+  });
 }
 
 function limiter(
@@ -57,27 +87,30 @@ function limiter(
   limit: number,
   windowMs: number,
   keyOf: (req: Request, res: Response) => string | undefined,
-): RequestHandler {
+): Limit {
   const counters = server.storage.rateLimits;
   const store: ReadableStore = counters
     ? new StorageRateLimitStore(counters, server.clock, `${kind}:`)
     : new MemoryStore();
   const now = counters ? server.clock : Date.now;
-  return rateLimit({
+  const read = async (req: Request, res: Response): Promise<number> => {
+    const key = keyOf(req, res);
+    if (key === undefined) return 0;
+    return (await store.get(key))?.totalHits ?? 0;
+  };
+  const middleware = rateLimit({
     windowMs,
     limit,
     store,
     // The address key is express-rate-limit's own (with its checks of the `trust proxy` setting);
-    // `keyOf` computes the same key for the read in `skip`.
+    // `keyOf` computes the same key for the reads.
     ...(kind === 'address'
       ? { ipv6Subnet: IPV6_SUBNET }
       : { keyGenerator: (req: Request, res: Response) => keyOf(req, res)! }),
     async skip(req, res) {
-      const key = keyOf(req, res);
-      if (key === undefined) return true;
+      if (keyOf(req, res) === undefined) return true;
       if ((res.locals as ClientAuthLocals).clientAuthFailure) return false;
-      const counted = await store.get(key);
-      return !counted || counted.totalHits < limit;
+      return (await read(req, res)) < limit;
     },
     // Only Retry-After: the remaining count is nobody's business.
     legacyHeaders: false,
@@ -99,6 +132,7 @@ function limiter(
       error: (error, message) => server.logger.error(`rate limit: ${message ?? describe(error)}`, { error }),
     },
   });
+  return { limit, middleware, read };
 }
 
 function describe(error: unknown): string {

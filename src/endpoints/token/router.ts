@@ -1,4 +1,4 @@
-import express, {
+import {
   type ErrorRequestHandler,
   type NextFunction,
   type Request,
@@ -8,17 +8,15 @@ import express, {
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
 import { reportFailure } from '../../errors/report.js';
-import { noStore } from '../../http/headers.js';
+import { formParser, requireForm } from '../../http/form.js';
+import { noStore, setNoStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
 import { requestId } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer } from '../../server.js';
-import { clientAuthentication, type ClientAuthLocals } from './client-auth.js';
-import { grants, type GrantHandler } from './grants.js';
-
-interface TokenLocals extends ClientAuthLocals {
-  grant: GrantHandler;
-}
+import type { ClientRecord } from '../../storage/types.js';
+import { clientAuthenticator, type ClientAuthLocals } from './client-auth.js';
+import { grants } from './grants.js';
 
 /**
  * The token endpoint (RFC 6749 3.2): `POST /oauth/token` with an
@@ -34,16 +32,10 @@ interface TokenLocals extends ClientAuthLocals {
 export function tokenRouter(server: AuthorizationServer): Router {
   const router = scopedRouter(pathsUnder('/oauth/token'));
   router.use('/oauth/token', requestId);
-  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  router.post(
-    '/oauth/token',
-    noStore,
-    requireForm,
-    form,
-    readTokenRequest,
-    ...clientAuthentication(server),
-    (_req, res) => exchange(server, _req, res),
-  );
+  const form = formParser('8kb', 20);
+  const authenticate = clientAuthenticator(server);
+  // Three steps: the synchronous checks of the request, the body parser, then one async step.
+  router.post('/oauth/token', noStoreForm, form, (req, res) => exchange(server, authenticate, req, res));
   router.all('/oauth/token', noStore, (_req, res) => {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'The token endpoint accepts POST only.');
@@ -52,32 +44,30 @@ export function tokenRouter(server: AuthorizationServer): Router {
   return router;
 }
 
-/** RFC 6749 3.2: parameters travel as a form; JSON or other bodies are refused outright. */
-function requireForm(req: Request, _res: Response, next: (err?: unknown) => void): void {
-  if (!req.is('application/x-www-form-urlencoded')) {
-    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
-  }
-  if (req.originalUrl.includes('?')) {
-    throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
-  }
-  next();
+/** No-store headers (RFC 6749 5.1), then only a form body (RFC 6749 3.2). */
+function noStoreForm(req: Request, res: Response, next: NextFunction): void {
+  setNoStore(res);
+  requireForm(req, res, next);
 }
 
-/** The parameters, strictly, and the grant they ask for; checked before the client is. */
-function readTokenRequest(req: Request, res: Response, next: NextFunction): void {
-  const locals = res.locals as TokenLocals;
-  locals.params = formParams(req.body);
-  const grantType = requiredParam(locals.params, 'grant_type');
+/**
+ * Reads the parameters, strictly, and the grant they ask for (checked before the client is),
+ * authenticates the client (rate limit included), then answers with the grant's tokens.
+ */
+async function exchange(
+  server: AuthorizationServer,
+  authenticate: (req: Request, res: Response) => Promise<ClientRecord>,
+  req: Request,
+  res: Response,
+): Promise<void> {
+  const locals = res.locals as ClientAuthLocals;
+  const params = (locals.params = formParams(req.body));
+  const grantType = requiredParam(params, 'grant_type');
   const grant = Object.hasOwn(grants, grantType) ? grants[grantType] : undefined;
   if (!grant)
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
-  locals.grant = grant;
-  next();
-}
-
-async function exchange(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  const { grant, client, params } = res.locals as TokenLocals;
-  res.status(200).json(await grant(server, client!, params, eventContext(req)));
+  const client = await authenticate(req, res);
+  res.status(200).json(await grant(server, client, params, eventContext(req)));
 }
 
 /**
