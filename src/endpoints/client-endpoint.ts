@@ -11,7 +11,7 @@ import { reportServerError } from '../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../events/types.js';
 import { formParser, requireForm } from '../http/form.js';
 import { noStore, setNoStore } from '../http/headers.js';
-import { requestId } from '../http/request-id.js';
+import { requestId, requestIdOf } from '../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
@@ -46,16 +46,17 @@ export function clientAuthenticatedEndpoint(
   ) => Promise<void>,
 ): Router {
   const router = scopedRouter(pathsUnder(path));
-  router.use(path, requestId);
   const form = formParser('8kb', 10);
   // The token endpoint's client authentication, rate limit of failures included.
   const authenticate = clientAuthenticator(server, endpoint);
-  router.post(path, noStoreForm, form, async (req, res) => {
+  // Before the `use` of `requestId`, which gives every other request its id.
+  router.post(path, clientRequest, form, async (req, res) => {
     const locals = res.locals as ClientEndpointLocals;
     locals.params = formParams(req.body);
     await authenticate(req, res);
     await handle(server, locals, req, res);
   });
+  router.use(path, requestId);
   router.all(path, noStore, (_req, res) => {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'This endpoint accepts POST only.');
@@ -64,8 +65,9 @@ export function clientAuthenticatedEndpoint(
   return router;
 }
 
-/** No-store headers, then only a form body. */
-function noStoreForm(req: Request, res: Response, next: NextFunction): void {
+/** The request's id, no-store headers, then only a form body. */
+function clientRequest(req: Request, res: Response, next: NextFunction): void {
+  requestIdOf(req, res);
   setNoStore(res);
   requireForm(req, res, next);
 }

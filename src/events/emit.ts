@@ -1,8 +1,14 @@
 import type { Request } from 'express';
 import type { AuthorizationServer } from '../server.js';
-import { DISPATCH } from './emitter.js';
+import { DISPATCH, LISTENED } from './emitter.js';
 import type { OAuthError } from '../errors/oauth-error.js';
-import type { ServerErrorEvent, ServerEvent, ServerEventBase, ServerEventInput } from './types.js';
+import type {
+  ServerErrorEvent,
+  ServerEvent,
+  ServerEventBase,
+  ServerEventInput,
+  ServerEventType,
+} from './types.js';
 
 /**
  * Reports an event to the server's listeners. Internal to the library: endpoints call it after
@@ -12,7 +18,19 @@ import type { ServerErrorEvent, ServerEvent, ServerEventBase, ServerEventInput }
  * emit(server, { type: 'consent.revoked', userId, clientId, tokensRevoked, ...eventContext(req) });
  */
 export function emit(server: AuthorizationServer, event: ServerEventInput): void {
+  if (!server.events[LISTENED](event.type)) return;
   server.events[DISPATCH]({ ...event, at: server.clock() } as ServerEvent);
+}
+
+/**
+ * Whether an event of `type` would reach a listener: on a hot path, check it before building the
+ * event (its {@link eventContext} reads `req.ip`, which parses forwarding headers).
+ *
+ * @example
+ * if (listened(server, 'token.issued')) emit(server, { type: 'token.issued', ...fields, ...context() });
+ */
+export function listened(server: AuthorizationServer, type: ServerEventType): boolean {
+  return server.events[LISTENED](type);
 }
 
 /** The fields of an event that come from the request. */

@@ -3,6 +3,8 @@ import type { ServerEvent, ServerEventListener, ServerEventType } from './types.
 
 /** Only the library dispatches; the symbol is not exported from the package. */
 export const DISPATCH = Symbol('openid-oauth-bridge.dispatch');
+/** Whether an event of a type has listeners; internal like {@link DISPATCH}. */
+export const LISTENED = Symbol('openid-oauth-bridge.listened');
 
 type AnyListener = (event: ServerEvent) => void | Promise<void>;
 
@@ -47,6 +49,11 @@ export class ServerEvents {
   /** How many listeners `type` has (not counting `'*'` listeners unless `type` is `'*'`). */
   listenerCount(type: ServerEventType | '*'): number {
     return this.#listeners.get(type)?.size ?? 0;
+  }
+
+  /** @internal Whether an event of `type` would reach a listener (of `type`, or of `'*'`). */
+  [LISTENED](type: ServerEventType): boolean {
+    return (this.#listeners.get(type)?.size ?? 0) > 0 || (this.#listeners.get('*')?.size ?? 0) > 0;
   }
 
   /** @internal Calls the listeners of the event's type, then the `'*'` listeners, each isolated. */

@@ -19,16 +19,17 @@ interface RequestIdLocals {
 export function requestIdOf(req: Request, res: Response): string {
   const locals = res.locals as RequestIdLocals;
   if (locals.requestId !== undefined) return locals.requestId;
-  const already = res.get('X-Request-Id');
-  const incoming = req.get('X-Request-Id');
+  // The Node accessors: Express's res.get and req.get add nothing for this header.
+  const already = res.getHeader('X-Request-Id');
+  const incoming = req.headers['x-request-id'];
   const id =
     typeof already === 'string' && SANE_REQUEST_ID.test(already)
       ? already
-      : incoming !== undefined && SANE_REQUEST_ID.test(incoming)
+      : typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
         ? incoming
         : randomUUID();
   locals.requestId = id;
-  if (!res.headersSent) res.set('X-Request-Id', id);
+  if (!res.headersSent) res.setHeader('X-Request-Id', id);
   return id;
 }
 

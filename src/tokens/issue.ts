@@ -50,7 +50,10 @@ export async function issueAccessToken(
   const now = server.clock();
   const expiresIn = server.options.tokens.accessTokenTtl;
   await server.storage.tokens.saveAccessToken({
-    ...subject,
+    clientId: subject.clientId,
+    userId: subject.userId,
+    scopes: subject.scopes,
+    grantId: subject.grantId,
     tokenHash: hashSecret(token),
     origin,
     createdAt: now,
@@ -63,7 +66,10 @@ export async function issueAccessToken(
 export async function issueRefreshToken(server: AuthorizationServer, subject: Subject): Promise<string> {
   const token = generateSecret();
   await server.storage.tokens.saveRefreshToken({
-    ...subject,
+    clientId: subject.clientId,
+    userId: subject.userId,
+    scopes: subject.scopes,
+    grantId: subject.grantId,
     tokenHash: hashSecret(token),
     createdAt: server.clock(),
     expiresAt: null,
@@ -78,11 +84,12 @@ export function tokenResponse(
   scopes: string[],
   refreshToken?: string,
 ): TokenResponse {
-  return {
+  const response: TokenResponse = {
     access_token: access.token,
     token_type: 'Bearer',
     expires_in: access.expiresIn,
-    ...(refreshToken === undefined ? {} : { refresh_token: refreshToken }),
-    ...(scopes.length ? { scope: scopes.join(' ') } : {}),
   };
+  if (refreshToken !== undefined) response.refresh_token = refreshToken;
+  if (scopes.length) response.scope = scopes.join(' ');
+  return response;
 }

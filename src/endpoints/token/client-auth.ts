@@ -115,6 +115,12 @@ function invalidClient(server: AuthorizationServer): OAuthError {
   });
 }
 
+/** Decodes form-urlencoding; most ids and secrets have nothing to decode (no `%`, no `+`). */
+function formDecode(value: string): string {
+  if (!value.includes('%') && !value.includes('+')) return value;
+  return decodeURIComponent(value.replace(/\+/g, ' '));
+}
+
 /** RFC 6749 2.3.1: id and secret are form-urlencoded before they are joined with a colon. */
 function parseBasic(header: string | undefined): { id: string; secret: string } | undefined {
   if (header === undefined) return undefined;
@@ -126,8 +132,8 @@ function parseBasic(header: string | undefined): { id: string; secret: string } 
   let id: string;
   let secret: string;
   try {
-    id = decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' '));
-    secret = decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' '));
+    id = formDecode(decoded.slice(0, colon));
+    secret = formDecode(decoded.slice(colon + 1));
   } catch {
     throw new OAuthError('invalid_request', 'Malformed Authorization header.');
   }

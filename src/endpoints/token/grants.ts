@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { generateSecret, hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { emit, type EventContext } from '../../events/emit.js';
+import { emit, listened, type EventContext } from '../../events/emit.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { requestedScopes } from '../../scopes/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
@@ -16,14 +16,16 @@ import {
 
 /**
  * One grant type of the token endpoint: its parameters arrive strictly parsed and bounded;
- * `context` goes into the events it reports.
+ * `context` gives what goes into the events it reports (called only when an event has listeners).
  */
 export type GrantHandler = (
   server: AuthorizationServer,
   client: ClientRecord,
   params: Map<string, string>,
-  context?: EventContext,
+  context?: () => EventContext,
 ) => Promise<TokenResponse>;
+
+const noContext = (): EventContext => ({});
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -32,7 +34,7 @@ const invalidGrant = (description: string) => new OAuthError('invalid_grant', de
  * check that depends on it, so two racing requests cannot both succeed; a second use revokes
  * every token issued from the first (RFC 6749 4.1.2).
  */
-const authorizationCode: GrantHandler = async (server, client, params, context = {}) => {
+const authorizationCode: GrantHandler = async (server, client, params, context = noContext) => {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
   const verifier = optionalParam(params, 'code_verifier');
@@ -52,7 +54,7 @@ const authorizationCode: GrantHandler = async (server, client, params, context =
       userId: record.userId,
       grantId: record.grantId,
       tokensRevoked,
-      ...context,
+      ...context(),
     });
     throw invalidGrant('The authorization code has already been used.');
   }
@@ -80,13 +82,15 @@ const authorizationCode: GrantHandler = async (server, client, params, context =
   };
   const access = await issueAccessToken(server, subject, 'authorization_code');
   const refresh = await issueRefreshToken(server, subject);
-  emit(server, {
-    type: 'token.issued',
-    grantType: 'authorization_code',
-    ...subject,
-    refreshToken: true,
-    ...context,
-  });
+  if (listened(server, 'token.issued')) {
+    emit(server, {
+      type: 'token.issued',
+      grantType: 'authorization_code',
+      ...subject,
+      refreshToken: true,
+      ...context(),
+    });
+  }
   return tokenResponse(access, record.scopes, refresh);
 };
 
@@ -95,7 +99,7 @@ const authorizationCode: GrantHandler = async (server, client, params, context =
  * revoked (the spec); with `tokens.rotateRefreshTokens` a new one replaces it and reuse of an old
  * one revokes the grant (RFC 9700 4.14.2).
  */
-const refreshToken: GrantHandler = async (server, client, params, context = {}) => {
+const refreshToken: GrantHandler = async (server, client, params, context = noContext) => {
   const presented = requiredParam(params, 'refresh_token');
   const redirectUri = requiredParam(params, 'redirect_uri');
   if (!redirectUriMatches(client.redirectUri, redirectUri)) {
@@ -142,7 +146,9 @@ const refreshToken: GrantHandler = async (server, client, params, context = {}) 
   }
   const access = await issueAccessToken(server, subject, 'refresh_token');
   const rotated = refresh !== presented;
-  emit(server, { type: 'token.refreshed', ...subject, rotated, ...context });
+  if (listened(server, 'token.refreshed')) {
+    emit(server, { type: 'token.refreshed', ...subject, rotated, ...context() });
+  }
   return tokenResponse(access, scopes, refresh);
 };
 
@@ -151,11 +157,11 @@ async function revokeReused(
   server: AuthorizationServer,
   record: RefreshTokenRecord,
   now: number,
-  context: EventContext,
+  context: () => EventContext,
 ): Promise<void> {
   const tokensRevoked = await server.storage.tokens.revokeGrant(record.grantId, now);
   const { clientId, userId, grantId } = record;
-  emit(server, { type: 'refresh_token.reused', clientId, userId, grantId, tokensRevoked, ...context });
+  emit(server, { type: 'refresh_token.reused', clientId, userId, grantId, tokensRevoked, ...context() });
 }
 
 /** The grants of the token endpoint, keyed by `grant_type`. */

@@ -18,6 +18,10 @@ const IPV6_SUBNET = 56;
 /** A store the limiter can also read without counting. */
 type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | undefined> };
 
+/** A key's count in the current window, 0 when none: all the reads on a success need. */
+const hitsOf = async (store: ReadableStore, key: string): Promise<number> =>
+  store instanceof StorageRateLimitStore ? store.hits(key) : ((await store.get(key))?.totalHits ?? 0);
+
 /**
  * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
  * `client_id`, each answering 429 with `Retry-After` once over its limit. They run after the
@@ -41,9 +45,11 @@ export function clientAuthRateLimit(
   const limits: Limit[] = [];
   if (settings.maxFailuresPerAddress !== false) {
     limits.push(
-      limiter(server, 'address', settings.maxFailuresPerAddress, settings.windowMs, (req) =>
-        req.ip === undefined ? undefined : ipKeyGenerator(req.ip, IPV6_SUBNET),
-      ),
+      limiter(server, 'address', settings.maxFailuresPerAddress, settings.windowMs, (req) => {
+        const ip = req.ip;
+        // ipKeyGenerator returns anything but an IPv6 address as it is: skip its IPv6 test.
+        return ip === undefined || !ip.includes(':') ? ip : ipKeyGenerator(ip, IPV6_SUBNET);
+      }),
     );
   }
   if (settings.maxFailuresPerClient !== false) {
@@ -93,10 +99,9 @@ function limiter(
     ? new StorageRateLimitStore(counters, server.clock, `${kind}:`)
     : new MemoryStore();
   const now = counters ? server.clock : Date.now;
-  const read = async (req: Request, res: Response): Promise<number> => {
+  const read = (req: Request, res: Response): Promise<number> => {
     const key = keyOf(req, res);
-    if (key === undefined) return 0;
-    return (await store.get(key))?.totalHits ?? 0;
+    return key === undefined ? Promise.resolve(0) : hitsOf(store, key);
   };
   const middleware = rateLimit({
     windowMs,
@@ -161,6 +166,11 @@ class StorageRateLimitStore implements ReadableStore {
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
     const counter = await this.counters.get(this.prefix + key, this.clock());
     return counter ? info(counter) : undefined;
+  }
+
+  /** {@link get}'s count alone, 0 when none. */
+  async hits(key: string): Promise<number> {
+    return (await this.counters.get(this.prefix + key, this.clock()))?.count ?? 0;
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {

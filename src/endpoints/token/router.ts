@@ -11,7 +11,7 @@ import { reportFailure } from '../../errors/report.js';
 import { formParser, requireForm } from '../../http/form.js';
 import { noStore, setNoStore } from '../../http/headers.js';
 import { formParams, requiredParam } from '../../http/params.js';
-import { requestId } from '../../http/request-id.js';
+import { requestId, requestIdOf } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
@@ -31,11 +31,12 @@ import { grants } from './grants.js';
  */
 export function tokenRouter(server: AuthorizationServer): Router {
   const router = scopedRouter(pathsUnder('/oauth/token'));
-  router.use('/oauth/token', requestId);
   const form = formParser('8kb', 20);
   const authenticate = clientAuthenticator(server);
-  // Three steps: the synchronous checks of the request, the body parser, then one async step.
-  router.post('/oauth/token', noStoreForm, form, (req, res) => exchange(server, authenticate, req, res));
+  // Three steps: the synchronous checks of the request (its id first), the body parser, then one
+  // async step. Before the `use` of `requestId`, which gives every other request its id.
+  router.post('/oauth/token', tokenRequest, form, (req, res) => exchange(server, authenticate, req, res));
+  router.use('/oauth/token', requestId);
   router.all('/oauth/token', noStore, (_req, res) => {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'The token endpoint accepts POST only.');
@@ -44,8 +45,9 @@ export function tokenRouter(server: AuthorizationServer): Router {
   return router;
 }
 
-/** No-store headers (RFC 6749 5.1), then only a form body (RFC 6749 3.2). */
-function noStoreForm(req: Request, res: Response, next: NextFunction): void {
+/** The request's id, no-store headers (RFC 6749 5.1), then only a form body (RFC 6749 3.2). */
+function tokenRequest(req: Request, res: Response, next: NextFunction): void {
+  requestIdOf(req, res);
   setNoStore(res);
   requireForm(req, res, next);
 }
@@ -67,7 +69,8 @@ async function exchange(
   if (!grant)
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
   const client = await authenticate(req, res);
-  res.status(200).json(await grant(server, client, params, eventContext(req)));
+  // 200, the default status.
+  res.json(await grant(server, client, params, () => eventContext(req)));
 }
 
 /**
