@@ -50,6 +50,8 @@ const here = new URL('.', import.meta.url);
 const SERVER_CORE = '0';
 const LOAD_CORE = '1';
 const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
+/** Counted before this process pins itself to one core, which availableParallelism() would see. */
+const CORES = availableParallelism();
 
 /** The contenders; `baseline` is the row every other row of a workload is compared with. */
 const CONTENDERS = [
@@ -332,7 +334,7 @@ function cpuSeconds(pid) {
 }
 
 function pinnedCores() {
-  return availableParallelism() >= 2;
+  return CORES >= 2;
 }
 
 /** This process (autocannon) on its own core, every thread of it. */
@@ -360,9 +362,7 @@ async function postgresReachable() {
 
 function printSetup(pinned) {
   console.log(`# openid-oauth-bridge bench, ${new Date().toISOString()}\n`);
-  console.log(
-    `- ${cpus()[0]?.model ?? 'unknown CPU'}, ${availableParallelism()} cores, Node ${process.version}`,
-  );
+  console.log(`- ${cpus()[0]?.model ?? 'unknown CPU'}, ${CORES} cores, Node ${process.version}`);
   console.log(
     `- server ${pinned ? `pinned to core ${SERVER_CORE}` : 'not pinned'}, autocannon ${pinned ? `on core ${LOAD_CORE}` : 'unpinned'}, ` +
       `${args.connections} connections, ${args.warmup} s warm-up then ${args.duration} s measured per row\n`,
