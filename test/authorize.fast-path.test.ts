@@ -40,12 +40,21 @@ const query = (extra: Record<string, string> = {}) => ({
 describe('authorization request of a logged-in user who trusts the client', () => {
   it('redirects with a working code at once, reading the session and writing nothing to it', async () => {
     const { storage, calls } = countingStorage();
-    t = await createTestApp({ storage });
+    // express-session leaves `req.sessionStore` on every request it handles.
+    const ranExpressSession: boolean[] = [];
+    t = await createTestApp({ storage }, (app) =>
+      app.use((req, res, next) => {
+        res.on('finish', () => ranExpressSession.push('sessionStore' in req));
+        next();
+      }),
+    );
     await obtainCode(t);
+    expect(ranExpressSession.at(-1)).toBe(true);
     const before = { ...calls };
 
     const res = await t.agent.get('/oauth/authorize').query(query());
     expect(res.status).toBe(302);
+    expect(ranExpressSession.at(-1)).toBe(false);
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(res.headers['x-request-id']).toBeDefined();
     expect(res.headers['cache-control']).toBe('no-store');
