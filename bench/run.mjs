@@ -5,7 +5,7 @@
  *
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
- *                      [--tokens 1000] [--codes 250000]
+ *                      [--tokens 1000] [--codes 250000] [--rounds 1]
  *   node bench/run.mjs --scale [--tokens 1000,1000000]   lookup cost against the number of stored tokens
  *   node bench/run.mjs --soak 300                          server memory under load, sampled every 30 s
  *
@@ -43,6 +43,7 @@ const { values: args } = parseArgs({
     codes: { type: 'string', default: '250000' },
     scale: { type: 'boolean', default: false },
     soak: { type: 'string' },
+    rounds: { type: 'string', default: '1' },
   },
 });
 
@@ -117,13 +118,54 @@ async function main() {
   if (args.scale) return scale(contenders);
 
   const tokens = Number(args.tokens ?? 1000);
+  const rounds = Number(args.rounds);
   for (const workload of args.workloads.split(',')) {
-    const rows = [];
-    for (const contender of contenders) {
-      rows.push(await measure(contender, workload, { tokens }));
+    // Rounds take turns (every contender once, then again), so that a slow spell of this shared
+    // machine falls on all of them; each round's ratios compare rows of that round only.
+    const measured = contenders.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, contender] of contenders.entries()) {
+        measured[i].push(await measure(contender, workload, { tokens }));
+      }
     }
-    printTable(workload, rows);
+    printTable(workload, combineRounds(measured));
   }
+}
+
+/**
+ * One row per contender from its rounds: the median of each figure, and the median of the
+ * per-round ratios to that round's baseline with their range. A contender that failed any round
+ * is void.
+ */
+function combineRounds(measured) {
+  const baselineIndex = measured.findIndex((rows) => rows[0].contender.baseline);
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  return measured.map((rows, i) => {
+    const failed = rows.find((r) => r.failure);
+    if (failed) return failed;
+    const baselines = baselineIndex === -1 ? [] : measured[baselineIndex];
+    const paired = rows
+      .map((r, round) => [r, baselines[round]])
+      .filter(([, base]) => base && !base.failure);
+    const row = { ...rows[0], rounds: rows.length };
+    for (const key of ['requestsPerSecond', 'p50', 'p99', 'cpuMicros', 'coreShare', 'loadShare']) {
+      row[key] = median(rows.map((r) => r[key]));
+    }
+    if (paired.length > 0 && i !== baselineIndex) {
+      const capacities = paired.map(([r, base]) => base.cpuMicros / r.cpuMicros);
+      row.throughputRatio = median(paired.map(([r, base]) => r.requestsPerSecond / base.requestsPerSecond));
+      row.capacity = median(capacities);
+      row.capacityRange = [Math.min(...capacities), Math.max(...capacities)];
+    } else if (i === baselineIndex) {
+      row.throughputRatio = 1;
+      row.capacity = 1;
+    }
+    return row;
+  });
 }
 
 /** One contender under one workload: start it, warm it up, measure, read its CPU time and memory. */
@@ -374,6 +416,12 @@ const fmt = (value, digits = 0) => (value === undefined ? '' : value.toFixed(dig
 function printTable(workload, rows) {
   const baseline = rows.find((r) => r.contender.baseline && !r.failure);
   console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
+  const rounds = rows.find((r) => r.rounds > 1)?.rounds;
+  if (rounds) {
+    console.log(
+      `Medians of ${rounds} rounds taken in turn; a ratio is the median of the rounds' ratios, its range in parentheses.\n`,
+    );
+  }
   console.log(
     '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
   );
@@ -383,11 +431,15 @@ function printTable(workload, rows) {
       console.log(`| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | | |`);
       continue;
     }
-    const ratio = baseline ? row.requestsPerSecond / baseline.requestsPerSecond : undefined;
+    const ratio = baseline ? row.throughputRatio : undefined;
     // What one core could serve, relative to the baseline: the measure of the targets, since it
     // holds whether or not the load saturated the server core (autocannon's own core may not
     // keep up with the lightest rows; "server core busy" tells).
-    const capacity = baseline ? baseline.cpuMicros / row.cpuMicros : undefined;
+    const capacity = baseline ? row.capacity : undefined;
+    const range =
+      row.capacityRange && row.rounds > 1
+        ? ` (${fmt(row.capacityRange[0], 2)}–${fmt(row.capacityRange[1], 2)})`
+        : '';
     const target = TARGETS[workload]?.[row.contender.id];
     const verdict =
       target === undefined || capacity === undefined
@@ -395,7 +447,7 @@ function printTable(workload, rows) {
         : `≥ ${target}: ${capacity >= target ? 'met' : 'MISSED'}`;
     console.log(
       `| ${row.contender.label} | ${fmt(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ${fmt(row.cpuMicros)} | ` +
-        `${fmt(row.coreShare * 100)} % | ${fmt(row.loadShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)} | ${verdict} |`,
+        `${fmt(row.coreShare * 100)} % | ${fmt(row.loadShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)}${range} | ${verdict} |`,
     );
   }
 }

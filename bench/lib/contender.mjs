@@ -10,9 +10,15 @@
  * request of its workload needs besides the workload's own (a session cookie for `authorize`).
  * The runner talks to it over the IPC channel: `memory` asks for `process.memoryUsage()` (after a
  * garbage collection when node runs with --expose-gc); `exit` ends it.
+ *
+ * With BENCH_PROFILE=DIR, a CPU profile of what the contender does once it is ready (the load, not
+ * the seeding) is written to DIR when it exits.
  */
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector';
+import { join } from 'node:path';
 
 export const workload = process.env.BENCH_WORKLOAD ?? 'realms';
 export const codeCount = Number(process.env.BENCH_CODES ?? 0);
@@ -30,17 +36,38 @@ export async function listen(app) {
 
 /** Tells the runner the contender is ready: its port and the extra headers of its requests. */
 export function ready(server, headers = {}) {
+  const profile = startProfile(process.env.BENCH_PROFILE);
   process.on('message', (message) => {
     if (message === 'memory') {
       globalThis.gc?.();
       process.send({ memory: process.memoryUsage() });
     } else if (message === 'exit') {
       server.closeAllConnections();
-      server.close(() => process.exit(0));
+      server.close(() => profile.stop(() => process.exit(0)));
     }
   });
   process.on('disconnect', () => process.exit(0));
   process.send({ ready: true, port: server.address().port, headers });
+}
+
+/** A CPU profile from now until `stop(done)`, written to `dir`; nothing when `dir` is not set. */
+function startProfile(dir) {
+  if (!dir) return { stop: (done) => done() };
+  const session = new Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.start');
+  return {
+    stop(done) {
+      session.post('Profiler.stop', (err, result) => {
+        if (!err) {
+          const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.cpuprofile`;
+          writeFileSync(join(dir, name), JSON.stringify(result.profile));
+        }
+        done();
+      });
+    },
+  };
 }
 
 /** Runs `fn(i)` for i in [0, n) with at most `concurrency` at once; for seeding stores. */
