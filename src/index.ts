@@ -12,6 +12,7 @@ export type {
   Logger,
   ResolvedOptions,
 } from './config/options.js';
+export { oauthRouter, type OAuthRouterOptions } from './endpoints/oauth-router.js';
 export { authorizeRouter } from './endpoints/authorize/router.js';
 export type { LoginIdentity } from './endpoints/authorize/login.js';
 export { tokenRouter } from './endpoints/token/router.js';

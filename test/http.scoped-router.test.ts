@@ -9,6 +9,8 @@ import {
   introspectionRouter,
   memoryStorage,
   metadataRouter,
+  oauthRouter,
+  type OAuthRouterOptions,
   revocationRouter,
   tokenRouter,
 } from '../src/index.js';
@@ -17,7 +19,7 @@ import {
  * Every router hands requests it does not serve straight on (src/http/scoped-router.ts); these
  * tests check that it still serves all of its own, spelled as Express would match them.
  */
-function hostApp(mount = '') {
+function hostAppWith(mount = '', combined: OAuthRouterOptions | false = false) {
   const server = createAuthorizationServer({
     baseUrl: `http://127.0.0.1${mount}`,
     storage: memoryStorage(),
@@ -25,15 +27,17 @@ function hostApp(mount = '') {
     session: { secret: 'a session secret long enough for the tests' },
   });
   const app = express();
-  app.use(metadataRouter(server));
-  const routers = [
-    discoveryRouter(server),
-    authorizeRouter(server),
-    tokenRouter(server),
-    applicationsRouter(server),
-    revocationRouter(server),
-    introspectionRouter(server),
-  ];
+  app.use(metadataRouter(server, combined || {}));
+  const routers = combined
+    ? [oauthRouter(server, combined)]
+    : [
+        discoveryRouter(server),
+        authorizeRouter(server),
+        tokenRouter(server),
+        applicationsRouter(server),
+        revocationRouter(server),
+        introspectionRouter(server),
+      ];
   if (mount) app.use(mount, ...routers);
   else app.use(...routers);
   app.all('/{*rest}', (req, res) => {
@@ -42,7 +46,12 @@ function hostApp(mount = '') {
   return app;
 }
 
-describe('routers mounted in front of the host routes', () => {
+describe.each([
+  ['one by one', false],
+  ['as one oauthRouter', {}],
+] as const)('routers mounted %s in front of the host routes', (_how, combined) => {
+  const hostApp = (mount = '') => hostAppWith(mount, combined);
+
   it('pass the host routes through, with their paths intact', async () => {
     for (const path of [
       '/v1/realms',
@@ -76,5 +85,24 @@ describe('routers mounted in front of the host routes', () => {
     );
     expect((await request(mounted).get('/oauth/token')).status).toBe(299);
     expect((await request(mounted).get('/.well-known/oauth-authorization-server/auth')).status).toBe(200);
+  });
+});
+
+describe('oauthRouter options', () => {
+  it('leave out the endpoints turned off, and their URLs from the metadata', async () => {
+    const app = hostAppWith('', { revocation: false, introspection: false, applications: false });
+    for (const path of ['/oauth/revoke', '/oauth/introspect', '/oauth/applications']) {
+      expect((await request(app).post(path)).status, path).toBe(299);
+    }
+    const metadata = (await request(app).get('/.well-known/oauth-authorization-server')).body;
+    expect(metadata.token_endpoint).toBe('http://127.0.0.1/oauth/token');
+    expect(metadata).not.toHaveProperty('revocation_endpoint');
+    expect(metadata).not.toHaveProperty('introspection_endpoint');
+  });
+
+  it('leave GET / to the host with discovery: false', async () => {
+    const app = hostAppWith('', { discovery: false });
+    expect((await request(app).get('/')).status).toBe(299);
+    expect((await request(app).post('/oauth/token').type('form').send({})).status).toBe(400);
   });
 });

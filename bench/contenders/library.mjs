@@ -1,6 +1,6 @@
 /**
- * openid-oauth-bridge as an app that installed it would run it: every router of the library
- * mounted in front of the app's own `GET /v1/realms`, which `requireBearer` protects. The storage
+ * openid-oauth-bridge as an app that installed it would run it: every endpoint of the library
+ * (`oauthRouter`) mounted in front of the app's own `GET /v1/realms`, which `requireBearer` protects. The storage
  * is chosen by BENCH_STORAGE: `memory`, `sqlite` (a file, WAL) or `postgres` (BENCH_POSTGRES_URL,
  * default postgres://root@127.0.0.1:5432/test, in a schema of its own that is dropped at exit).
  *
@@ -15,17 +15,11 @@ import { join } from 'node:path';
 import express from 'express';
 import pg from 'pg';
 import {
-  applicationsRouter,
-  authorizeRouter,
   connectStorage,
   createAuthorizationServer,
-  discoveryRouter,
-  introspectionRouter,
   memoryStorage,
-  metadataRouter,
+  oauthRouter,
   requireBearer,
-  revocationRouter,
-  tokenRouter,
 } from 'openid-oauth-bridge';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { codeCount, forEachLimited, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
@@ -64,15 +58,8 @@ const server = createAuthorizationServer({
 
 const app = express();
 app.disable('x-powered-by');
-app.use(
-  discoveryRouter(server),
-  metadataRouter(server),
-  authorizeRouter(server),
-  tokenRouter(server),
-  applicationsRouter(server),
-  revocationRouter(server),
-  introspectionRouter(server),
-);
+// Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
+app.use(oauthRouter(server));
 app.get('/v1/realms', requireBearer(server, { scopes: [SCOPE] }), (_req, res) => {
   res.json(REALMS);
 });

@@ -12,19 +12,29 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
+const PAGE_HEADERS: readonly (readonly [string, string])[] = [
+  ['Cache-Control', 'no-store'],
+  ['Pragma', 'no-cache'],
+  [
+    'Content-Security-Policy',
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+  ],
+  ['X-Frame-Options', 'DENY'],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+];
+
 /**
  * Headers for every HTML page the library renders: never cached, never framed (clickjacking of
  * the consent page, RFC 6819 4.4.1.9), no Referer leaking codes or tokens, no scripts at all.
  */
+export function setPageHeaders(res: Response): void {
+  // setHeader, not res.set: none is Content-Type, which is all res.set would add.
+  for (const [name, value] of PAGE_HEADERS) res.setHeader(name, value);
+}
+
+/** {@link setPageHeaders} as a step. */
 export const pageHeaders: RequestHandler = (_req, res, next) => {
-  res.set({
-    'Cache-Control': 'no-store',
-    Pragma: 'no-cache',
-    'Content-Security-Policy':
-      "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
-    'X-Frame-Options': 'DENY',
-    'X-Content-Type-Options': 'nosniff',
-    'Referrer-Policy': 'no-referrer',
-  });
+  setPageHeaders(res);
   next();
 };

@@ -12,6 +12,7 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
  */
 export function scopedRouter(serves: (path: string) => boolean): Router {
   const router = Router();
+  servedPaths.set(router, serves);
   const routed = router as Router & { handle(req: Request, res: Response, next: NextFunction): void };
   const handle = routed.handle.bind(router);
   routed.handle = (req, res, next) => {
@@ -25,14 +26,25 @@ export function scopedRouter(serves: (path: string) => boolean): Router {
   return router;
 }
 
+const servedPaths = new WeakMap<Router, (path: string) => boolean>();
+
+/** The paths a router made by {@link scopedRouter} serves, as it was told. */
+export function servesOf(router: Router): ((path: string) => boolean) | undefined {
+  return servedPaths.get(router);
+}
+
 /**
  * Paths equal to or below one of `prefixes`, compared without regard to case as Express compares
  * its routes by default.
  */
 export function pathsUnder(...prefixes: string[]): (path: string) => boolean {
   const lowered = prefixes.map((prefix) => prefix.toLowerCase());
+  const parents = lowered.map((prefix) => `${prefix}/`);
   return (path) => {
     const lower = path.toLowerCase();
-    return lowered.some((prefix) => lower === prefix || lower.startsWith(`${prefix}/`));
+    for (let i = 0; i < lowered.length; i++) {
+      if (lower === lowered[i] || lower.startsWith(parents[i]!)) return true;
+    }
+    return false;
   };
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { emit, eventContext } from '../../events/emit.js';
+import { emit, eventContext, listened } from '../../events/emit.js';
 import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clearPending, sessionState, type PendingAuthorization } from '../../session/state.js';
@@ -85,8 +85,10 @@ export async function issueAndRedirect(
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
     });
-    const pkce = pending.codeChallenge !== null;
-    emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
+    if (listened(server, 'code.issued')) {
+      const pkce = pending.codeChallenge !== null;
+      emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
+    }
     return redirectToClient(res, targetOf(server, pending), { code });
   }
   const grantId = newGrantId();

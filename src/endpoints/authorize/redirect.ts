@@ -45,13 +45,19 @@ export function redirectUrl(target: RedirectTarget, params: Record<string, strin
 /**
  * Sends the browser back to the client. 303 after a form POST so the browser does not re-send
  * the form (RFC 9700 4.12: never 307); 302 otherwise.
+ *
+ * With no body, as oauth2orize answers: `res.redirect` would negotiate and write a "Redirecting
+ * to" text or HTML body that no browser shows, on the path of every authorization. `location`
+ * percent-encodes the URL as `res.redirect` does.
  */
 export function redirectToClient(
   res: Response,
   target: RedirectTarget,
   params: Record<string, string>,
 ): void {
-  res.redirect(res.req.method === 'POST' ? 303 : 302, redirectUrl(target, params));
+  res.location(redirectUrl(target, params));
+  res.statusCode = res.req.method === 'POST' ? 303 : 302;
+  res.end();
 }
 
 /** RFC 6749 4.1.2.1 / 4.2.2.1 error response. */

@@ -1,7 +1,7 @@
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { pageHeaders } from '../../http/headers.js';
-import { requestId } from '../../http/request-id.js';
+import { pageHeaders, setPageHeaders } from '../../http/headers.js';
+import { requestId, requestIdOf } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
@@ -28,13 +28,18 @@ import { parseAuthorizationRequest, type AuthorizationRequest } from './request.
  */
 export function authorizeRouter(server: AuthorizationServer): Router {
   const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login'));
+  // First, in one step with its request id and page headers: the busiest route of the router.
+  router.get('/oauth/authorize', (req, res, next) => {
+    requestIdOf(req, res);
+    setPageHeaders(res);
+    return authorizeAtOnce(server, req, res, next);
+  });
   router.use(['/oauth/authorize', '/oauth/login'], requestId);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
   const session = [server.session, saveSessionFirst(server)] as const;
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
     [pageHeaders, ...session, (req: Request, res: Response) => handler(server, req, res)] as const;
 
-  router.get('/oauth/authorize', pageHeaders, (req, res, next) => authorizeAtOnce(server, req, res, next));
   router.get('/oauth/authorize', ...step(authorize));
   router.get('/oauth/authorize/resume', ...step(resume));
   router.post('/oauth/authorize/decision', pageHeaders, ...session, form, (req, res) =>
