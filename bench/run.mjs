@@ -148,9 +148,7 @@ function combineRounds(measured) {
     const failed = rows.find((r) => r.failure);
     if (failed) return failed;
     const baselines = baselineIndex === -1 ? [] : measured[baselineIndex];
-    const paired = rows
-      .map((r, round) => [r, baselines[round]])
-      .filter(([, base]) => base && !base.failure);
+    const paired = rows.map((r, round) => [r, baselines[round]]).filter(([, base]) => base && !base.failure);
     const row = { ...rows[0], rounds: rows.length };
     for (const key of ['requestsPerSecond', 'p50', 'p99', 'cpuMicros', 'coreShare', 'loadShare']) {
       row[key] = median(rows.map((r) => r[key]));
