@@ -8,16 +8,11 @@ import express, { type RequestHandler } from 'express';
 // In your app: `from 'openid-oauth-bridge'`. The demo imports the source so that it runs without
 // a build step.
 import {
-  applicationsRouter,
-  authorizeRouter,
   bearerOf,
   createAuthorizationServer,
-  discoveryRouter,
-  introspectionRouter,
   metadataRouter,
+  oauthRouter,
   requireBearer,
-  revocationRouter,
-  tokenRouter,
   type AuthorizationServer,
   type OpenIdProvider,
   type Storage,
@@ -64,19 +59,15 @@ export function createExistingApp(options: ExistingAppOptions): {
   }
 
   const api = express.Router();
-  // GET / answers the root resource, where clients discover the two endpoint URLs.
-  api.use(discoveryRouter(server));
-  // GET /oauth/authorize and the login, consent and callback pages around it.
-  api.use(authorizeRouter(server));
-  // POST /oauth/token.
-  api.use(tokenRouter(server));
-  // GET /oauth/applications: the user's authorized applications, each with a revoke button.
-  api.use(applicationsRouter(server));
-  // POST /oauth/revoke (RFC 7009): a client signing a user out ends its grant.
-  api.use(revocationRouter(server));
-  // POST /oauth/introspect (RFC 7662): here only for a client's own tokens; list the client ids of
-  // separate resource servers in `resourceServers` to let them check every token.
-  api.use(introspectionRouter(server));
+  // Every endpoint of the authorization server, in one router in front of the app's own routes:
+  // - GET /: the root resource, where clients discover the two endpoint URLs;
+  // - GET /oauth/authorize and the login, consent and callback pages around it;
+  // - POST /oauth/token;
+  // - GET /oauth/applications: the user's authorized applications, each with a revoke button;
+  // - POST /oauth/revoke (RFC 7009): a client signing a user out ends its grant;
+  // - POST /oauth/introspect (RFC 7662): here only for a client's own tokens; list the client ids
+  //   of separate resource servers in `resourceServers` to let them check every token.
+  api.use(oauthRouter(server));
 
   // The app's own API. Realms belong to users; a real app keeps them in its database.
   const realmsByUser = new Map<string, Realm[]>();
