@@ -39,6 +39,12 @@ import {
 } from '../lib/fixtures.mjs';
 
 const kind = process.env.BENCH_STORAGE ?? 'memory';
+/**
+ * A UUID as a flat string, as the library makes its ids: `randomUUID()`'s own string is a tree of
+ * concatenated pieces (about 470 bytes instead of 56) in V8, which 250,000 seeded codes would keep
+ * in the memory adapter's heap, a load the library's own codes do not carry.
+ */
+const newId = () => Buffer.from(randomUUID(), 'latin1').toString('latin1');
 const cleanups = [];
 process.on('exit', () => cleanups.forEach((cleanup) => cleanup()));
 
@@ -110,13 +116,13 @@ async function seed() {
   });
   const user = await storage.users.findOrCreate(
     { provider: 'bench', identifier: 'https://bench.example/user' },
-    randomUUID(),
+    newId(),
     now,
   );
   const subject = { clientId: CLIENT_ID, userId: user.id, scopes: [SCOPE] };
   const accessToken = (plaintext) => ({
     ...subject,
-    grantId: randomUUID(),
+    grantId: newId(),
     tokenHash: sha256(plaintext),
     origin: 'authorization_code',
     createdAt: now,
@@ -130,7 +136,7 @@ async function seed() {
   );
   await storage.tokens.saveRefreshToken({
     ...subject,
-    grantId: randomUUID(),
+    grantId: newId(),
     tokenHash: sha256(REFRESH_TOKEN),
     createdAt: now,
     expiresAt: null,
@@ -140,7 +146,7 @@ async function seed() {
     storage.codes.create({
       ...subject,
       codeHash: sha256(codeFor(i)),
-      grantId: randomUUID(),
+      grantId: newId(),
       redirectUri: REDIRECT_URI,
       codeChallenge: null,
       codeChallengeMethod: null,

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { generateSecret, hashSecret } from '../crypto/secrets.js';
+import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
 import type { ClientGrantType, Storage } from '../storage/types.js';
 import { registeredRedirectUriProblem } from './redirect-uri.js';
 
@@ -56,7 +55,7 @@ export async function registerClient(
   if (registration.requirePkce && grantType !== 'authorization_code') {
     throw new TypeError('requirePkce applies to authorization_code clients only');
   }
-  const clientId = registration.clientId ?? randomUUID();
+  const clientId = registration.clientId ?? randomId();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
   await storage.clients.create({
     clientId,

@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { randomUUID } from 'node:crypto';
+import { randomId } from '../crypto/secrets.js';
 
 /**
  * An incoming `X-Request-Id` is kept when it is short and plain (a UUID, a load balancer's trace
@@ -27,7 +27,7 @@ export function requestIdOf(req: Request, res: Response): string {
       ? already
       : typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
         ? incoming
-        : randomUUID();
+        : randomId();
   locals.requestId = id;
   if (!res.headersSent) res.setHeader('X-Request-Id', id);
   return id;

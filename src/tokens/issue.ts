@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { generateSecret, hashSecret } from '../crypto/secrets.js';
+import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
 import type { AuthorizationServer } from '../server.js';
 import type { AccessTokenRecord, AuthorizationCodeRecord } from '../storage/types.js';
 
@@ -20,7 +19,7 @@ interface Subject {
 }
 
 /** A new id grouping every token of one authorization. */
-export const newGrantId = (): string => randomUUID();
+export const newGrantId = (): string => randomId();
 
 /** Creates a single-use authorization code; resolves the plaintext, shown once, and its grant. */
 export async function issueCode(

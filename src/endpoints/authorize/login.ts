@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { rawQuery } from '../../http/params.js';
@@ -7,6 +6,7 @@ import { runStrategy } from '../../login/run-strategy.js';
 import { findProvider, LOGIN_SESSION_KEY, type AuthorizationServer } from '../../server.js';
 import { sessionState, type PendingAuthorization } from '../../session/state.js';
 import { consentOrComplete } from './complete.js';
+import { randomId } from '../../crypto/secrets.js';
 
 /** The URL of the login route for one configured provider. */
 export function loginUrl(server: AuthorizationServer, identifier: string): string {
@@ -61,7 +61,7 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   const provider = identity.provider ?? defaultProviderName(server);
   const user = await server.storage.users.findOrCreate(
     { identifier: identity.identifier, provider },
-    randomUUID(),
+    randomId(),
     server.clock(),
   );
   emit(server, {

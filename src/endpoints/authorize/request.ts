@@ -1,5 +1,4 @@
 import type { Request, Response } from 'express';
-import { randomUUID } from 'node:crypto';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
@@ -8,6 +7,7 @@ import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { AuthorizeLocals } from './redirect.js';
 import { requestedScopes } from '../../scopes/scopes.js';
+import { randomId } from '../../crypto/secrets.js';
 
 /** A validated authorization request (RFC 6749 4.1.1 / 4.2.1). */
 export interface AuthorizationRequest {
@@ -86,7 +86,7 @@ export async function parseAuthorizationRequest(
     client,
     provider,
     pending: {
-      id: randomUUID(),
+      id: randomId(),
       clientId: client.clientId,
       redirectUri,
       responseType,
