@@ -1,4 +1,5 @@
 import type { Router } from 'express';
+import { sendJson } from '../http/json.js';
 import { optionalParam, requiredParam } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
 import type { ClientRecord } from '../storage/types.js';
@@ -66,7 +67,7 @@ export function introspectionRouter(
       const visible =
         found !== null &&
         (found.record.clientId === locals.client.clientId || resourceServers.has(locals.client.clientId));
-      res.status(200).json(visible ? await describe(server, found) : INACTIVE);
+      sendJson(res, 200, visible ? await describe(server, found) : INACTIVE);
     },
   );
 }

@@ -10,6 +10,7 @@ import { eventContext, reportServerError } from '../../events/emit.js';
 import { reportFailure } from '../../errors/report.js';
 import { formParser, requireForm } from '../../http/form.js';
 import { noStore, setNoStore } from '../../http/headers.js';
+import { sendJson } from '../../http/json.js';
 import { formParams, requiredParam } from '../../http/params.js';
 import { requestId, requestIdOf } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
@@ -69,8 +70,7 @@ async function exchange(
   if (!grant)
     throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
   const client = await authenticate(req, res);
-  // 200, the default status.
-  res.json(await grant(server, client, params, () => eventContext(req)));
+  sendJson(res, 200, await grant(server, client, params, () => eventContext(req)));
 }
 
 /**
