@@ -58,6 +58,10 @@ describe('authorization request of a logged-in user who trusts the client', () =
     expect(res.headers['set-cookie']).toBeUndefined();
     expect(res.headers['x-request-id']).toBeDefined();
     expect(res.headers['cache-control']).toBe('no-store');
+    expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    // A redirect with nothing in its body, as oauth2orize sends it.
+    expect(res.headers['content-length']).toBe('0');
+    expect(res.text).toBe('');
     const params = redirectParams(res.headers.location!);
     expect(params).toMatchObject({ state: 'xyz', iss: t.baseUrl });
     expect(calls.get - before.get).toBe(1);
