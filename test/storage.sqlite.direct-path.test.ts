@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StorageUnavailableError } from '../src/index.js';
+import { sqlStorage, StorageUnavailableError } from '../src/index.js';
 import { createSqlStorage } from '../src/storage/sql/adapter.js';
 import { guardSqlFaults } from '../src/storage/sql/faults.js';
 import { type DirectRunner, prepareQuery } from '../src/storage/sql/prepared.js';
@@ -249,6 +249,17 @@ describe('the SQLite adapter over the direct path', () => {
     await plain.migrate();
     return { direct, plain, counts, file: join(dir, `direct-${n}.db`) };
   }
+
+  it('is what sqlStorage({ sqlite }) uses: a hot write is done before the call returns', async () => {
+    const database = new Database(join(dir, `wired-${files++}.db`));
+    const storage = sqlStorage({ sqlite: database });
+    await storage.migrate();
+    const saving = storage.sessions.set('sid', '{}', Date.now() + 1000);
+    // No await yet: only the direct path can have run the insert.
+    expect(database.prepare('select sid from oauth_sessions').all()).toEqual([{ sid: 'sid' }]);
+    await saving;
+    await storage.close();
+  });
 
   it('answers every frequent operation as the Kysely path does', async () => {
     const { direct, plain, counts } = await both();
