@@ -23,7 +23,7 @@ import type {
 } from '../types.js';
 import { migrationProvider, migrations } from './migrations.js';
 import type { StatementNames } from './named.js';
-import { type Executor, prepareQuery as prepared } from './prepared.js';
+import { type DirectRunner, type Executor, prepareQuery as prepared } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type SqlDialectName = 'postgres' | 'sqlite';
@@ -48,6 +48,12 @@ type Db = Executor;
 const DEFAULT_BATCH_SIZE = 1000;
 const DEFAULT_REVOKED_GRANT_RETENTION_MS = 86_400_000;
 
+/** How the frequent queries run besides Kysely: named on PostgreSQL, directly on SQLite. */
+export interface HotQueryOptions {
+  statementNames?: StatementNames;
+  runDirectly?: DirectRunner;
+}
+
 /**
  * Builds the adapter over a Kysely instance. Use {@link sqlStorage} or `connectStorage(url)`
  * instead, which create the Kysely instance for a `pg` pool or a `better-sqlite3` database.
@@ -58,11 +64,11 @@ export function createSqlStorage(
   root: Kysely<Database>,
   dialect: SqlDialectName,
   schema: string | undefined,
-  statementNames?: StatementNames,
+  hot: HotQueryOptions = {},
 ): SqlStorage {
   const db = schema === undefined ? root : root.withSchema(schema);
   const postgres = dialect === 'postgres';
-  const q = prepareQueries(db, statementNames);
+  const q = prepareQueries(db, hot);
 
   return {
     dialect,
@@ -483,9 +489,10 @@ function tokenIsLive<T extends { grant_id: string; client_id: string }>(
  * code lookups and inserts, client, user and consent lookups, sessions, nonces and rate limits.
  * Scopes are passed as stored (space-delimited text).
  */
-function prepareQueries(db: Kysely<Database>, names: StatementNames | undefined) {
+function prepareQueries(db: Kysely<Database>, { statementNames: names, runDirectly }: HotQueryOptions) {
   type Stored<T extends { scopes: readonly string[] }> = Omit<T, 'scopes'> & { scopes: string };
-  const prepareQuery: typeof prepared = (build) => prepared(build, names && ((sql) => names.add(sql)));
+  const onCompiled = names && ((sql: string) => names.add(sql));
+  const prepareQuery: typeof prepared = (build) => prepared(build, { onCompiled, runDirectly });
   return {
     findClient: prepareQuery((p: { clientId: string }) =>
       db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),

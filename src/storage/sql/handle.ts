@@ -1,9 +1,9 @@
-import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, type SqliteDatabase } from 'kysely';
 import { createSqlStorage, type SqlStorage } from './adapter.js';
 import { guardSqlFaults } from './faults.js';
 import { namingStatements } from './named.js';
 import type { Database } from './schema.js';
-import { cachingStatements } from './statements.js';
+import { sqliteKysely } from './sqlite-direct.js';
 
 /** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
 export type SqlDatabaseHandle =
@@ -51,13 +51,11 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
     }
     const { pool, names } = namingStatements(handle.postgres);
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, names));
+    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, { statementNames: names }));
   }
   if ('sqlite' in handle) {
-    const db = new Kysely<Database>({
-      dialect: new SqliteDialect({ database: cachingStatements(handle.sqlite) }),
-    });
-    return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined));
+    const { db, runDirectly } = sqliteKysely(handle.sqlite);
+    return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined, { runDirectly }));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
 }

@@ -7,6 +7,24 @@ export type Executor = Kysely<Database> | Transaction<Database>;
 /** A query built and compiled once; each call runs its SQL with the given values bound. */
 export type PreparedQuery<P, O> = (db: Executor, params: P) => Promise<QueryResult<O>>;
 
+/**
+ * Runs compiled SQL on `db`'s connection at once, bypassing Kysely's executor, and returns what
+ * Kysely would have resolved; or returns `undefined` when it cannot do so safely now, and the
+ * query goes through Kysely. Throws what Kysely would have rejected with. See sqlite-direct.ts.
+ */
+export type DirectRunner = (
+  db: Executor,
+  sql: string,
+  parameters: readonly unknown[],
+) => QueryResult<unknown> | undefined;
+
+export interface PrepareOptions {
+  /** Receives the SQL text (to run it as a named statement on PostgreSQL). */
+  onCompiled?: (sql: string) => void;
+  /** Tried before Kysely on each call (SQLite). */
+  runDirectly?: DirectRunner;
+}
+
 /** Stands in for the value of parameter `name` while the query is built and compiled. */
 class Placeholder {
   constructor(readonly name: string) {}
@@ -22,7 +40,7 @@ class Placeholder {
  * `set({ col: p.x })`, `${p.x}` in `sql`), never compute with it or branch on it: the query's
  * shape is fixed when it is compiled. Values that are not parameters (a literal `0`) stay as
  * compiled. The SQL is compiled by the Kysely instance `build` uses, so its `withSchema` applies.
- * `onCompiled` receives the SQL text (to run it as a named statement on PostgreSQL).
+ * Kysely compiles the SQL text either way: `runDirectly` only runs the same text sooner.
  *
  * @example
  * const findUser = prepareQuery((p: { id: string }) => db.selectFrom('oauth_users').selectAll().where('id', '=', p.id));
@@ -30,7 +48,7 @@ class Placeholder {
  */
 export function prepareQuery<P extends Record<string, unknown>, O>(
   build: (params: P) => Compilable<O>,
-  onCompiled?: (sql: string) => void,
+  { onCompiled, runDirectly }: PrepareOptions = {},
 ): PreparedQuery<P, O> {
   const used = new Set<string>();
   const placeholders = new Proxy({} as P, {
@@ -61,6 +79,15 @@ export function prepareQuery<P extends Record<string, unknown>, O>(
     for (let i = 0; i < count; i++) {
       const name = names[i];
       parameters[i] = name === undefined ? constants[i] : params[name];
+    }
+    if (runDirectly !== undefined) {
+      let result: QueryResult<unknown> | undefined;
+      try {
+        result = runDirectly(db, sql, parameters);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      if (result !== undefined) return Promise.resolve(result as QueryResult<O>);
     }
     const run: CompiledQuery<O> = { query, queryId, sql, parameters };
     return db.executeQuery(run);

@@ -8,11 +8,12 @@ const DEFAULT_CAPACITY = 200;
  * statement prepared the last time for the same SQL text. Kysely's SqliteDriver prepares on every
  * query; compiling SQL in SQLite costs several times what running an indexed lookup does.
  *
- * Reusing a statement is safe: Kysely only calls `reader`, `all`, `run` and `iterate` on it, and
- * `better-sqlite3` runs `all` and `run` synchronously to completion, binding the parameters anew
- * each time, so no two callers can hold one statement at once, inside a transaction or not. The
- * one exception is an `iterate()` left open (Kysely's `stream()`): while it is, the statement is
- * `busy`, and a caller wanting the same SQL text gets a fresh statement instead of the cached one.
+ * Reusing a statement is safe: Kysely (and the direct path, see sqlite-direct.ts) only calls
+ * `reader`, `all`, `run` and `iterate` on it, and `better-sqlite3` runs `all` and `run`
+ * synchronously to completion, binding the parameters anew each time, so no two callers can hold
+ * one statement at once, inside a transaction or not. The one exception is an `iterate()` left
+ * open (Kysely's `stream()`): while it is, the statement is `busy`, and a caller wanting the same
+ * SQL text gets a fresh statement instead of the cached one.
  * A statement outlives schema changes (SQLite recompiles it), and on a closed database it throws
  * the same "The database connection is not open" that `prepare` would.
  *

@@ -1,0 +1,383 @@
+/**
+ * The SQLite adapter's direct path: a prepared query runs on its cached `better-sqlite3`
+ * statement without Kysely's executor when, and only when, that gives what Kysely would.
+ */
+import Database from 'better-sqlite3';
+import { CamelCasePlugin, Kysely, sql, SqliteDialect } from 'kysely';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { sqlStorage, StorageUnavailableError } from '../src/index.js';
+import { createSqlStorage } from '../src/storage/sql/adapter.js';
+import { guardSqlFaults } from '../src/storage/sql/faults.js';
+import { type DirectRunner, prepareQuery } from '../src/storage/sql/prepared.js';
+import type { Database as Tables } from '../src/storage/sql/schema.js';
+import { sqliteKysely } from '../src/storage/sql/sqlite-direct.js';
+import { cachingStatements } from '../src/storage/sql/statements.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'oob-direct-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+/**
+ * The runner of sqliteKysely, counting the queries it was asked to run, those it ran and those it
+ * left to Kysely (the difference threw).
+ */
+function counted(database: Database.Database) {
+  const { db, runDirectly } = sqliteKysely(database);
+  const counts = { asked: 0, direct: 0, queued: 0 };
+  const run: DirectRunner = (executor, text, parameters) => {
+    counts.asked++;
+    const result = runDirectly(executor, text, parameters);
+    counts[result === undefined ? 'queued' : 'direct']++;
+    return result;
+  };
+  return { db, run, counts };
+}
+
+/** A sessions table and its prepared queries, run through `run`. */
+async function sessions(database = new Database(':memory:')) {
+  const { db, run, counts } = counted(database);
+  await sql`create table oauth_sessions (sid text primary key, data text not null, expires_at integer not null)`.execute(
+    db,
+  );
+  const options = { runDirectly: run };
+  const q = {
+    save: prepareQuery(
+      (p: { sid: string; data: string }) =>
+        db.insertInto('oauth_sessions').values({ sid: p.sid, data: p.data, expires_at: 1 }),
+      options,
+    ),
+    find: prepareQuery(
+      (p: { sid: string }) =>
+        db.selectFrom('oauth_sessions').select(['sid', 'data']).where('sid', '=', p.sid),
+      options,
+    ),
+    touch: prepareQuery(
+      (p: { sid: string; expiresAt: number }) =>
+        db
+          .updateTable('oauth_sessions')
+          .set({ expires_at: p.expiresAt })
+          .where('sid', '=', p.sid)
+          .returning(['sid', 'expires_at']),
+      options,
+    ),
+    destroy: prepareQuery(
+      (p: { sid: string }) => db.deleteFrom('oauth_sessions').where('sid', '=', p.sid),
+      options,
+    ),
+  };
+  return { db, database, q, counts };
+}
+
+describe('the direct path on SQLite', () => {
+  it('gives exactly the results Kysely gives, for reads, writes and RETURNING', async () => {
+    const { db, q, counts } = await sessions();
+    const viaKysely = async <R>(run: () => Promise<R>): Promise<R> => {
+      // A transaction held open on the side sends the query through Kysely's queue.
+      let release!: () => void;
+      const held = db.connection().execute(() => new Promise<void>((resolve) => (release = resolve)));
+      await new Promise((resolve) => setImmediate(resolve));
+      const result = run();
+      release();
+      await held;
+      return result;
+    };
+    const steps: [string, () => Promise<unknown>][] = [
+      ['insert', () => q.save(db, { sid: `s${files++}`, data: 'x' })],
+      ['select hit', () => q.find(db, { sid: 'fixed' })],
+      ['select miss', () => q.find(db, { sid: 'nobody' })],
+      ['update returning', () => q.touch(db, { sid: 'fixed', expiresAt: 5 })],
+      ['delete none', () => q.destroy(db, { sid: 'nobody' })],
+    ];
+    await q.save(db, { sid: 'fixed', data: 'y' });
+    for (const [name, step] of steps) {
+      const before = counts.direct;
+      const direct = await step();
+      expect(counts.direct, name).toBe(before + 1);
+      const queued = await viaKysely(step);
+      expect(counts.direct, name).toBe(before + 1);
+      if (name === 'insert') {
+        expect(direct).toEqual({ numAffectedRows: 1n, insertId: expect.any(BigInt), rows: [] });
+        expect((queued as { insertId: bigint }).insertId).toBe(
+          (direct as { insertId: bigint }).insertId + 1n,
+        );
+      } else {
+        expect(direct, name).toEqual(queued);
+        expect(Object.keys(direct as object), name).toEqual(Object.keys(queued as object));
+      }
+    }
+    expect((await q.find(db, { sid: 'fixed' })).rows).toEqual([{ sid: 'fixed', data: 'y' }]);
+    await db.destroy();
+  });
+
+  it('never joins a transaction: queries asked for during one run after it, outside it', async () => {
+    const { db, q, counts } = await sessions();
+    let read: Promise<unknown> | undefined;
+    let write: Promise<unknown> | undefined;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('oauth_sessions')
+          .values({ sid: 'rolled-back', data: 'x', expires_at: 1 })
+          .execute();
+        // Inside the transaction, through it: sees its own row.
+        expect((await q.find(trx, { sid: 'rolled-back' })).rows).toHaveLength(1);
+        // Beside the transaction: must wait for it, not run on its connection.
+        read = q.find(db, { sid: 'rolled-back' });
+        write = q.save(db, { sid: 'kept', data: 'y' });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(counts.direct).toBe(0);
+    expect((await read!) as unknown).toEqual({ rows: [] });
+    await write;
+    expect((await q.find(db, { sid: 'kept' })).rows).toEqual([{ sid: 'kept', data: 'y' }]);
+    expect((await q.find(db, { sid: 'rolled-back' })).rows).toEqual([]);
+    await db.destroy();
+  });
+
+  it('never overtakes a Kysely query asked for earlier', async () => {
+    const { db, q } = await sessions();
+    await q.find(db, { sid: 'warm-up' });
+    const insert = db
+      .insertInto('oauth_sessions')
+      .values({ sid: 'first', data: 'x', expires_at: 1 })
+      .execute();
+    const read = q.find(db, { sid: 'first' });
+    await insert;
+    expect((await read).rows).toEqual([{ sid: 'first', data: 'x' }]);
+    await db.destroy();
+  });
+
+  it("never overtakes the very first Kysely query, which waits for the driver's initialisation", async () => {
+    const database = new Database(':memory:');
+    database.exec(
+      'create table oauth_sessions (sid text primary key, data text not null, expires_at integer)',
+    );
+    const { db, run, counts } = counted(database);
+    const find = prepareQuery(
+      (p: { sid: string }) =>
+        db.selectFrom('oauth_sessions').select(['sid', 'data']).where('sid', '=', p.sid),
+      { runDirectly: run },
+    );
+    const insert = db
+      .insertInto('oauth_sessions')
+      .values({ sid: 'first', data: 'x', expires_at: 1 })
+      .execute();
+    const read = find(db, { sid: 'first' });
+    await insert;
+    expect((await read).rows).toEqual([{ sid: 'first', data: 'x' }]);
+    expect(counts.queued).toBe(1);
+    await db.destroy();
+  });
+
+  it('leaves a Kysely instance with plugins (a result transform) to Kysely', async () => {
+    const { db, q, counts } = await sessions();
+    await q.save(db, { sid: 's', data: 'x' });
+    const camel = db.withPlugin(new CamelCasePlugin());
+    const before = counts.direct;
+    expect((await q.touch(camel, { sid: 's', expiresAt: 7 })).rows).toEqual([{ sid: 's', expiresAt: 7 }]);
+    expect(counts.direct).toBe(before);
+    await db.destroy();
+  });
+
+  it('waits for an open stream instead of writing while its statement iterates', async () => {
+    const { db, q } = await sessions();
+    for (const sid of ['a', 'b', 'c']) await q.save(db, { sid, data: sid });
+    const writes: Promise<unknown>[] = [];
+    const seen: string[] = [];
+    for await (const row of db.selectFrom('oauth_sessions').select('sid').orderBy('sid').stream()) {
+      seen.push(row.sid);
+      writes.push(q.save(db, { sid: `${row.sid}2`, data: 'z' }));
+    }
+    expect(seen).toEqual(['a', 'b', 'c']);
+    await Promise.all(writes);
+    expect((await q.find(db, { sid: 'c2' })).rows).toEqual([{ sid: 'c2', data: 'z' }]);
+    await db.destroy();
+  });
+
+  it('rejects, never throws, with the driver error Kysely would reject with', async () => {
+    const { db, q, counts } = await sessions();
+    await q.save(db, { sid: 'dup', data: 'x' });
+    const again = q.save(db, { sid: 'dup', data: 'x' });
+    const rejected = expect(again).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    // Asked twice, ran once: the second threw on the direct path.
+    expect(counts).toEqual({ asked: 2, direct: 1, queued: 0 });
+    await rejected;
+    await expect(again).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
+    await db.destroy();
+  });
+
+  it('leaves a handle that is not better-sqlite3 (no open/inTransaction) to Kysely', async () => {
+    const raw = new Database(':memory:');
+    const { db, run, counts } = counted({
+      prepare: (text: string) => raw.prepare(text),
+      close: () => raw.close(),
+    } as never);
+    const find = prepareQuery(() => db.selectNoFrom(sql<number>`1`.as('one')), { runDirectly: run });
+    expect((await find(db, {})).rows).toEqual([{ one: 1 }]);
+    expect((await find(db, {})).rows).toEqual([{ one: 1 }]);
+    expect(counts).toEqual({ asked: 2, direct: 0, queued: 2 });
+    await db.destroy();
+  });
+});
+
+describe('the SQLite adapter over the direct path', () => {
+  /** The adapter as sqlStorage builds it, and one over plain Kysely (the path before). */
+  async function both(busyTimeoutMs = 5000) {
+    const open = (file: string) => {
+      const database = new Database(join(dir, file));
+      database.pragma('journal_mode = WAL');
+      database.pragma(`busy_timeout = ${busyTimeoutMs}`);
+      return database;
+    };
+    const n = files++;
+    const directDb = open(`direct-${n}.db`);
+    const { db, run, counts } = counted(directDb);
+    const direct = guardSqlFaults(createSqlStorage(db, 'sqlite', undefined, { runDirectly: run }));
+    const plainDb = open(`plain-${n}.db`);
+    const plain = guardSqlFaults(
+      createSqlStorage(
+        new Kysely<Tables>({ dialect: new SqliteDialect({ database: cachingStatements(plainDb) }) }),
+        'sqlite',
+        undefined,
+      ),
+    );
+    await direct.migrate();
+    await plain.migrate();
+    return { direct, plain, counts, file: join(dir, `direct-${n}.db`) };
+  }
+
+  it('is what sqlStorage({ sqlite }) uses: a hot write is done before the call returns', async () => {
+    const database = new Database(join(dir, `wired-${files++}.db`));
+    const storage = sqlStorage({ sqlite: database });
+    await storage.migrate();
+    const saving = storage.sessions.set('sid', '{}', Date.now() + 1000);
+    // No await yet: only the direct path can have run the insert.
+    expect(database.prepare('select sid from oauth_sessions').all()).toEqual([{ sid: 'sid' }]);
+    await saving;
+    await storage.close();
+  });
+
+  it('answers every frequent operation as the Kysely path does', async () => {
+    const { direct, plain, counts } = await both();
+    const now = 1_700_000_000_000;
+    const script = async (s: typeof direct) => {
+      const out: unknown[] = [];
+      await s.clients.create({
+        clientId: 'c',
+        applicationName: 'App',
+        redirectUri: 'https://app.example/cb',
+        grantType: 'authorization_code',
+        secretHash: 'h',
+        scopes: ['read', 'write'],
+        defaultScopes: ['read'],
+        contacts: [],
+        disabled: false,
+        createdAt: now,
+      });
+      out.push(await s.clients.find('c'), await s.clients.find('nobody'));
+      const user = await s.users.findOrCreate({ provider: 'https://op.example', identifier: 'id' }, 'u', now);
+      out.push(
+        user,
+        await s.users.findOrCreate({ provider: 'https://op.example', identifier: 'id' }, 'v', now),
+      );
+      out.push(await s.users.find('u'), await s.consents.find('u', 'c'));
+      const code = {
+        codeHash: 'code',
+        clientId: 'c',
+        userId: 'u',
+        redirectUri: 'https://app.example/cb',
+        scopes: ['read'],
+        grantId: 'g',
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        createdAt: now,
+        expiresAt: now + 60_000,
+      };
+      await s.codes.create(code);
+      out.push(
+        await s.codes.consume('code', now),
+        await s.codes.consume('code', now),
+        await s.codes.consume('x', now),
+      );
+      const token = { grantId: 'g', clientId: 'c', userId: 'u', scopes: ['read'], createdAt: now };
+      await s.tokens.saveAccessToken({
+        ...token,
+        tokenHash: 'a',
+        origin: 'authorization_code',
+        expiresAt: now + 1,
+      });
+      await s.tokens.saveRefreshToken({ ...token, tokenHash: 'r', expiresAt: null, rotatedAt: null });
+      out.push(await s.tokens.findAccessToken('a'), await s.tokens.findRefreshToken('r'));
+      out.push(
+        await s.tokens.rotateRefreshToken(
+          'r',
+          { ...token, tokenHash: 'r2', expiresAt: null, rotatedAt: null },
+          now,
+        ),
+        await s.tokens.rotateRefreshToken(
+          'r',
+          { ...token, tokenHash: 'r3', expiresAt: null, rotatedAt: null },
+          now,
+        ),
+      );
+      out.push(await s.nonces.use('op', 'n', now + 1000), await s.nonces.use('op', 'n', now + 1000));
+      out.push(await s.rateLimits.increment('k', 1000, now), await s.rateLimits.increment('k', 1000, now));
+      out.push(await s.rateLimits.get('k', now), await s.rateLimits.get('k', now + 1000));
+      await s.rateLimits.reset('k');
+      out.push(await s.rateLimits.get('k', now));
+      await s.sessions.set('sid', '{"a":1}', now + 1000);
+      await s.sessions.touch('sid', now + 2000);
+      out.push(await s.sessions.get('sid', now + 1500));
+      await s.sessions.destroy('sid');
+      out.push(await s.sessions.get('sid', now));
+      out.push(await s.tokens.revokeGrant('g', now), await s.tokens.findAccessToken('a'));
+      return out;
+    };
+    const expected = await script(plain);
+    expect(await script(direct)).toEqual(expected);
+    expect(counts.direct).toBeGreaterThan(25);
+    await Promise.all([direct.close(), plain.close()]);
+  });
+
+  it('turns SQLITE_BUSY on the direct path into StorageUnavailableError', async () => {
+    const { direct, plain, counts, file } = await both(20);
+    await direct.clients.find('warm-up');
+    const other = new Database(file);
+    try {
+      other.exec('BEGIN EXCLUSIVE');
+      const before = { ...counts };
+      const saving = direct.sessions.set('sid', '{}', Date.now() + 1000);
+      // Asked, neither ran nor queued: it threw on the direct path.
+      expect(counts).toEqual({ ...before, asked: before.asked + 1 });
+      const err = await saving.then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(err).toBeInstanceOf(StorageUnavailableError);
+      expect((err as StorageUnavailableError).retryAfterSeconds).toBe(1);
+      expect(((err as Error).cause as { code: string }).code).toMatch(/^SQLITE_BUSY/);
+    } finally {
+      other.exec('ROLLBACK');
+      other.close();
+    }
+    await direct.sessions.set('sid', '{}', Date.now() + 1000);
+    await Promise.all([direct.close(), plain.close()]);
+  });
+
+  it('fails after close() with the error the Kysely path gives', async () => {
+    const { direct, plain, counts } = await both();
+    await Promise.all([direct.close(), plain.close()]);
+    const queued = counts.queued;
+    const message = async (s: typeof direct) =>
+      s.tokens.findAccessToken('a').then(
+        () => 'resolved',
+        (err: Error) => err.message,
+      );
+    expect(await message(direct)).toBe(await message(plain));
+    expect(counts.queued).toBe(queued + 1);
+  });
+});
