@@ -1,4 +1,4 @@
-import express from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import {
@@ -14,6 +14,7 @@ import {
   revocationRouter,
   tokenRouter,
 } from '../src/index.js';
+import { pathsUnder, scopedRouter, type DirectRoute } from '../src/http/scoped-router.js';
 
 /**
  * Every router hands requests it does not serve straight on (src/http/scoped-router.ts); these
@@ -104,5 +105,51 @@ describe('oauthRouter options', () => {
     const app = hostAppWith('', { discovery: false });
     expect((await request(app).get('/')).status).toBe(299);
     expect((await request(app).post('/oauth/token').type('form').send({})).status).toBe(400);
+  });
+});
+
+describe('a direct route', () => {
+  function appWith(handle: DirectRoute['handle']) {
+    const router = scopedRouter(pathsUnder('/thing'), {
+      method: 'POST',
+      path: '/thing',
+      handle,
+      errors: (err, _req, res, _next) => res.status(418).json({ error: (err as Error).message }),
+    });
+    router.all('/thing', (req, res) => res.status(299).json({ stack: req.method }));
+    router.use((err: Error, _req: Request, res: Response, _next: NextFunction) =>
+      res.status(500).json({ stackError: err.message }),
+    );
+    const app = express();
+    app.use(router);
+    app.use((_req, res) => res.status(404).end());
+    return app;
+  }
+
+  it('answers its method and path in any case and with a trailing slash, and nothing else', async () => {
+    const app = appWith((_req, res) => void res.status(200).json({ direct: true }));
+    for (const path of ['/thing', '/THING', '/Thing/', '/thing?x=1']) {
+      expect((await request(app).post(path)).body, path).toEqual({ direct: true });
+    }
+    expect((await request(app).get('/thing')).body).toEqual({ stack: 'GET' });
+    expect((await request(app).post('/thing/more')).status).toBe(404);
+    expect((await request(app).post('/thingy')).status).toBe(404);
+  });
+
+  it('hands the request to the stack on next(), and its errors, thrown or rejected, to its handler', async () => {
+    expect((await request(appWith((_req, _res, next) => next())).post('/thing')).body).toEqual({
+      stack: 'POST',
+    });
+    const thrown = appWith(() => {
+      throw new Error('thrown');
+    });
+    expect((await request(thrown).post('/thing')).body).toEqual({ error: 'thrown' });
+    const rejected = appWith(async () => {
+      await Promise.resolve();
+      throw new Error('rejected');
+    });
+    const res = await request(rejected).post('/thing');
+    expect(res.status).toBe(418);
+    expect(res.body).toEqual({ error: 'rejected' });
   });
 });

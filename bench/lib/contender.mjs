@@ -55,6 +55,7 @@ function startProfile(dir) {
   if (!dir) return { stop: (done) => done() };
   const session = new Session();
   session.connect();
+  if (process.env.BENCH_PROFILE_KIND === 'allocations') return startAllocationProfile(session, dir);
   session.post('Profiler.enable');
   session.post('Profiler.start');
   return {
@@ -62,6 +63,30 @@ function startProfile(dir) {
       session.post('Profiler.stop', (err, result) => {
         if (!err) {
           const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.cpuprofile`;
+          writeFileSync(join(dir, name), JSON.stringify(result.profile));
+        }
+        done();
+      });
+    },
+  };
+}
+
+/**
+ * With BENCH_PROFILE_KIND=allocations: where the load allocates (sampled every 4 KiB, the
+ * garbage included), written as a .heapprofile, which Chrome's DevTools open.
+ */
+function startAllocationProfile(session, dir) {
+  session.post('HeapProfiler.enable');
+  session.post('HeapProfiler.startSampling', {
+    samplingInterval: 4096,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  return {
+    stop(done) {
+      session.post('HeapProfiler.stopSampling', (err, result) => {
+        if (!err) {
+          const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.heapprofile`;
           writeFileSync(join(dir, name), JSON.stringify(result.profile));
         }
         done();

@@ -7,13 +7,25 @@ import { OAuthError } from '../errors/oauth-error.js';
  * refused outright.
  */
 export function requireForm(req: Request, _res: Response, next: (err?: unknown) => void): void {
+  checkForm(req);
+  next();
+}
+
+/** {@link requireForm}'s checks: throws what it would answer. */
+export function checkForm(req: Request): void {
   if (!req.is('application/x-www-form-urlencoded')) {
     throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
   }
   if (req.originalUrl.includes('?')) {
     throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
   }
-  next();
+}
+
+/** Runs a body parser such as {@link formParser}; resolves once `req.body` is set. */
+export function parseBody(parser: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) =>
+    parser(req, res, (err?: unknown) => (err ? reject(err) : resolve())),
+  );
 }
 
 /** A bounded form parser: no nested objects, a few parameters, a small body. */

@@ -1,4 +1,20 @@
-import { Router, type NextFunction, type Request, type Response } from 'express';
+import { Router, type ErrorRequestHandler, type NextFunction, type Request, type Response } from 'express';
+
+/**
+ * The busiest route of a router, run without a walk of the router's stack: one method and one
+ * path, matched as Express matches a route by default (any case, an optional trailing slash).
+ */
+export interface DirectRoute {
+  method: 'GET' | 'POST';
+  path: string;
+  /**
+   * Answers the request, or calls `next()` to hand it to the router's stack as if this route were
+   * not there. What it throws or rejects with goes to `errors`.
+   */
+  handle(req: Request, res: Response, next: () => void): void | Promise<void>;
+  /** The router's error handler, for this route's errors. */
+  errors: ErrorRequestHandler;
+}
 
 /**
  * An Express Router that looks only at requests whose path it may serve, and hands every other
@@ -10,20 +26,54 @@ import { Router, type NextFunction, type Request, type Response } from 'express'
  * whose URL is not a plain path (the absolute form of RFC 9112 3.2.2) always goes through the
  * router, which knows how to read it.
  */
-export function scopedRouter(serves: (path: string) => boolean): Router {
+export function scopedRouter(serves: (path: string) => boolean, direct?: DirectRoute): Router {
   const router = Router();
   servedPaths.set(router, serves);
   const routed = router as Router & { handle(req: Request, res: Response, next: NextFunction): void };
   const handle = routed.handle.bind(router);
+  const directPath = direct?.path.toLowerCase();
   routed.handle = (req, res, next) => {
     const url = req.url;
     if (url.charCodeAt(0) === 0x2f /* "/" */) {
       const query = url.indexOf('?');
-      if (!serves(query === -1 ? url : url.slice(0, query))) return next();
+      const path = query === -1 ? url : url.slice(0, query);
+      if (!serves(path)) return next();
+      if (direct && req.method === direct.method && isPath(path, directPath!)) {
+        return runDirect(direct, req, res, () => handle(req, res, next), next);
+      }
     }
     handle(req, res, next);
   };
   return router;
+}
+
+/** `path` is `expected` (lower case), in any case, with or without a trailing slash. */
+function isPath(path: string, expected: string): boolean {
+  const length = path.length;
+  if (length !== expected.length && !(length === expected.length + 1 && path.endsWith('/'))) return false;
+  return path.slice(0, expected.length).toLowerCase() === expected;
+}
+
+function runDirect(
+  route: DirectRoute,
+  req: Request,
+  res: Response,
+  passOn: () => void,
+  next: NextFunction,
+): void {
+  const fail = (err: unknown) => {
+    try {
+      route.errors(err, req, res, next);
+    } catch (failed) {
+      next(failed);
+    }
+  };
+  try {
+    const done = route.handle(req, res, passOn);
+    if (done) done.catch(fail);
+  } catch (err) {
+    fail(err);
+  }
 }
 
 const servedPaths = new WeakMap<Router, (path: string) => boolean>();

@@ -1,4 +1,4 @@
-import express, { type NextFunction, type Request, type Response, type Router } from 'express';
+import express, { type Request, type Response, type Router } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders, setPageHeaders } from '../../http/headers.js';
 import { requestId, requestIdOf } from '../../http/request-id.js';
@@ -27,12 +27,19 @@ import { parseAuthorizationRequest, type AuthorizationRequest } from './request.
  * @see RFC 6749 sections 4.1.1, 4.1.2, 4.2.1, 4.2.2
  */
 export function authorizeRouter(server: AuthorizationServer): Router {
-  const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login'));
-  // First, in one step with its request id and page headers: the busiest route of the router.
-  router.get('/oauth/authorize', (req, res, next) => {
-    requestIdOf(req, res);
-    setPageHeaders(res);
-    return authorizeAtOnce(server, req, res, next);
+  const errors = authorizeErrors(server);
+  // The busiest case runs without a walk of the router's stack, in one step with its request id
+  // and page headers: a logged-in user who already trusts the client. Every other request of
+  // GET /oauth/authorize goes on to the route below.
+  const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login'), {
+    method: 'GET',
+    path: '/oauth/authorize',
+    errors,
+    handle(req, res, next) {
+      requestIdOf(req, res);
+      setPageHeaders(res);
+      return authorizeAtOnce(server, req, res, next);
+    },
   });
   router.use(['/oauth/authorize', '/oauth/login'], requestId);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
@@ -47,8 +54,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
   );
   router.get('/oauth/login', ...step(startLogin));
   router.get('/oauth/login/callback', ...step(finishLogin));
-  router.use('/oauth/authorize', authorizeErrors(server));
-  router.use('/oauth/login', authorizeErrors(server));
+  router.use(['/oauth/authorize', '/oauth/login'], errors);
   return router;
 }
 
@@ -72,7 +78,7 @@ async function authorizeAtOnce(
   server: AuthorizationServer,
   req: Request,
   res: Response,
-  next: NextFunction,
+  next: () => void,
 ): Promise<void> {
   const session = await server.peekSession(req);
   const { userId, pending, csrf } = session?.state ?? {};

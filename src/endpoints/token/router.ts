@@ -8,7 +8,7 @@ import {
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
 import { reportFailure } from '../../errors/report.js';
-import { formParser, requireForm } from '../../http/form.js';
+import { checkForm, formParser, parseBody, requireForm } from '../../http/form.js';
 import { noStore, setNoStore } from '../../http/headers.js';
 import { sendJson } from '../../http/json.js';
 import { formParams, requiredParam } from '../../http/params.js';
@@ -31,9 +31,23 @@ import { grants } from './grants.js';
  * @see RFC 6749 sections 4.1.3, 5.1, 5.2, 6
  */
 export function tokenRouter(server: AuthorizationServer): Router {
-  const router = scopedRouter(pathsUnder('/oauth/token'));
   const form = formParser('8kb', 20);
   const authenticate = clientAuthenticator(server);
+  const errors = tokenErrors(server);
+  // POST /oauth/token itself runs without a walk of the router's stack: the same steps as the
+  // route below, which serves the rest (HEAD, other spellings of the path).
+  const router = scopedRouter(pathsUnder('/oauth/token'), {
+    method: 'POST',
+    path: '/oauth/token',
+    errors,
+    async handle(req, res) {
+      requestIdOf(req, res);
+      setNoStore(res);
+      checkForm(req);
+      await parseBody(form, req, res);
+      await exchange(server, authenticate, req, res);
+    },
+  });
   // Three steps: the synchronous checks of the request (its id first), the body parser, then one
   // async step. Before the `use` of `requestId`, which gives every other request its id.
   router.post('/oauth/token', tokenRequest, form, (req, res) => exchange(server, authenticate, req, res));
@@ -42,7 +56,7 @@ export function tokenRouter(server: AuthorizationServer): Router {
     res.set('Allow', 'POST');
     throw new OAuthError('invalid_request', 'The token endpoint accepts POST only.');
   });
-  router.use('/oauth/token', tokenErrors(server));
+  router.use('/oauth/token', errors);
   return router;
 }
 
