@@ -1,6 +1,6 @@
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, type Storage } from '../src/index.js';
+import { memoryStorage, StorageUnavailableError, type Storage } from '../src/index.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from './support/app.js';
 import { answerConsent, authorizeWithLogin, obtainCode } from './support/flow.js';
 
@@ -135,5 +135,29 @@ describe('authorization request of a logged-in user who trusts the client', () =
     } finally {
       Date.now = realNow;
     }
+  });
+});
+
+describe('the fast path under a storage outage', () => {
+  it('answers with the endpoint error page (503), not a hang or a stack trace', async () => {
+    const storage = memoryStorage();
+    let down = false;
+    const users = storage.users;
+    const failing: Storage = {
+      ...storage,
+      users: {
+        ...users,
+        find: (...a) =>
+          down ? Promise.reject(new StorageUnavailableError('users are down')) : users.find(...a),
+      },
+    };
+    t = await createTestApp({ storage: failing });
+    await obtainCode(t);
+    down = true;
+    const res = await t.agent.get('/oauth/authorize').query(query());
+    expect(res.status).toBe(503);
+    expect(res.headers['retry-after']).toBeDefined();
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).not.toMatch(/users are down|at .*\.ts/);
   });
 });

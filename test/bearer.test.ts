@@ -140,3 +140,45 @@ describe('requireBearer (RFC 6750)', () => {
     expect(errors).toHaveLength(1);
   });
 });
+
+describe('requireBearer under faults', () => {
+  it('answers 500 when a check after the lookup throws, instead of leaving the request hanging', async () => {
+    const { token } = await issue();
+    let broken = false;
+    const faulty = createAuthorizationServer({
+      baseUrl: 'https://auth.example.com',
+      storage,
+      providers: [{ name: 'Example', identifier: 'https://id.example.com/' }],
+      session: { secret: 'x'.repeat(32) },
+      clock: () => {
+        if (broken) throw new Error('clock broke');
+        return Date.now();
+      },
+      logger: { warn: () => {}, error: () => {} },
+    });
+    const host = express();
+    host.get('/v1/realms', requireBearer(faulty), (_req, res) => res.json({ reached: true }));
+    broken = true;
+    const res = await supertest(host).get('/v1/realms').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ error: 'server_error' });
+  });
+
+  it('accepts an adapter that answers without a promise', async () => {
+    const { token } = await issue();
+    const found = await storage.tokens.findAccessToken(
+      (await import('../src/crypto/secrets.js')).hashSecret(token),
+    );
+    const plain = { ...storage, tokens: { ...storage.tokens, findAccessToken: () => found } };
+    const loose = createAuthorizationServer({
+      baseUrl: 'https://auth.example.com',
+      storage: plain as unknown as Storage,
+      providers: [{ name: 'Example', identifier: 'https://id.example.com/' }],
+      session: { secret: 'x'.repeat(32) },
+    });
+    const host = express();
+    host.get('/v1/realms', requireBearer(loose), (_req, res) => res.json({ user: bearerOf(res).userId }));
+    const res = await supertest(host).get('/v1/realms').set('Authorization', `Bearer ${token}`);
+    expect(res.body).toEqual({ user: 'u1' });
+  });
+});

@@ -151,5 +151,25 @@ describe('a direct route', () => {
     const res = await request(rejected).post('/thing');
     expect(res.status).toBe(418);
     expect(res.body).toEqual({ error: 'rejected' });
+    // As Express does for a promise rejected without a reason.
+    const empty = appWith(() => Promise.reject(undefined));
+    expect((await request(empty).post('/thing')).body).toEqual({ error: 'Rejected promise' });
+  });
+
+  it('takes HEAD when its method is GET, as an Express route does', async () => {
+    const seen: string[] = [];
+    const router = scopedRouter(pathsUnder('/page'), {
+      method: 'GET',
+      path: '/page',
+      handle: (req, res) => {
+        seen.push(req.method);
+        res.status(204).end();
+      },
+      errors: (_err, _req, res) => res.status(500).end(),
+    });
+    const app = express().use(router);
+    expect((await request(app).head('/page')).status).toBe(204);
+    expect((await request(app).get('/page')).status).toBe(204);
+    expect(seen).toEqual(['HEAD', 'GET']);
   });
 });

@@ -98,16 +98,24 @@ export function requireBearer(
     let lookup: Promise<AccessTokenRecord | null>;
     try {
       lookup = server.storage.tokens.findAccessToken(hashSecret(match[1]!));
+      // An adapter written in JavaScript may answer without a promise.
+      if (typeof lookup?.then !== 'function') lookup = Promise.resolve(lookup);
     } catch (err) {
       // An adapter that throws instead of rejecting.
       return refuse(req, res, next, err);
     }
     lookup.then(
       (token) => {
-        const problem = problemWith(token);
-        if (problem) return refuse(req, res, next, problem);
-        const { userId, clientId, scopes, expiresAt } = token!;
-        (res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt };
+        try {
+          const problem = problemWith(token);
+          if (problem) return refuse(req, res, next, problem);
+          const { userId, clientId, scopes, expiresAt } = token!;
+          (res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt };
+        } catch (err) {
+          return refuse(req, res, next, err);
+        }
+        // Outside the try, so the request is never answered twice; Express catches what the next
+        // handler throws.
         next();
       },
       (err: unknown) => refuse(req, res, next, err),

@@ -49,7 +49,11 @@ export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOpt
     introspection ? introspectionRouter(server, options) : undefined,
     applications ? applicationsRouter(server) : undefined,
   ].filter((router) => router !== undefined);
-  const parts = routers.map((router) => ({ router, serves: servesOf(router)! }));
+  const parts = routers.map((router) => {
+    const serves = servesOf(router);
+    if (!serves) throw new Error('oauthRouter: every router must come from scopedRouter');
+    return { router, serves };
+  });
 
   // Requests whose URL is not a plain path (the absolute form) go through every router in turn.
   const everyRouter = Router();

@@ -5,6 +5,7 @@ import { Router, type ErrorRequestHandler, type NextFunction, type Request, type
  * path, matched as Express matches a route by default (any case, an optional trailing slash).
  */
 export interface DirectRoute {
+  /** `GET` also takes `HEAD`, as an Express route does. */
   method: 'GET' | 'POST';
   path: string;
   /**
@@ -38,13 +39,17 @@ export function scopedRouter(serves: (path: string) => boolean, direct?: DirectR
       const query = url.indexOf('?');
       const path = query === -1 ? url : url.slice(0, query);
       if (!serves(path)) return next();
-      if (direct && req.method === direct.method && isPath(path, directPath!)) {
+      if (direct && takes(direct.method, req.method) && isPath(path, directPath!)) {
         return runDirect(direct, req, res, () => handle(req, res, next), next);
       }
     }
     handle(req, res, next);
   };
   return router;
+}
+
+function takes(method: DirectRoute['method'], requested: string | undefined): boolean {
+  return requested === method || (method === 'GET' && requested === 'HEAD');
 }
 
 /** `path` is `expected` (lower case), in any case, with or without a trailing slash. */
@@ -61,15 +66,23 @@ function runDirect(
   passOn: () => void,
   next: NextFunction,
 ): void {
+  // Once the request was handed to the stack, the stack answers it: a later error of this route
+  // goes to Express, never to a second answer from `errors`.
+  let passed = false;
   const fail = (err: unknown) => {
+    const error = err || new Error('Rejected promise');
+    if (passed) return next(error);
     try {
-      route.errors(err, req, res, next);
+      route.errors(error, req, res, next);
     } catch (failed) {
       next(failed);
     }
   };
   try {
-    const done = route.handle(req, res, passOn);
+    const done = route.handle(req, res, () => {
+      passed = true;
+      passOn();
+    });
     if (done) done.catch(fail);
   } catch (err) {
     fail(err);
