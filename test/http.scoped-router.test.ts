@@ -1,3 +1,5 @@
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
@@ -171,5 +173,37 @@ describe('a direct route', () => {
     expect((await request(app).head('/page')).status).toBe(204);
     expect((await request(app).get('/page')).status).toBe(204);
     expect(seen).toEqual(['HEAD', 'GET']);
+  });
+});
+
+describe('oauthRouter with an absolute-form request target (RFC 9112 3.2.2)', () => {
+  it('still routes by the path: the token endpoint answers, the host route is reached', async () => {
+    const app = hostAppWith('', {});
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const { port } = server.address() as AddressInfo;
+    const send = (requestLine: string, body = '') =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(port, '127.0.0.1', () => {
+          // Not end(): a half-closed socket may be closed before an asynchronous answer is written.
+          socket.write(
+            `${requestLine}\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/x-www-form-urlencoded\r\n` +
+              `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+          );
+        });
+        let answer = '';
+        socket.on('data', (chunk) => (answer += chunk));
+        socket.on('end', () => resolve(answer));
+        socket.on('error', reject);
+      });
+    try {
+      const token = await send(`POST http://127.0.0.1:${port}/oauth/token HTTP/1.1`, 'grant_type=password');
+      expect(token).toMatch(/^HTTP\/1\.1 400/);
+      expect(token).toContain('"error":"unsupported_grant_type"');
+      const host = await send(`GET http://127.0.0.1:${port}/v1/realms HTTP/1.1`);
+      expect(host).toMatch(/^HTTP\/1\.1 299/);
+    } finally {
+      server.close();
+    }
   });
 });
