@@ -1,17 +1,11 @@
-import {
-  type ErrorRequestHandler,
-  type NextFunction,
-  type Request,
-  type Response,
-  type Router,
-} from 'express';
+import { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
 import { reportFailure } from '../errors/report.js';
 import { reportServerError } from '../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../events/types.js';
-import { formParser, requireForm } from '../http/form.js';
-import { noStore, setNoStore } from '../http/headers.js';
-import { requestId, requestIdOf } from '../http/request-id.js';
+import { formParser, readFormRequest } from '../http/form.js';
+import { noStore } from '../http/headers.js';
+import { requestId } from '../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
@@ -49,8 +43,8 @@ export function clientAuthenticatedEndpoint(
   const form = formParser('8kb', 10);
   // The token endpoint's client authentication, rate limit of failures included.
   const authenticate = clientAuthenticator(server, endpoint);
-  // Before the `use` of `requestId`, which gives every other request its id.
-  router.post(path, clientRequest, form, async (req, res) => {
+  router.post(path, async (req, res) => {
+    await readFormRequest(form, req, res);
     const locals = res.locals as ClientEndpointLocals;
     locals.params = formParams(req.body);
     await authenticate(req, res);
@@ -63,13 +57,6 @@ export function clientAuthenticatedEndpoint(
   });
   router.use(path, jsonErrors(server, endpoint));
   return router;
-}
-
-/** The request's id, no-store headers, then only a form body. */
-function clientRequest(req: Request, res: Response, next: NextFunction): void {
-  requestIdOf(req, res);
-  setNoStore(res);
-  requireForm(req, res, next);
 }
 
 /** RFC 6749 5.2 JSON errors, as at the token endpoint; internals are logged, never sent. */

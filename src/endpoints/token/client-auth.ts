@@ -32,7 +32,8 @@ export interface ClientAuthLocals {
  *
  * @example
  * const authenticate = clientAuthenticator(server, 'revocation');
- * router.post(path, noStore, requireForm, form, async (req, res) => {
+ * router.post(path, async (req, res) => {
+ *   await readFormRequest(form, req, res);
  *   res.locals.params = formParams(req.body);
  *   const client = await authenticate(req, res);
  * });

@@ -8,6 +8,7 @@ import {
   type Store,
 } from 'express-rate-limit';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { runStep } from '../../http/run-step.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { RateLimitCounter, RateLimitStore } from '../../storage/types.js';
 import type { ClientAuthLocals } from './client-auth.js';
@@ -69,7 +70,7 @@ export function clientAuthRateLimit(
       const counted = await Promise.all(limits.map((limit) => limit.read(req, res)));
       if (counted.every((hits, i) => hits < limits[i]!.limit)) return;
     }
-    for (const { middleware } of limits) await run(middleware, req, res);
+    for (const { middleware } of limits) await runStep(middleware, req, res);
   };
 }
 
@@ -78,13 +79,6 @@ interface Limit {
   limit: number;
   middleware: RequestHandler;
   read(req: Request, res: Response): Promise<number>;
-}
-
-/** Runs a middleware that ends by calling `next()` or `next(error)`, as a promise. */
-function run(middleware: RequestHandler, req: Request, res: Response): Promise<void> {
-  return new Promise((resolve, reject) => {
-    void middleware(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
-  });
 }
 
 function limiter(

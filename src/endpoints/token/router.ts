@@ -1,18 +1,12 @@
-import {
-  type ErrorRequestHandler,
-  type NextFunction,
-  type Request,
-  type Response,
-  type Router,
-} from 'express';
+import { type ErrorRequestHandler, type Request, type Response, type Router } from 'express';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
 import { eventContext, reportServerError } from '../../events/emit.js';
 import { reportFailure } from '../../errors/report.js';
-import { checkForm, formParser, parseBody, requireForm } from '../../http/form.js';
-import { noStore, setNoStore } from '../../http/headers.js';
+import { formParser, readFormRequest } from '../../http/form.js';
+import { noStore } from '../../http/headers.js';
 import { sendJson } from '../../http/json.js';
 import { formParams, requiredParam } from '../../http/params.js';
-import { requestId, requestIdOf } from '../../http/request-id.js';
+import { requestId } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
@@ -34,23 +28,19 @@ export function tokenRouter(server: AuthorizationServer): Router {
   const form = formParser('8kb', 20);
   const authenticate = clientAuthenticator(server);
   const errors = tokenErrors(server);
-  // POST /oauth/token itself runs without a walk of the router's stack: the same steps as the
-  // route below, which serves the rest (HEAD, other spellings of the path).
+  const tokenRequest = async (req: Request, res: Response) => {
+    await readFormRequest(form, req, res);
+    await exchange(server, authenticate, req, res);
+  };
+  // POST /oauth/token runs without a walk of the router's stack; the same step as a route serves
+  // the requests the direct route leaves to the stack (an absolute-form request target).
   const router = scopedRouter(pathsUnder('/oauth/token'), {
     method: 'POST',
     path: '/oauth/token',
     errors,
-    async handle(req, res) {
-      requestIdOf(req, res);
-      setNoStore(res);
-      checkForm(req);
-      await parseBody(form, req, res);
-      await exchange(server, authenticate, req, res);
-    },
+    handle: tokenRequest,
   });
-  // Three steps: the synchronous checks of the request (its id first), the body parser, then one
-  // async step. Before the `use` of `requestId`, which gives every other request its id.
-  router.post('/oauth/token', tokenRequest, form, (req, res) => exchange(server, authenticate, req, res));
+  router.post('/oauth/token', tokenRequest);
   router.use('/oauth/token', requestId);
   router.all('/oauth/token', noStore, (_req, res) => {
     res.set('Allow', 'POST');
@@ -58,13 +48,6 @@ export function tokenRouter(server: AuthorizationServer): Router {
   });
   router.use('/oauth/token', errors);
   return router;
-}
-
-/** The request's id, no-store headers (RFC 6749 5.1), then only a form body (RFC 6749 3.2). */
-function tokenRequest(req: Request, res: Response, next: NextFunction): void {
-  requestIdOf(req, res);
-  setNoStore(res);
-  requireForm(req, res, next);
 }
 
 /**

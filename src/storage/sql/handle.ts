@@ -45,13 +45,11 @@ export type SqlDatabaseHandle =
 export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
   if ('postgres' in handle) {
     keepCheckedOutClientErrorsHandled(handle.postgres);
-    if (handle.preparedStatements === false) {
-      const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
-      return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema));
-    }
-    const { pool, names } = namingStatements(handle.postgres);
-    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, { statementNames: names }));
+    const named = handle.preparedStatements === false ? undefined : namingStatements(handle.postgres);
+    const db = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool: named?.pool ?? handle.postgres }),
+    });
+    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, { statementNames: named?.names }));
   }
   if ('sqlite' in handle) {
     const { db, runDirectly } = sqliteKysely(handle.sqlite);
