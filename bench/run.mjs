@@ -5,7 +5,7 @@
  *
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
- *                      [--tokens 1000] [--codes 250000] [--rounds 1]
+ *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave]
  *   node bench/run.mjs --scale [--tokens 1000,1000000]   lookup cost against the number of stored tokens
  *   node bench/run.mjs --soak 300                          server memory under load, sampled every 30 s
  *
@@ -44,6 +44,7 @@ const { values: args } = parseArgs({
     scale: { type: 'boolean', default: false },
     soak: { type: 'string' },
     rounds: { type: 'string', default: '1' },
+    interleave: { type: 'boolean', default: false },
   },
 });
 
@@ -122,14 +123,25 @@ async function main() {
   for (const workload of args.workloads.split(',')) {
     // Rounds take turns (every contender once, then again), so that a slow spell of this shared
     // machine falls on all of them; each round's ratios compare rows of that round only.
-    const measured = contenders.map(() => []);
-    for (let round = 0; round < rounds; round++) {
-      for (const [i, contender] of contenders.entries()) {
-        measured[i].push(await measure(contender, workload, { tokens }));
+    const measured = args.interleave
+      ? await measureInterleaved(contenders, workload, { tokens, rounds })
+      : contenders.map(() => []);
+    for (let round = 0; !args.interleave && round < rounds; round++) {
+      for (const i of rotation(contenders.length, round)) {
+        measured[i].push(await measure(contenders[i], workload, { tokens }));
       }
     }
     printTable(workload, combineRounds(measured));
   }
+}
+
+/**
+ * The order of `count` contenders in round `round`: each round starts one contender later, so
+ * that none is always measured first. With a fixed order the baseline, always first, came out
+ * about 5 % ahead of an identical copy of itself measured after it (16 interleaved turns).
+ */
+function rotation(count, round) {
+  return Array.from({ length: count }, (_, i) => (i + round) % count);
 }
 
 /**
@@ -158,6 +170,7 @@ function combineRounds(measured) {
       row.throughputRatio = median(paired.map(([r, base]) => r.requestsPerSecond / base.requestsPerSecond));
       row.capacity = median(capacities);
       row.capacityRange = [Math.min(...capacities), Math.max(...capacities)];
+      row.capacityQuartiles = [quantile(capacities, 0.25), quantile(capacities, 0.75)];
     } else if (i === baselineIndex) {
       row.throughputRatio = 1;
       row.capacity = 1;
@@ -166,48 +179,118 @@ function combineRounds(measured) {
   });
 }
 
+/** The q-quantile of `values`, interpolated between the nearest ranks. */
+function quantile(values, q) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (sorted.length - 1) * q;
+  const low = Math.floor(at);
+  return sorted[low] + (sorted[Math.min(low + 1, sorted.length - 1)] - sorted[low]) * (at - low);
+}
+
 /** One contender under one workload: start it, warm it up, measure, read its CPU time and memory. */
 async function measure(contender, workload, { tokens, seconds = Number(args.duration) }) {
   const codes = workload === 'code' ? Number(args.codes) : 0;
   const row = { contender, workload, tokens };
   let child;
   try {
-    child = await start(contender, {
-      BENCH_WORKLOAD: workload,
-      BENCH_TOKENS: String(tokens),
-      BENCH_CODES: String(codes),
-    });
+    child = await startFor(contender, workload, { tokens, codes });
     const load = loadFor(workload, child, { tokens, codes });
-    await run(load, Number(args.warmup));
-    if (load.check.wrong > 0) throw new Error(`warm-up: ${load.check.describe()}`);
-    const before = cpuSeconds(child.pid);
-    const loadBefore = cpuSeconds(process.pid);
-    const result = await run(load, seconds);
-    const cpu = cpuSeconds(child.pid) - before;
-    const loadCpu = cpuSeconds(process.pid) - loadBefore;
-    if (load.check.wrong > 0) throw new Error(load.check.describe());
-    if (result.errors > 0 || result.timeouts > 0) {
-      throw new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`);
-    }
-    const requests = load.check.ok;
-    Object.assign(row, {
-      requestsPerSecond: requests / result.duration,
-      p50: result.latency.p50,
-      p99: result.latency.p99,
-      cpuMicros: (cpu * 1e6) / requests,
-      coreShare: cpu / result.duration,
-      loadShare: loadCpu / result.duration,
-      requests,
-      memory: await memoryOf(child),
-    });
+    await warmUp(load);
+    Object.assign(row, await measureWindow(child, load, seconds), { memory: await memoryOf(child) });
   } catch (err) {
     row.failure = err.message;
   } finally {
     await stop(child);
   }
-  const status = row.failure ? `FAILED: ${row.failure}` : `${Math.round(row.requestsPerSecond)} req/s`;
-  console.error(`  ${workload} · ${contender.label}: ${status}`);
+  report(row);
   return row;
+}
+
+/**
+ * `--interleave`: every contender of the workload is started and warmed up once, then each is
+ * measured for `--duration` seconds in turn, `rounds` times over. The processes stay up between
+ * their turns, so a turn of one contender sits a few seconds from the baseline's turn it is
+ * compared with, with no restart or seeding between them: a slow spell of a shared machine is
+ * more likely to fall on both. Resolves the rows of each contender, one per round.
+ */
+async function measureInterleaved(contenders, workload, { tokens, rounds }) {
+  const codes = workload === 'code' ? Number(args.codes) : 0;
+  const started = [];
+  try {
+    for (const contender of contenders) {
+      const entry = { contender, rows: [] };
+      started.push(entry);
+      try {
+        entry.child = await startFor(contender, workload, { tokens, codes });
+        entry.load = loadFor(workload, entry.child, { tokens, codes });
+        await warmUp(entry.load);
+      } catch (err) {
+        entry.failure = err.message;
+      }
+    }
+    for (let round = 0; round < rounds; round++) {
+      for (const entry of rotation(started.length, round).map((i) => started[i])) {
+        const row = { contender: entry.contender, workload, tokens };
+        if (entry.failure) row.failure = entry.failure;
+        else {
+          try {
+            Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
+          } catch (err) {
+            row.failure = entry.failure = err.message;
+          }
+        }
+        report(row);
+        entry.rows.push(row);
+      }
+    }
+    for (const entry of started) {
+      if (!entry.failure) entry.rows.at(-1).memory = await memoryOf(entry.child);
+    }
+  } finally {
+    await Promise.all(started.map((entry) => stop(entry.child)));
+  }
+  return started.map((entry) => entry.rows);
+}
+
+function startFor(contender, workload, { tokens, codes }) {
+  return start(contender, {
+    BENCH_WORKLOAD: workload,
+    BENCH_TOKENS: String(tokens),
+    BENCH_CODES: String(codes),
+  });
+}
+
+async function warmUp(load) {
+  await run(load, Number(args.warmup));
+  if (load.check.wrong > 0) throw new Error(`warm-up: ${load.check.describe()}`);
+}
+
+/** `seconds` of load: requests per second, latency, and the server's CPU time per request. */
+async function measureWindow(child, load, seconds) {
+  const before = cpuSeconds(child.pid);
+  const loadBefore = cpuSeconds(process.pid);
+  const result = await run(load, seconds);
+  const cpu = cpuSeconds(child.pid) - before;
+  const loadCpu = cpuSeconds(process.pid) - loadBefore;
+  if (load.check.wrong > 0) throw new Error(load.check.describe());
+  if (result.errors > 0 || result.timeouts > 0) {
+    throw new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`);
+  }
+  const requests = load.check.ok;
+  return {
+    requestsPerSecond: requests / result.duration,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    cpuMicros: (cpu * 1e6) / requests,
+    coreShare: cpu / result.duration,
+    loadShare: loadCpu / result.duration,
+    requests,
+  };
+}
+
+function report(row) {
+  const status = row.failure ? `FAILED: ${row.failure}` : `${Math.round(row.requestsPerSecond)} req/s`;
+  console.error(`  ${row.workload} · ${row.contender.label}: ${status}`);
 }
 
 /**
@@ -416,9 +499,11 @@ function printTable(workload, rows) {
   console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
   const rounds = rows.find((r) => r.rounds > 1)?.rounds;
   if (rounds) {
-    console.log(
-      `Medians of ${rounds} rounds taken in turn; a ratio is the median of the rounds' ratios, its range in parentheses.\n`,
-    );
+    const how = args.interleave
+      ? `${rounds} turns of ${args.duration} s each, interleaved across contenders that stay up`
+      : `${rounds} rounds taken in turn`;
+    const spread = rounds >= 8 ? 'its middle half (quartiles)' : 'its range';
+    console.log(`Medians of ${how}; a ratio is the median of the per-turn ratios, ${spread} in parentheses.\n`);
   }
   console.log(
     '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
@@ -434,10 +519,8 @@ function printTable(workload, rows) {
     // holds whether or not the load saturated the server core (autocannon's own core may not
     // keep up with the lightest rows; "server core busy" tells).
     const capacity = baseline ? row.capacity : undefined;
-    const range =
-      row.capacityRange && row.rounds > 1
-        ? ` (${fmt(row.capacityRange[0], 2)}–${fmt(row.capacityRange[1], 2)})`
-        : '';
+    const [low, high] = (row.rounds >= 8 ? row.capacityQuartiles : row.capacityRange) ?? [];
+    const range = low !== undefined && row.rounds > 1 ? ` (${fmt(low, 2)}–${fmt(high, 2)})` : '';
     const target = TARGETS[workload]?.[row.contender.id];
     const verdict =
       target === undefined || capacity === undefined
