@@ -36,6 +36,21 @@ export function consentTests({ describe, it, storage }: ConformanceSuite): void 
       sameMembers(found.scopes, ['realms:read', 'profile'], 'consents.find must return the granted scopes');
     });
 
+    it('grant: a user and client whose ids run together like another pair are another consent', async () => {
+      const now = Date.now();
+      const [userId, clientId] = [freshId('user'), freshId('client')];
+      // "u…x" + "c…" and "u…" + "xc…" join to the same text: the adapter must keep both apart.
+      await storage().consents.grant(`${userId}x`, clientId, ['realms:read'], now);
+      isNull(
+        await storage().consents.find(userId, `x${clientId}`),
+        'consents.find must not return the consent of another user and client whose ids join to the same text',
+      );
+      await storage().consents.grant(userId, `x${clientId}`, ['profile'], now);
+      const first = await storage().consents.find(`${userId}x`, clientId);
+      assert.ok(first, 'consents.find must still return the first pair\'s consent');
+      sameMembers(first.scopes, ['realms:read'], 'a consent must keep its own scopes, not another pair\'s');
+    });
+
     it('grant again: scopes are the union, createdAt is kept and updatedAt moves', async () => {
       const now = Date.now();
       const [userId, clientId] = [freshId('user'), freshId('client')];
