@@ -79,6 +79,34 @@ const CONTENDERS = [
   },
   { id: 'oauth2orize', label: 'oauth2orize 1.12 + passport', file: 'oauth2orize.mjs' },
   { id: 'oauth2-server', label: '@node-oauth/oauth2-server 5', file: 'node-oauth2-server.mjs' },
+  // Only when asked for by id: a control and the library's parts, for `GET /v1/realms`.
+  {
+    id: 'express-again',
+    label: 'bare Express 5 / stub, again (A/A control)',
+    file: 'express.mjs',
+    optional: true,
+  },
+  {
+    id: 'express-hash',
+    label: 'bare Express 5 + SHA-256 of the token',
+    file: 'express-parts.mjs',
+    env: { BENCH_PART: 'hash' },
+    optional: true,
+  },
+  {
+    id: 'express-bearer',
+    label: 'bare Express 5 + requireBearer (memory)',
+    file: 'express-parts.mjs',
+    env: { BENCH_PART: 'bearer' },
+    optional: true,
+  },
+  {
+    id: 'library-unprotected',
+    label: 'openid-oauth-bridge, memory, realms without requireBearer',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_UNPROTECTED: '1' },
+    optional: true,
+  },
 ];
 
 /**
@@ -105,7 +133,7 @@ async function main() {
   const pinned = pinSelf();
   const postgres = await postgresReachable();
   // An id that is not a known contender names a file of bench/contenders: for experiments.
-  const requested = args.contenders?.split(',') ?? CONTENDERS.map((c) => c.id);
+  const requested = args.contenders?.split(',') ?? CONTENDERS.filter((c) => !c.optional).map((c) => c.id);
   const selected = requested
     .map((id) => CONTENDERS.find((c) => c.id === id) ?? { id, label: id, file: `${id}.mjs` })
     .filter((c) => existsSync(new URL(`contenders/${c.file}`, here)));
@@ -121,16 +149,10 @@ async function main() {
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
   for (const workload of args.workloads.split(',')) {
-    // Rounds take turns (every contender once, then again), so that a slow spell of this shared
-    // machine falls on all of them; each round's ratios compare rows of that round only.
-    const measured = args.interleave
-      ? await measureInterleaved(contenders, workload, { tokens, rounds })
-      : contenders.map(() => []);
-    for (let round = 0; !args.interleave && round < rounds; round++) {
-      for (const i of rotation(contenders.length, round)) {
-        measured[i].push(await measure(contenders[i], workload, { tokens }));
-      }
-    }
+    const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
+      tokens,
+      rounds,
+    });
     printTable(workload, combineRounds(measured));
   }
 }
@@ -160,7 +182,10 @@ function combineRounds(measured) {
     const failed = rows.find((r) => r.failure);
     if (failed) return failed;
     const baselines = baselineIndex === -1 ? [] : measured[baselineIndex];
-    const paired = rows.map((r, round) => [r, baselines[round]]).filter(([, base]) => base && !base.failure);
+    // An interleaved turn carries the baseline turn taken next to it; rounds pair by number.
+    const paired = rows
+      .map((r, round) => [r, r.base ?? baselines[round]])
+      .filter(([, base]) => base && !base.failure);
     const row = { ...rows[0], rounds: rows.length };
     for (const key of ['requestsPerSecond', 'p50', 'p99', 'cpuMicros', 'coreShare', 'loadShare']) {
       row[key] = median(rows.map((r) => r[key]));
@@ -207,11 +232,27 @@ async function measure(contender, workload, { tokens, seconds = Number(args.dura
 }
 
 /**
- * `--interleave`: every contender of the workload is started and warmed up once, then each is
- * measured for `--duration` seconds in turn, `rounds` times over. The processes stay up between
- * their turns, so a turn of one contender sits a few seconds from the baseline's turn it is
- * compared with, with no restart or seeding between them: a slow spell of a shared machine is
- * more likely to fall on both. Resolves the rows of each contender, one per round.
+ * Rounds take turns (every contender once, then again), so that a slow spell of this shared
+ * machine falls on all of them; each round's ratios compare rows of that round only. Each
+ * contender is started afresh for each of its rows. Resolves the rows of each contender.
+ */
+async function measureInRounds(contenders, workload, { tokens, rounds }) {
+  const measured = contenders.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const i of rotation(contenders.length, round)) {
+      measured[i].push(await measure(contenders[i], workload, { tokens }));
+    }
+  }
+  return measured;
+}
+
+/**
+ * `--interleave`: every contender of the workload is started and warmed up once, then, `rounds`
+ * times over, each contender is measured for `--duration` seconds right after or right before a
+ * turn of the baseline (alternately), and its ratio is taken against that turn. The processes
+ * stay up between their turns, with no restart or seeding between them: a slow spell of a shared
+ * machine is likely to fall on both turns of a pair. Resolves the rows of each contender, one per
+ * round (the baseline's: one per pair).
  */
 async function measureInterleaved(contenders, workload, { tokens, rounds }) {
   const codes = workload === 'code' ? Number(args.codes) : 0;
@@ -228,19 +269,34 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
         entry.failure = err.message;
       }
     }
-    for (let round = 0; round < rounds; round++) {
-      for (const entry of rotation(started.length, round).map((i) => started[i])) {
-        const row = { contender: entry.contender, workload, tokens };
-        if (entry.failure) row.failure = entry.failure;
-        else {
-          try {
-            Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
-          } catch (err) {
-            row.failure = entry.failure = err.message;
-          }
+    const turn = async (entry) => {
+      const row = { contender: entry.contender, workload, tokens };
+      if (entry.failure) row.failure = entry.failure;
+      else {
+        try {
+          Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
+        } catch (err) {
+          row.failure = entry.failure = err.message;
         }
-        report(row);
-        entry.rows.push(row);
+      }
+      report(row);
+      entry.rows.push(row);
+      return row;
+    };
+    const baseline = started.find((entry) => entry.contender.baseline);
+    const others = started.filter((entry) => entry !== baseline);
+    for (let round = 0; round < rounds; round++) {
+      for (const entry of rotation(others.length, round).map((i) => others[i])) {
+        if (!baseline) {
+          await turn(entry);
+          continue;
+        }
+        // Each turn next to a turn of the baseline of its own, taken first in one round and
+        // second in the next: the ratio compares two turns seconds apart.
+        const [first, second] = round % 2 === 0 ? [baseline, entry] : [entry, baseline];
+        const a = await turn(first);
+        const b = await turn(second);
+        (first === baseline ? b : a).base = first === baseline ? a : b;
       }
     }
     for (const entry of started) {
@@ -497,13 +553,15 @@ const fmt = (value, digits = 0) => (value === undefined ? '' : value.toFixed(dig
 function printTable(workload, rows) {
   const baseline = rows.find((r) => r.contender.baseline && !r.failure);
   console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
-  const rounds = rows.find((r) => r.rounds > 1)?.rounds;
+  const rounds = rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
   if (rounds) {
     const how = args.interleave
-      ? `${rounds} turns of ${args.duration} s each, interleaved across contenders that stay up`
+      ? `${rounds} turns of ${args.duration} s per contender, each next to a turn of the baseline, by contenders that stay up`
       : `${rounds} rounds taken in turn`;
     const spread = rounds >= 8 ? 'its middle half (quartiles)' : 'its range';
-    console.log(`Medians of ${how}; a ratio is the median of the per-turn ratios, ${spread} in parentheses.\n`);
+    console.log(
+      `Medians of ${how}; a ratio is the median of the per-turn ratios, ${spread} in parentheses.\n`,
+    );
   }
   console.log(
     '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',

@@ -66,7 +66,9 @@ const app = express();
 app.disable('x-powered-by');
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
 app.use(oauthRouter(server));
-app.get('/v1/realms', requireBearer(server, { scopes: [SCOPE] }), (_req, res) => {
+// BENCH_UNPROTECTED=1 leaves out requireBearer, for finding where the cost goes (`library-unprotected`).
+const protect = process.env.BENCH_UNPROTECTED ? [] : [requireBearer(server, { scopes: [SCOPE] })];
+app.get('/v1/realms', ...protect, (_req, res) => {
   res.json(REALMS);
 });
 handler = app;
