@@ -247,14 +247,35 @@ async function measureInRounds(contenders, workload, { tokens, rounds }) {
 }
 
 /**
- * `--interleave`: every contender of the workload is started and warmed up once, then, `rounds`
- * times over, each contender is measured for `--duration` seconds right after or right before a
- * turn of the baseline (alternately), and its ratio is taken against that turn. The processes
- * stay up between their turns, with no restart or seeding between them: a slow spell of a shared
- * machine is likely to fall on both turns of a pair. Resolves the rows of each contender, one per
- * round (the baseline's: one per pair).
+ * `--interleave`: each contender is measured in a session of its own with a fresh baseline
+ * process. Both are started and warmed up, then take turns of `--duration` seconds, `rounds`
+ * times over, the baseline first in one round and second in the next; each of the contender's
+ * turns is compared with the baseline turn next to it. The processes stay up between turns, with
+ * no restart or seeding between them, so a slow spell of a shared machine is likely to fall on
+ * both turns of a pair, and both processes sit idle equally long between their turns (with more
+ * processes taking turns, the baseline, measured every other turn, came out ahead of the others,
+ * which sat idle for longer). Without a baseline, the contenders take turns in one session.
+ * Resolves the rows of each contender, one per round (the baseline's: one per pair).
  */
 async function measureInterleaved(contenders, workload, { tokens, rounds }) {
+  const baseline = contenders.find((contender) => contender.baseline);
+  if (!baseline) return (await session(contenders, workload, { tokens, rounds })).map((entry) => entry.rows);
+  const baselineRows = [];
+  const rows = new Map([[baseline, baselineRows]]);
+  for (const contender of contenders.filter((c) => c !== baseline)) {
+    const [base, other] = await session([baseline, contender], workload, { tokens, rounds });
+    base.rows.forEach((row, i) => (other.rows[i].base = row));
+    baselineRows.push(...base.rows);
+    rows.set(contender, other.rows);
+  }
+  return contenders.map((contender) => rows.get(contender));
+}
+
+/**
+ * Starts and warms up `contenders`, then measures them in turn `rounds` times over, each round
+ * starting one contender later. Resolves each contender with its rows.
+ */
+async function session(contenders, workload, { tokens, rounds }) {
   const codes = workload === 'code' ? Number(args.codes) : 0;
   const started = [];
   try {
@@ -269,34 +290,19 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
         entry.failure = err.message;
       }
     }
-    const turn = async (entry) => {
-      const row = { contender: entry.contender, workload, tokens };
-      if (entry.failure) row.failure = entry.failure;
-      else {
-        try {
-          Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
-        } catch (err) {
-          row.failure = entry.failure = err.message;
-        }
-      }
-      report(row);
-      entry.rows.push(row);
-      return row;
-    };
-    const baseline = started.find((entry) => entry.contender.baseline);
-    const others = started.filter((entry) => entry !== baseline);
     for (let round = 0; round < rounds; round++) {
-      for (const entry of rotation(others.length, round).map((i) => others[i])) {
-        if (!baseline) {
-          await turn(entry);
-          continue;
+      for (const entry of rotation(started.length, round).map((i) => started[i])) {
+        const row = { contender: entry.contender, workload, tokens };
+        if (entry.failure) row.failure = entry.failure;
+        else {
+          try {
+            Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
+          } catch (err) {
+            row.failure = entry.failure = err.message;
+          }
         }
-        // Each turn next to a turn of the baseline of its own, taken first in one round and
-        // second in the next: the ratio compares two turns seconds apart.
-        const [first, second] = round % 2 === 0 ? [baseline, entry] : [entry, baseline];
-        const a = await turn(first);
-        const b = await turn(second);
-        (first === baseline ? b : a).base = first === baseline ? a : b;
+        report(row);
+        entry.rows.push(row);
       }
     }
     for (const entry of started) {
@@ -305,7 +311,7 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
   } finally {
     await Promise.all(started.map((entry) => stop(entry.child)));
   }
-  return started.map((entry) => entry.rows);
+  return started;
 }
 
 function startFor(contender, workload, { tokens, codes }) {
