@@ -47,8 +47,8 @@ export function consentTests({ describe, it, storage }: ConformanceSuite): void 
       );
       await storage().consents.grant(userId, `x${clientId}`, ['profile'], now);
       const first = await storage().consents.find(`${userId}x`, clientId);
-      assert.ok(first, 'consents.find must still return the first pair\'s consent');
-      sameMembers(first.scopes, ['realms:read'], 'a consent must keep its own scopes, not another pair\'s');
+      assert.ok(first, "consents.find must still return the first pair's consent");
+      sameMembers(first.scopes, ['realms:read'], "a consent must keep its own scopes, not another pair's");
     });
 
     it('grant again: scopes are the union, createdAt is kept and updatedAt moves', async () => {
