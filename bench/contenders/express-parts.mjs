@@ -10,9 +10,10 @@
  */
 import { hash } from 'node:crypto';
 import express from 'express';
-import { createAuthorizationServer, memoryStorage, requireBearer } from 'openid-oauth-bridge';
+import { requireBearer } from 'openid-oauth-bridge';
+import { bearerOnlyServer } from '../lib/bearer-only.mjs';
 import { listen, ready, tokenCount, workload } from '../lib/contender.mjs';
-import { ACCESS_TOKEN, fillerTokenFor, REALMS, SCOPE, sha256 } from '../lib/fixtures.mjs';
+import { ACCESS_TOKEN, fillerTokenFor, REALMS, SCOPE } from '../lib/fixtures.mjs';
 
 if (workload !== 'realms') throw new Error(`express-parts serves the realms workload only, not ${workload}`);
 const part = process.env.BENCH_PART;
@@ -33,29 +34,8 @@ async function step(name) {
     };
   }
   if (name === 'bearer') {
-    const storage = memoryStorage();
-    const now = Date.now();
-    const save = (plaintext, i) =>
-      storage.tokens.saveAccessToken({
-        clientId: 'bench-client',
-        userId: 'bench-user',
-        scopes: [SCOPE],
-        grantId: `grant-${i}`,
-        tokenHash: sha256(plaintext),
-        origin: 'authorization_code',
-        createdAt: now,
-        expiresAt: now + 6 * 3_600_000,
-      });
-    await save(ACCESS_TOKEN, 'access');
-    for (let i = 0; i < tokenCount; i++) await save(fillerTokenFor(i), i);
-    const authorizationServer = createAuthorizationServer({
-      baseUrl: 'http://127.0.0.1:1',
-      storage,
-      providers: [{ name: 'Unused', identifier: 'http://127.0.0.1:2/' }],
-      session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
-      scopes: { [SCOPE]: 'See the list of your realms' },
-    });
-    return requireBearer(authorizationServer, { scopes: [SCOPE] });
+    const tokens = [ACCESS_TOKEN, ...Array.from({ length: tokenCount }, (_, i) => fillerTokenFor(i))];
+    return requireBearer(await bearerOnlyServer(tokens), { scopes: [SCOPE] });
   }
   throw new Error(`BENCH_PART must be hash or bearer, not ${name}`);
 }

@@ -1,0 +1,34 @@
+/**
+ * An authorization server for `requireBearer` alone, over `memoryStorage()` with the given access
+ * tokens stored (hashed, as the library stores them): for the bench's parts of `GET /v1/realms`
+ * (`contenders/express-parts.mjs`) and the in-process probe (`probes/bearer.mjs`).
+ */
+import { createAuthorizationServer, memoryStorage } from 'openid-oauth-bridge';
+import { SCOPE, sha256 } from './fixtures.mjs';
+
+/** Resolves the server once every plaintext in `tokens` is stored as a live access token. */
+export async function bearerOnlyServer(tokens) {
+  const storage = memoryStorage();
+  const now = Date.now();
+  let grant = 0;
+  for (const plaintext of tokens) {
+    await storage.tokens.saveAccessToken({
+      clientId: 'bench-client',
+      userId: 'bench-user',
+      scopes: [SCOPE],
+      grantId: `grant-${grant++}`,
+      tokenHash: sha256(plaintext),
+      origin: 'authorization_code',
+      createdAt: now,
+      // Hours, not the default hour: a long run must not see its tokens expire.
+      expiresAt: now + 6 * 3_600_000,
+    });
+  }
+  return createAuthorizationServer({
+    baseUrl: 'http://127.0.0.1:1',
+    storage,
+    providers: [{ name: 'Unused', identifier: 'http://127.0.0.1:2/' }],
+    session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
+    scopes: { [SCOPE]: 'See the list of your realms' },
+  });
+}
