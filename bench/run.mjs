@@ -173,11 +173,7 @@ function rotation(count, round) {
  */
 function combineRounds(measured) {
   const baselineIndex = measured.findIndex((rows) => rows[0].contender.baseline);
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
+  const median = (values) => quantile(values, 0.5);
   return measured.map((rows, i) => {
     const failed = rows.find((r) => r.failure);
     if (failed) return failed;
@@ -194,8 +190,9 @@ function combineRounds(measured) {
       const capacities = paired.map(([r, base]) => base.cpuMicros / r.cpuMicros);
       row.throughputRatio = median(paired.map(([r, base]) => r.requestsPerSecond / base.requestsPerSecond));
       row.capacity = median(capacities);
-      row.capacityRange = [Math.min(...capacities), Math.max(...capacities)];
-      row.capacityQuartiles = [quantile(capacities, 0.25), quantile(capacities, 0.75)];
+      // From QUARTILES_FROM rounds on the middle half, below that the whole range.
+      const q = capacities.length >= QUARTILES_FROM ? 0.25 : 0;
+      row.capacitySpread = [quantile(capacities, q), quantile(capacities, 1 - q)];
     } else if (i === baselineIndex) {
       row.throughputRatio = 1;
       row.capacity = 1;
@@ -204,7 +201,10 @@ function combineRounds(measured) {
   });
 }
 
-/** The q-quantile of `values`, interpolated between the nearest ranks. */
+/** How many rounds a ratio needs for the table to show its quartiles rather than its range. */
+const QUARTILES_FROM = 8;
+
+/** The q-quantile of `values`, interpolated between the nearest ranks (0.5: the median). */
 function quantile(values, q) {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (sorted.length - 1) * q;
@@ -213,22 +213,9 @@ function quantile(values, q) {
 }
 
 /** One contender under one workload: start it, warm it up, measure, read its CPU time and memory. */
-async function measure(contender, workload, { tokens, seconds = Number(args.duration) }) {
-  const codes = workload === 'code' ? Number(args.codes) : 0;
-  const row = { contender, workload, tokens };
-  let child;
-  try {
-    child = await startFor(contender, workload, { tokens, codes });
-    const load = loadFor(workload, child, { tokens, codes });
-    await warmUp(load);
-    Object.assign(row, await measureWindow(child, load, seconds), { memory: await memoryOf(child) });
-  } catch (err) {
-    row.failure = err.message;
-  } finally {
-    await stop(child);
-  }
-  report(row);
-  return row;
+async function measure(contender, workload, { tokens }) {
+  const [{ rows }] = await session([contender], workload, { tokens, rounds: 1 });
+  return rows[0];
 }
 
 /**
@@ -276,7 +263,7 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
  * starting one contender later. Resolves each contender with its rows.
  */
 async function session(contenders, workload, { tokens, rounds }) {
-  const codes = workload === 'code' ? Number(args.codes) : 0;
+  const codes = codesFor(workload);
   const started = [];
   try {
     for (const contender of contenders) {
@@ -312,6 +299,11 @@ async function session(contenders, workload, { tokens, rounds }) {
     await Promise.all(started.map((entry) => stop(entry.child)));
   }
   return started;
+}
+
+/** How many codes a contender stores for `workload`: only the code exchange uses them. */
+function codesFor(workload) {
+  return workload === 'code' ? Number(args.codes) : 0;
 }
 
 function startFor(contender, workload, { tokens, codes }) {
@@ -564,7 +556,7 @@ function printTable(workload, rows) {
     const how = args.interleave
       ? `${rounds} turns of ${args.duration} s per contender, each next to a turn of the baseline, by contenders that stay up`
       : `${rounds} rounds taken in turn`;
-    const spread = rounds >= 8 ? 'its middle half (quartiles)' : 'its range';
+    const spread = rounds >= QUARTILES_FROM ? 'its middle half (quartiles)' : 'its range';
     console.log(
       `Medians of ${how}; a ratio is the median of the per-turn ratios, ${spread} in parentheses.\n`,
     );
@@ -583,7 +575,7 @@ function printTable(workload, rows) {
     // holds whether or not the load saturated the server core (autocannon's own core may not
     // keep up with the lightest rows; "server core busy" tells).
     const capacity = baseline ? row.capacity : undefined;
-    const [low, high] = (row.rounds >= 8 ? row.capacityQuartiles : row.capacityRange) ?? [];
+    const [low, high] = row.capacitySpread ?? [];
     const range = low !== undefined && row.rounds > 1 ? ` (${fmt(low, 2)}–${fmt(high, 2)})` : '';
     const target = TARGETS[workload]?.[row.contender.id];
     const verdict =
@@ -628,14 +620,11 @@ async function soak(contenders, seconds) {
   console.log(`\n## Server memory across ${seconds} s of \`GET /v1/realms\`\n`);
   for (const contender of contenders.filter((c) => c.id.startsWith('library-'))) {
     const tokens = Number(args.tokens ?? 1000);
-    const child = await start(contender, {
-      BENCH_WORKLOAD: 'realms',
-      BENCH_TOKENS: String(tokens),
-      BENCH_CODES: '0',
-    });
+    const codes = codesFor('realms');
+    const child = await startFor(contender, 'realms', { tokens, codes });
     try {
-      const load = loadFor('realms', child, { tokens, codes: 0 });
-      await run(load, Number(args.warmup));
+      const load = loadFor('realms', child, { tokens, codes });
+      await warmUp(load);
       const samples = [{ at: 0, ...(await memoryOf(child)) }];
       let served = 0;
       for (let at = 30; at <= seconds; at += 30) {

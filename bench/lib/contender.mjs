@@ -50,43 +50,36 @@ export function ready(server, headers = {}) {
   process.send({ ready: true, port: server.address().port, headers });
 }
 
-/** A CPU profile from now until `stop(done)`, written to `dir`; nothing when `dir` is not set. */
+/**
+ * A profile from now until `stop(done)`, written to `dir`; nothing when `dir` is not set. A CPU
+ * profile (.cpuprofile), or with BENCH_PROFILE_KIND=allocations where the load allocates (sampled
+ * every 4 KiB, the garbage included; a .heapprofile). Chrome's DevTools open both.
+ */
 function startProfile(dir) {
   if (!dir) return { stop: (done) => done() };
   const session = new Session();
   session.connect();
-  if (process.env.BENCH_PROFILE_KIND === 'allocations') return startAllocationProfile(session, dir);
-  session.post('Profiler.enable');
-  session.post('Profiler.start');
-  return {
-    stop(done) {
-      session.post('Profiler.stop', (err, result) => {
-        if (!err) {
-          const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.cpuprofile`;
-          writeFileSync(join(dir, name), JSON.stringify(result.profile));
+  const kind =
+    process.env.BENCH_PROFILE_KIND === 'allocations'
+      ? {
+          domain: 'HeapProfiler',
+          start: 'startSampling',
+          stop: 'stopSampling',
+          extension: 'heapprofile',
+          parameters: {
+            samplingInterval: 4096,
+            includeObjectsCollectedByMajorGC: true,
+            includeObjectsCollectedByMinorGC: true,
+          },
         }
-        done();
-      });
-    },
-  };
-}
-
-/**
- * With BENCH_PROFILE_KIND=allocations: where the load allocates (sampled every 4 KiB, the
- * garbage included), written as a .heapprofile, which Chrome's DevTools open.
- */
-function startAllocationProfile(session, dir) {
-  session.post('HeapProfiler.enable');
-  session.post('HeapProfiler.startSampling', {
-    samplingInterval: 4096,
-    includeObjectsCollectedByMajorGC: true,
-    includeObjectsCollectedByMinorGC: true,
-  });
+      : { domain: 'Profiler', start: 'start', stop: 'stop', extension: 'cpuprofile' };
+  session.post(`${kind.domain}.enable`);
+  session.post(`${kind.domain}.${kind.start}`, kind.parameters);
   return {
     stop(done) {
-      session.post('HeapProfiler.stopSampling', (err, result) => {
+      session.post(`${kind.domain}.${kind.stop}`, (err, result) => {
         if (!err) {
-          const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.heapprofile`;
+          const name = `${process.env.BENCH_WORKLOAD}-${process.env.BENCH_STORAGE ?? 'x'}-${process.pid}.${kind.extension}`;
           writeFileSync(join(dir, name), JSON.stringify(result.profile));
         }
         done();

@@ -9,16 +9,16 @@
  *
  * Prints CPU microseconds per exchange for each k, 4 rounds each, taken in turn.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { connectStorage } from 'openid-oauth-bridge';
+import { sha256 } from '../lib/fixtures.mjs';
 
 const file = join(tmpdir(), `openid-oauth-bridge-batching-${process.pid}.db`);
 process.on('exit', () => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true })));
-const sha256 = (text) => createHash('sha256').update(text).digest('base64url');
 const secret = () => randomBytes(32).toString('base64url');
 
 const storage = await connectStorage(`sqlite:${file}`, { migrate: true });
