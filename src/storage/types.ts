@@ -1,14 +1,66 @@
 /**
- * Storage adapter contract. Each domain is a small Promise-based interface; a custom adapter
- * implements all of them (the session store is optional). Every method states the guarantee the
- * library relies on.
+ * Storage adapter contract, split by how long what it holds lives.
+ *
+ * - **Ephemeral** state (authorization codes, OpenID nonces, login sessions, rate-limit counters,
+ *   revocation and rotation markers) goes through one generic key-value store with expiry,
+ *   {@link EphemeralStore}. Keys are chosen by the library.
+ * - **Durable** state (clients, users, grants, access and refresh tokens) goes through typed
+ *   stores.
+ *
+ * A custom adapter implements 12 required methods: `ephemeral` (6), `clients.find`,
+ * `users.findOrCreate`, `grants.list`, `grants.save`, `tokens.save` and `tokens.find`. The rules
+ * that span stores (a replayed code revokes its grant, a revoked grant accepts no new token,
+ * rotation reuse revokes the grant, a code is consumed only after its tokens are saved) live in
+ * the library, once; an adapter only keeps the guarantee written next to each method.
  *
  * Times are epoch milliseconds from the server's single clock (`options.clock`), passed in by the
- * library; an adapter never reads its own clock to decide validity.
+ * library; an adapter never reads its own clock to decide validity (a store with native expiry,
+ * such as Redis, turns `expiresAt - now` into a time to live).
  *
  * Secrets never reach an adapter in plaintext: tokens, codes and client secrets arrive as
  * SHA-256 hashes (base64url), and lookups are by hash.
  */
+
+/** A counter of {@link EphemeralStore.increment}. */
+export interface EphemeralCounter {
+  /** The count after this increment, the first one of a window being `1`. */
+  count: number;
+  /** When the counter expires and the next increment starts again from `1` (epoch ms). */
+  expiresAt: number;
+}
+
+/**
+ * Short-lived state: a key-value store with expiry. Values are strings (the library stores JSON);
+ * an entry whose `expiresAt` is at or before `now` is absent for every method. Every method is
+ * atomic on its key and visible to every instance sharing the store once it resolves.
+ */
+export interface EphemeralStore {
+  /** Required. The value of `key`, or `null` if absent or expired at `now`. */
+  get(key: string, now: number): Promise<string | null>;
+  /** Required. Stores `value` under `key` until `expiresAt`, replacing any value and expiry. */
+  set(key: string, value: string, expiresAt: number, now: number): Promise<void>;
+  /**
+   * Required. Stores `value` under `key` until `expiresAt` only if `key` is absent (or expired).
+   * Resolves `true` for exactly one of any number of racing callers, `false` for the others and
+   * for every later caller while the entry lives.
+   */
+  add(key: string, value: string, expiresAt: number, now: number): Promise<boolean>;
+  /**
+   * Required. Removes `key` and resolves its value. Exactly one of any number of racing callers
+   * receives the value; the others, and every later caller, receive `null`.
+   */
+  take(key: string, now: number): Promise<string | null>;
+  /**
+   * Required. Adds one to the integer counter of `key` and resolves it. An absent or expired
+   * counter starts at `1`, expiring at `expiresAt`; a live one keeps its expiry. However many
+   * callers race, each sees a distinct count.
+   */
+  increment(key: string, expiresAt: number, now: number): Promise<EphemeralCounter>;
+  /** Required. Deletes `key`; no error if absent. */
+  delete(key: string): Promise<void>;
+  /** Optional. Deletes entries expired at `now`; resolves how many. For stores without native expiry. */
+  prune?(now: number): Promise<number>;
+}
 
 /** The grant a client is registered for. */
 export type ClientGrantType = 'authorization_code' | 'implicit';
@@ -35,7 +87,7 @@ export interface ClientRecord {
   contacts?: string[];
   /**
    * A disabled client can neither authorize nor authenticate at the token endpoint, and its
-   * tokens are not found while it stays disabled (they work again if it is enabled).
+   * tokens do not work while it stays disabled (they work again if it is enabled).
    */
   disabled: boolean;
   /**
@@ -44,23 +96,6 @@ export interface ClientRecord {
    */
   requirePkce?: boolean;
   createdAt: number;
-}
-
-/** Registered client applications (registration is out of band, by the operator). */
-export interface ClientStore {
-  /** Required. The client whose id equals `clientId` exactly, or `null`. */
-  find(clientId: string): Promise<ClientRecord | null>;
-  /** Required. Inserts a client. Rejects if the `clientId` is taken. */
-  create(client: ClientRecord): Promise<void>;
-  /** Required. Every client, ordered by `createdAt` then `clientId`. */
-  list(): Promise<ClientRecord[]>;
-  /** Required. Applies `changes` to the client; resolves the updated client, or `null` if absent. */
-  update(clientId: string, changes: ClientChanges): Promise<ClientRecord | null>;
-  /**
-   * Required. Deletes the client and everything issued to it: consents, codes, access and
-   * refresh tokens. Resolves `true` if the client existed.
-   */
-  remove(clientId: string): Promise<boolean>;
 }
 
 /** What an operator may change on a registered client. */
@@ -78,6 +113,31 @@ export type ClientChanges = Partial<
   >
 >;
 
+/**
+ * Registered client applications. Registration is out of band: only `find` is on the request
+ * path; the operator methods serve the CLI and `registerClient`, and an adapter whose clients are
+ * managed elsewhere may leave them out.
+ */
+export interface ClientStore {
+  /** Required. The client whose id equals `clientId` exactly, or `null`. */
+  find(clientId: string): Promise<ClientRecord | null>;
+  /** Operator (optional). Inserts a client. Rejects if the `clientId` is taken. */
+  create?(client: ClientRecord): Promise<void>;
+  /** Operator (optional). Every client, ordered by `createdAt` then `clientId`. */
+  list?(): Promise<ClientRecord[]>;
+  /**
+   * Operator (optional). Applies `changes` (a key set to `undefined` is no change); resolves the
+   * updated client, or `null` if absent.
+   */
+  update?(clientId: string, changes: ClientChanges): Promise<ClientRecord | null>;
+  /**
+   * Operator (optional). Deletes the client; resolves `true` if it existed. Its tokens stop
+   * working as it returns, because a token is only accepted with its client (see
+   * {@link TokenStore.find}); the adapter may delete its grants and tokens too.
+   */
+  remove?(clientId: string): Promise<boolean>;
+}
+
 export interface UserRecord {
   /** Library-assigned stable id. */
   id: string;
@@ -91,231 +151,117 @@ export interface UserRecord {
 /** End users, created at their first login. */
 export interface UserStore {
   /**
-   * Required. The user with this `identifier` at this `provider`, created (with `id` generated by
-   * the adapter or taken from `newId`) if absent. Concurrent calls for the same identity return
-   * the same user.
+   * Required. The user with this `identifier` at this `provider`, created with id `newId` if
+   * absent. Concurrent calls for the same identity resolve the same user.
    */
-  findOrCreate(
-    identity: { identifier: string; provider: string },
-    newId: string,
-    now: number,
-  ): Promise<UserRecord>;
-  /** Required. The user with this id, or `null`. */
-  find(id: string): Promise<UserRecord | null>;
+  findOrCreate(identity: { identifier: string; provider: string }, newId: string, now: number): Promise<UserRecord>;
+  /** Optional (the CLI shows identifiers with it). The user with this id, or `null`. */
+  find?(id: string): Promise<UserRecord | null>;
 }
 
-export interface ConsentRecord {
+/**
+ * A user's trust in an application: the consent ("asked once per application") and the grant
+ * every code and token of that user for that client belongs to. There is at most one grant per
+ * user and client; revoking it marks it (`revokedAt`) and the next authorization starts a new one
+ * with a new `grantId`.
+ */
+export interface GrantRecord {
+  /** Unique, never reused: tokens and codes name their grant by it. */
+  grantId: string;
   userId: string;
   clientId: string;
   /** Scopes the user trusted the client with. */
   scopes: string[];
   createdAt: number;
   updatedAt: number;
+  /** When it was revoked; `null` while it stands. */
+  revokedAt: number | null;
 }
 
-/** The user's remembered trust of an application ("asked once per application"). */
-export interface ConsentStore {
-  /** Required. The consent of `userId` for `clientId`, or `null`. */
-  find(userId: string, clientId: string): Promise<ConsentRecord | null>;
+/** Grants (consents), one per user and client. */
+export interface GrantStore {
   /**
-   * Required. Records consent, adding `scopes` to any already granted (union); creates the row if
-   * absent. Returns the stored record.
+   * Required. The grants matching every field of `filter` (all of them for `{}`), ordered by
+   * `createdAt` then `clientId`. Revoked grants are included; the library tells them apart.
    */
-  grant(userId: string, clientId: string, scopes: string[], now: number): Promise<ConsentRecord>;
-  /** Required. Deletes the consent. Resolves `true` if a row was deleted. */
-  revoke(userId: string, clientId: string): Promise<boolean>;
+  list(filter: { userId?: string; clientId?: string }): Promise<GrantRecord[]>;
   /**
-   * Required. The consents matching `filter` (all of them without one), each with when a token
-   * was last issued under it (`lastUsedAt`, the newest `createdAt` among the user's access and
-   * refresh tokens for that client still stored, or `null`). Ordered by `createdAt`.
+   * Required. Inserts the grant, or replaces the one of the same user and client (whatever its
+   * `grantId`), writing every field as given. Visible to every instance once it resolves.
    */
-  list(filter?: { userId?: string; clientId?: string }): Promise<ConsentSummary[]>;
+  save(grant: GrantRecord): Promise<void>;
 }
 
-export interface ConsentSummary extends ConsentRecord {
-  lastUsedAt: number | null;
-}
-
-export interface AuthorizationCodeRecord {
-  codeHash: string;
-  clientId: string;
-  userId: string;
-  /** The redirect URI of the authorization request; the token request must repeat it. */
-  redirectUri: string;
-  scopes: string[];
-  /** Groups every token issued from this code, for revocation on replay. */
-  grantId: string;
-  /** PKCE (RFC 7636) challenge, if the request carried one. */
-  codeChallenge: string | null;
-  codeChallengeMethod: 'S256' | null;
-  createdAt: number;
-  expiresAt: number;
-}
-
-export type CodeConsumption =
-  | { status: 'consumed'; code: AuthorizationCodeRecord }
-  | { status: 'replayed'; code: AuthorizationCodeRecord };
-
-/** Short-lived, single-use authorization codes. */
-export interface AuthorizationCodeStore {
-  /** Required. Stores a new code. */
-  create(code: AuthorizationCodeRecord): Promise<void>;
-  /**
-   * Required. Atomically marks the code as used. Exactly one caller, however many race, receives
-   * `consumed`; every later caller receives `replayed` while the row is kept (at least until it
-   * expires); an unknown hash gives `null`. Expiry is checked by the library, not here.
-   */
-  consume(codeHash: string, now: number): Promise<CodeConsumption | null>;
-}
-
-interface TokenRecordBase {
+/** An access or a refresh token. */
+export interface TokenRecord {
   tokenHash: string;
-  /** Every token of one authorization (a code exchange or an implicit grant) shares a grant id. */
+  type: 'access_token' | 'refresh_token';
+  /** The grant it was issued under. */
   grantId: string;
   clientId: string;
   userId: string;
   scopes: string[];
   createdAt: number;
-}
-
-export interface AccessTokenRecord extends TokenRecordBase {
-  expiresAt: number;
-  /** `implicit` tokens were issued in a redirect fragment. */
-  origin: 'authorization_code' | 'refresh_token' | 'implicit';
-}
-
-export interface RefreshTokenRecord extends TokenRecordBase {
-  /** `null`: valid until revoked (the spec's default). */
+  /** `null`: valid until revoked (refresh tokens, by default). */
   expiresAt: number | null;
-  /** When rotation replaced it; a rotated token presented again reveals a leak. */
+  /**
+   * How it was issued: `authorization_code`, `refresh_token` or `implicit` (access tokens in a
+   * redirect fragment). Refresh tokens: `authorization_code` or `refresh_token` (rotation).
+   */
+  origin: 'authorization_code' | 'refresh_token' | 'implicit';
+  /** Refresh tokens: when rotation replaced it; presented again, it reveals a leak. */
   rotatedAt: number | null;
 }
 
-export type RefreshRotation = 'rotated' | 'reused' | 'missing';
+/** A token as {@link TokenStore.find} reads it: with its grant and client, in one read. */
+export interface FoundTokenRecord {
+  token: TokenRecord;
+  /** The grant whose `grantId` equals `token.grantId`, or `null` if there is none. */
+  grant: GrantRecord | null;
+  /** The client whose `clientId` equals `token.clientId`, or `null` if there is none. */
+  client: ClientRecord | null;
+}
 
 /** Access and refresh tokens. */
 export interface TokenStore {
+  /** Required. Inserts the token, or replaces the one with the same hash. */
+  save(token: TokenRecord): Promise<void>;
   /**
-   * Required. Stores a new access token. A token saved under a grant that was already revoked
-   * (a code replay racing the first exchange) is never found afterwards.
+   * Required. The token with this hash, with its grant and its client as they are now (one
+   * query with joins, in SQL), or `null`. Returned whatever its state (expired, rotated, its grant
+   * revoked): the library decides.
    */
-  saveAccessToken(token: AccessTokenRecord): Promise<void>;
-  /**
-   * Required. The access token with this hash, or `null` if revoked or its client is disabled. Expiry is checked by the library.
-   */
-  findAccessToken(tokenHash: string): Promise<AccessTokenRecord | null>;
-  /** Required. Stores a new refresh token; the revoked-grant rule of `saveAccessToken` applies. */
-  saveRefreshToken(token: RefreshTokenRecord): Promise<void>;
-  /**
-   * Required. The refresh token with this hash, or `null` if revoked or its client is disabled. A token rotated away is still returned (with `rotatedAt` set) until its grant is
-   * revoked, so reuse can be detected.
-   */
-  findRefreshToken(tokenHash: string): Promise<RefreshTokenRecord | null>;
-  /**
-   * Required. Atomically replaces an active refresh token by `next` (rotation). Exactly one of
-   * several racing callers gets `rotated`; a token already rotated away gives `reused` (the
-   * library then revokes the grant); an unknown or revoked token gives `missing`.
-   */
-  rotateRefreshToken(oldHash: string, next: RefreshTokenRecord, now: number): Promise<RefreshRotation>;
-  /**
-   * Required. Revokes every access and refresh token of the grant, including tokens saved under it
-   * later. Resolves the number of stored tokens revoked.
-   */
-  revokeGrant(grantId: string, now: number): Promise<number>;
-  /** Required. Revokes every token `userId` holds for `clientId`. Resolves the number revoked. */
-  revokeForUserAndClient(userId: string, clientId: string, now: number): Promise<number>;
-}
-
-/** OpenID 2.0 response nonces (and any other one-time value that must be shared by instances). */
-export interface NonceStore {
-  /**
-   * Required. Records `nonce` under `scope` (the OP endpoint) until `expiresAt`. Resolves `true`
-   * for the first caller and `false` for every later one, however many race, while it is kept.
-   */
-  use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
-}
-
-/** Login sessions of the library's own session cookie. */
-export interface SessionStore {
-  /** Required. The session's JSON, or `null` if absent or expired at `now`. */
-  get(sid: string, now: number): Promise<string | null>;
-  /** Required. Creates or replaces the session. */
-  set(sid: string, json: string, expiresAt: number): Promise<void>;
-  /** Required. Extends the session's expiry. */
-  touch(sid: string, expiresAt: number): Promise<void>;
-  /** Required. Deletes the session. */
-  destroy(sid: string): Promise<void>;
-}
-
-/** A failure counter of one key in its current window. */
-export interface RateLimitCounter {
-  /** Failures counted in the window, the current one included. */
-  count: number;
-  /** When the window ends and the count starts again from zero (epoch milliseconds). */
-  resetAt: number;
-}
-
-/**
- * Failure counters of the client authentication rate limit (per client and per address), in
- * fixed windows. Shared by every app instance that shares the storage, so a limit holds across
- * the deployment. Keys are short strings chosen by the library (`client:<client_id>`,
- * `address:<ip>`).
- */
-export interface RateLimitStore {
-  /**
-   * Required. Atomically adds one to the counter of `key` and resolves it. If there is no counter
-   * or its window has ended (`resetAt <= now`), a new one starts with `count: 1` and
-   * `resetAt: now + windowMs`. However many callers race, each sees a distinct count. In SQL, one
-   * upsert: `INSERT ... VALUES (key, 1, now + windowMs) ON CONFLICT (key) DO UPDATE SET count =
-   * CASE WHEN reset_at <= now THEN 1 ELSE count + 1 END, reset_at = CASE WHEN reset_at <= now
-   * THEN now + windowMs ELSE reset_at END RETURNING count, reset_at`.
-   */
-  increment(key: string, windowMs: number, now: number): Promise<RateLimitCounter>;
-  /** Required. The counter of `key` unless absent or its window has ended at `now`, else `null`. */
-  get(key: string, now: number): Promise<RateLimitCounter | null>;
-  /** Required. Deletes the counter of `key` (an operator lifting a limit early). */
-  reset(key: string): Promise<void>;
+  find(tokenHash: string): Promise<FoundTokenRecord | null>;
 }
 
 /** Rows removed by one {@link Storage.prune} call, per kind. */
 export interface PruneResult {
-  codes: number;
-  accessTokens: number;
-  refreshTokens: number;
-  nonces: number;
-  sessions: number;
-  revokedGrants: number;
-  /** Rate-limit counters whose window has ended; absent when the adapter has no `rateLimits`. */
-  rateLimits?: number;
+  /** Ephemeral entries that had expired. */
+  ephemeral: number;
+  /** Tokens expired, of a revoked or replaced grant, or of a removed client. */
+  tokens: number;
+  /** Grants revoked longer ago than the retention. */
+  grants: number;
 }
 
 export interface PruneOptions {
   /** Rows deleted per statement; smaller batches hold locks for less time. Default 1000. */
   batchSize?: number;
-  /** How long a revoked grant is remembered, in ms, to refuse tokens saved under it late. Default one day. */
+  /** How long a revoked grant is kept (for the CLI and audits), in ms. Default 30 days. */
   revokedGrantRetentionMs?: number;
 }
 
-/** Everything the library stores, one interface per domain. */
+/** Everything the library stores. */
 export interface Storage {
+  ephemeral: EphemeralStore;
   clients: ClientStore;
   users: UserStore;
-  consents: ConsentStore;
-  codes: AuthorizationCodeStore;
+  grants: GrantStore;
   tokens: TokenStore;
-  nonces: NonceStore;
-  /** Optional: without it, pass an express-session store in `session.store`. */
-  sessions?: SessionStore;
   /**
-   * Optional: without it, client authentication failures are counted in each instance's memory,
-   * so several instances each allow the full limit.
-   */
-  rateLimits?: RateLimitStore;
-  /**
-   * Optional. Deletes rows no longer needed at `now`: expired codes (kept until they expire, so a
-   * replay within their lifetime still revokes the grant), expired access and refresh tokens,
-   * tokens of revoked grants, expired nonces and sessions, rate-limit counters whose window has
-   * ended, and revoked-grant markers older than the retention. Safe to run from several instances at once.
+   * Optional. Deletes what is no longer needed at `now`: expired ephemeral entries, tokens that
+   * can no longer work (expired, of a revoked or replaced grant, of a removed client), and grants
+   * revoked longer ago than the retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
 }

@@ -1,0 +1,50 @@
+/**
+ * The keys and values the library keeps in the {@link EphemeralStore}. One place, so that the
+ * library, the SQL migration that moves older rows into the store and an operator reading a
+ * Redis keyspace agree on them.
+ *
+ * @internal
+ */
+
+/** Length-prefixed, so that two parts never join to the same key as two other parts. */
+const pair = (a: string, b: string) => `${a.length}:${a}${b}`;
+
+export const ephemeralKeys = {
+  /** An unused authorization code: its {@link StoredCode} as JSON. */
+  code: (codeHash: string) => `code:${codeHash}`,
+  /** A code that was exchanged, kept until the code would have expired: its {@link UsedCode}. */
+  usedCode: (codeHash: string) => `code-used:${codeHash}`,
+  /** An express-session session: its JSON. */
+  session: (sid: string) => `session:${sid}`,
+  /** An OpenID 2.0 response nonce of one OP endpoint (`scope`). */
+  nonce: (scope: string, nonce: string) => `nonce:${pair(scope, nonce)}`,
+  /** A rate-limit counter; `key` is `client:<client_id>` or `address:<ip>`. */
+  rateLimit: (key: string) => `rate:${key}`,
+  /** A grant revoked recently: a consent racing the revocation must not bring it back. */
+  revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,
+  /** The commit point of a refresh token rotation: exactly one caller adds it. */
+  rotated: (tokenHash: string) => `rotated:${tokenHash}`,
+} as const;
+
+/** An authorization code as stored under {@link ephemeralKeys.code}. */
+export interface StoredCode {
+  clientId: string;
+  userId: string;
+  /** The redirect URI of the authorization request; the token request must repeat it. */
+  redirectUri: string;
+  scopes: string[];
+  /** The grant (user and client) every token issued from this code belongs to. */
+  grantId: string;
+  /** PKCE (RFC 7636) challenge, if the request carried one. */
+  codeChallenge: string | null;
+  codeChallengeMethod: 'S256' | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** What is remembered of an exchanged code, under {@link ephemeralKeys.usedCode}. */
+export interface UsedCode {
+  grantId: string;
+  clientId: string;
+  userId: string;
+}
