@@ -62,7 +62,7 @@ export {
 } from './errors/storage-unavailable.js';
 export { closeGracefully, type CloseGracefullyOptions, type CloseGracefullyResult } from './http/shutdown.js';
 export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
-export { memoryStorage } from './storage/memory.js';
+export { memoryStorage, memoryEphemeralStore, type MemoryStorage } from './storage/memory.js';
 export {
   sqlStorage,
   connectStorage,

@@ -14,6 +14,7 @@ import type { PageRenderers } from './pages/types.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
 import { ownSession } from './session/own-session.js';
 import { sessionPeek, type PeekedSession } from './session/peek.js';
+import { ephemeralKeys } from './storage/keys.js';
 import type { Storage } from './storage/types.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -112,15 +113,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const storage = options.storage;
 
   const sessionStore =
-    options.session.store ??
-    (storage.sessions
-      ? new AdapterSessionStore(storage.sessions, clock, options.session.maxAge * 1000)
-      : undefined);
-  if (!sessionStore) {
-    throw new TypeError(
-      'openid-oauth-bridge: invalid options\n  session.store: required when the storage adapter has no sessions',
-    );
-  }
+    options.session.store ?? new AdapterSessionStore(storage.ephemeral, clock, options.session.maxAge * 1000);
   const basePath = new URL(`${base}/`).pathname;
   const session = ownSession({
     name: options.session.cookieName,
@@ -147,7 +140,10 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
         providers: options.providers,
         returnTo: urls.loginCallback,
         realm: `${base}/`,
-        nonces: storage.nonces,
+        nonces: {
+          use: (scope, nonce, expiresAt) =>
+            storage.ephemeral.add(ephemeralKeys.nonce(scope, nonce), '1', expiresAt, clock()),
+        },
         clock,
         timeoutMs: options.login.timeoutMs,
         maxResponseBytes: options.login.maxResponseBytes,
@@ -156,11 +152,6 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     );
 
   const logger = options.logger ?? consoleLogger;
-  if (options.rateLimit !== false && !storage.rateLimits) {
-    logger.warn(
-      'client authentication rate limits are counted per instance: the storage adapter has no rateLimits',
-    );
-  }
 
   const server: AuthorizationServer = {
     options,

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
-import { emit, eventContext } from '../events/emit.js';
+import { eventContext } from '../events/emit.js';
+import { revokeApplication as revokeGrantOf } from '../grants/grant.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** An application the user trusts, as the authorized-applications page shows it. */
@@ -10,8 +11,8 @@ export interface AuthorizedApplication {
   scopes: { name: string; description: string }[];
   /** When the user first trusted it (epoch ms). */
   authorizedAt: number;
-  /** When a token was last issued to it for this user, or `null` (epoch ms). */
-  lastUsedAt: number | null;
+  /** When the user last gave consent to it, for more scopes or again (epoch ms). */
+  updatedAt: number;
 }
 
 /**
@@ -22,27 +23,29 @@ export async function authorizedApplications(
   server: AuthorizationServer,
   userId: string,
 ): Promise<AuthorizedApplication[]> {
-  const consents = await server.storage.consents.list({ userId });
+  const grants = await server.storage.grants.list({ userId });
   const applications: AuthorizedApplication[] = [];
-  for (const consent of consents) {
-    const client = await server.storage.clients.find(consent.clientId);
+  for (const grant of grants) {
+    if (grant.revokedAt !== null) continue;
+    const client = await server.storage.clients.find(grant.clientId);
     if (!client) continue;
     applications.push({
       clientId: client.clientId,
       applicationName: client.applicationName,
-      scopes: consent.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? name })),
-      authorizedAt: consent.createdAt,
-      lastUsedAt: consent.lastUsedAt,
+      scopes: grant.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? name })),
+      authorizedAt: grant.createdAt,
+      updatedAt: grant.updatedAt,
     });
   }
   return applications;
 }
 
 /**
- * Ends the user's trust in an application: deletes the remembered consent and revokes every
- * access and refresh token the application holds for this user, at once. The next authorization
- * asks for trust again. Resolves whether there was anything to revoke; reports a
- * `consent.revoked` event when there was (`req`, if given, adds its address to the event).
+ * Ends the user's trust in an application: revokes its grant, so every access and refresh token
+ * and code it holds for this user stops working at once. The next authorization asks for trust
+ * again. Resolves whether there was anything to revoke; reports a `consent.revoked` event when
+ * there was (`req`, if given, adds its address to the event). The CLI's `grants revoke` does the
+ * same.
  */
 export async function revokeApplication(
   server: AuthorizationServer,
@@ -50,9 +53,5 @@ export async function revokeApplication(
   clientId: string,
   req?: Request,
 ): Promise<boolean> {
-  const consent = await server.storage.consents.revoke(userId, clientId);
-  const tokensRevoked = await server.storage.tokens.revokeForUserAndClient(userId, clientId, server.clock());
-  if (!consent && tokensRevoked === 0) return false;
-  emit(server, { type: 'consent.revoked', userId, clientId, tokensRevoked, ...eventContext(req) });
-  return true;
+  return revokeGrantOf(server, userId, clientId, 'user', eventContext(req));
 }

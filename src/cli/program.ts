@@ -1,9 +1,11 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { registerClient, rotateClientSecret } from '../clients/register.js';
+import { operatorMethod, registerClient, rotateClientSecret } from '../clients/register.js';
+import { ServerEvents } from '../events/emitter.js';
+import { revokeApplication } from '../grants/grant.js';
 import { SCOPE_TOKEN } from '../scopes/scopes.js';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { connectStorage } from '../storage/sql/connect.js';
-import type { ClientRecord, ConsentSummary, Storage } from '../storage/types.js';
+import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';
 
 /** The demo's database: the CLI works on it unless told otherwise. */
 export const DEFAULT_DATABASE_URL = 'sqlite:./.data/demo.db';
@@ -147,7 +149,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
     .description('list the registered clients')
     .action(() =>
       withStorage(true, async (storage) => {
-        const all = await storage.clients.list();
+        const all = await operatorMethod(storage, 'list')();
         print(
           all.map(clientJson),
           all.length === 0
@@ -207,7 +209,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
       .action((clientId: string) =>
         withStorage(true, async (storage) => {
           await requireClient(storage, clientId);
-          const client = (await storage.clients.update(clientId, { disabled }))!;
+          const client = (await operatorMethod(storage, 'update')(clientId, { disabled }))!;
           print(clientJson(client), `Client ${clientId} is ${disabled ? 'disabled' : 'enabled'}.`);
         }),
       );
@@ -220,7 +222,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
     .action((clientId: string) =>
       withStorage(true, async (storage) => {
         await requireClient(storage, clientId);
-        await storage.clients.remove(clientId);
+        await operatorMethod(storage, 'remove')(clientId);
         print(
           { client_id: clientId, removed: true },
           `Client ${clientId} and everything issued to it are removed.`,
@@ -234,29 +236,30 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
 
   grants
     .command('list')
-    .description('list who trusts which application, and when a token was last issued')
+    .description('list who trusts which application, and since when')
     .option('--user <user_id>', "only this user's grants")
     .option('--client <client_id>', "only this client's grants")
     .action((options: { user?: string; client?: string }) =>
       withStorage(true, async (storage) => {
-        const consents = await storage.consents.list({
+        const grants = await storage.grants.list({
           ...(options.user === undefined ? {} : { userId: options.user }),
           ...(options.client === undefined ? {} : { clientId: options.client }),
         });
-        const rows = await Promise.all(consents.map((consent) => grantJson(storage, consent)));
+        const standing = grants.filter((grant) => grant.revokedAt === null);
+        const rows = await Promise.all(standing.map((grant) => grantJson(storage, grant)));
         print(
           rows,
           rows.length === 0
             ? 'No grants.'
             : table(
-                ['user_id', 'user_identifier', 'client_id', 'scope', 'authorized_at', 'last_used_at'],
+                ['user_id', 'user_identifier', 'client_id', 'scope', 'authorized_at', 'updated_at'],
                 rows.map((r) => [
                   r.user_id,
                   r.user_identifier ?? '',
                   r.client_id,
                   r.scope,
                   r.authorized_at,
-                  r.last_used_at ?? 'never',
+                  r.updated_at,
                 ]),
               ),
         );
@@ -265,23 +268,18 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
 
   grants
     .command('revoke')
-    .description("end a user's trust in an application: deletes the consent and revokes its tokens at once")
+    .description("end a user's trust in an application: revokes its grant, with every token and code, at once")
     .requiredOption('--user <user_id>', 'the user')
     .requiredOption('--client <client_id>', 'the client')
     .action((options: { user: string; client: string }) =>
       withStorage(true, async (storage) => {
-        const consent = await storage.consents.revoke(options.user, options.client);
-        const tokens = await storage.tokens.revokeForUserAndClient(options.user, options.client, Date.now());
-        if (!consent && tokens === 0)
+        const deps = { storage, clock: Date.now, events: new ServerEvents(() => console) };
+        if (!(await revokeApplication(deps, options.user, options.client, 'operator'))) {
           throw new Error(`user ${options.user} has no grant for client ${options.client}`);
+        }
         print(
-          {
-            user_id: options.user,
-            client_id: options.client,
-            consent_deleted: consent,
-            tokens_revoked: tokens,
-          },
-          `Revoked: ${consent ? 'the consent and ' : ''}${tokens} token(s). The next authorization asks for trust again.`,
+          { user_id: options.user, client_id: options.client, revoked: true },
+          'Revoked: the grant and every token and code issued under it. The next authorization asks for trust again.',
         );
       }),
     );
@@ -320,16 +318,17 @@ function describeClient(client: ClientRecord): string {
   ].join('\n');
 }
 
-async function grantJson(storage: Storage, consent: ConsentSummary) {
-  const user = await storage.users.find(consent.userId);
+async function grantJson(storage: Storage, grant: GrantRecord) {
+  const user = (await storage.users.find?.(grant.userId)) ?? null;
   return {
-    user_id: consent.userId,
+    user_id: grant.userId,
     user_identifier: user?.identifier ?? null,
     provider: user?.provider ?? null,
-    client_id: consent.clientId,
-    scope: consent.scopes.join(' '),
-    authorized_at: new Date(consent.createdAt).toISOString(),
-    last_used_at: consent.lastUsedAt === null ? null : new Date(consent.lastUsedAt).toISOString(),
+    client_id: grant.clientId,
+    grant_id: grant.grantId,
+    scope: grant.scopes.join(' '),
+    authorized_at: new Date(grant.createdAt).toISOString(),
+    updated_at: new Date(grant.updatedAt).toISOString(),
   };
 }
 

@@ -1,5 +1,5 @@
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
-import type { ClientGrantType, Storage } from '../storage/types.js';
+import type { ClientGrantType, ClientStore, Storage } from '../storage/types.js';
 import { registeredRedirectUriProblem } from './redirect-uri.js';
 
 export interface ClientRegistration {
@@ -57,7 +57,7 @@ export async function registerClient(
   }
   const clientId = registration.clientId ?? randomId();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
-  await storage.clients.create({
+  await operatorMethod(storage, 'create')({
     clientId,
     applicationName: name,
     redirectUri: registration.redirectUri,
@@ -85,6 +85,21 @@ export async function rotateClientSecret(storage: Storage, clientId: string): Pr
   if (client.grantType !== 'authorization_code')
     throw new TypeError(`client ${clientId} is an implicit client: it has no secret`);
   const secret = generateSecret();
-  await storage.clients.update(clientId, { secretHash: hashSecret(secret) });
+  await operatorMethod(storage, 'update')(clientId, { secretHash: hashSecret(secret) });
   return secret;
+}
+
+/**
+ * One of the optional operator methods of the client store, bound, or a clear error saying the
+ * adapter has none.
+ */
+export function operatorMethod<K extends keyof Required<ClientStore>>(
+  storage: Storage,
+  name: K,
+): NonNullable<ClientStore[K]> {
+  const method = storage.clients[name];
+  if (typeof method !== 'function') {
+    throw new TypeError(`the storage adapter has no clients.${String(name)}(): its clients are managed elsewhere`);
+  }
+  return method.bind(storage.clients) as NonNullable<ClientStore[K]>;
 }

@@ -40,7 +40,7 @@ export function applicationsRouter(server: AuthorizationServer): Router {
 
 async function showPage(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   const state = sessionState(req);
-  const user = state.userId === undefined ? null : await server.storage.users.find(state.userId);
+  const user = state.user;
   if (!user) {
     state.signInFor = 'applications';
     res.type('html').send(
@@ -82,9 +82,9 @@ async function revoke(server: AuthorizationServer, req: Request, res: Response):
   const state = sessionState(req);
   const fields = formParams(req.body);
   const clientId = fields.get('client_id');
-  if (!state.userId || !state.applicationsCsrf || !clientId) throw expired;
+  if (!state.user || !state.applicationsCsrf || !clientId) throw expired;
   if (!safeEqual(fields.get('csrf') ?? '', state.applicationsCsrf)) throw expired;
-  await revokeApplication(server, state.userId, clientId, req);
+  await revokeApplication(server, state.user.id, clientId, req);
   // 303: the browser follows with a GET, so reloading the list never posts again.
   res.redirect(303, `${server.urls.base}/oauth/applications?${new URLSearchParams({ revoked: clientId })}`);
 }

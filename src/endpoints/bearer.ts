@@ -4,7 +4,8 @@ import { OAuthError, toOAuthError } from '../errors/oauth-error.js';
 import { reportServerError } from '../events/emit.js';
 import { reportFailure } from '../errors/report.js';
 import type { AuthorizationServer } from '../server.js';
-import type { AccessTokenRecord } from '../storage/types.js';
+import { usable } from '../grants/tokens.js';
+import type { FoundTokenRecord } from '../storage/types.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
 export interface BearerContext {
@@ -59,10 +60,11 @@ export function requireBearer(
         (required.length && error.code === 'insufficient_scope' ? `, scope="${required.join(' ')}"` : '')
       : `Bearer realm="${realm}"`;
 
-  const problemWith = (token: AccessTokenRecord | null): OAuthError | undefined => {
-    if (!token || server.clock() >= token.expiresAt) {
+  const problemWith = (found: FoundTokenRecord | null): OAuthError | undefined => {
+    if (!found || found.token.type !== 'access_token' || !usable(found, server.clock())) {
       return new OAuthError('invalid_token', 'The access token is invalid or has expired.');
     }
+    const token = found.token;
     if (!required.every((scope) => token.scopes.includes(scope))) {
       return new OAuthError('insufficient_scope', 'The access token lacks a required scope.');
     }
@@ -95,9 +97,9 @@ export function requireBearer(
     if (!match) {
       return refuse(req, res, next, new OAuthError('invalid_token', 'The access token is malformed.'));
     }
-    let lookup: Promise<AccessTokenRecord | null>;
+    let lookup: Promise<FoundTokenRecord | null>;
     try {
-      lookup = server.storage.tokens.findAccessToken(hashSecret(match[1]!));
+      lookup = server.storage.tokens.find(hashSecret(match[1]!));
       // An adapter written in JavaScript may answer without a promise.
       if (typeof lookup?.then !== 'function') lookup = Promise.resolve(lookup);
     } catch (err) {
@@ -105,12 +107,12 @@ export function requireBearer(
       return refuse(req, res, next, err);
     }
     lookup.then(
-      (token) => {
+      (found) => {
         try {
-          const problem = problemWith(token);
+          const problem = problemWith(found);
           if (problem) return refuse(req, res, next, problem);
-          const { userId, clientId, scopes, expiresAt } = token!;
-          (res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt };
+          const { userId, clientId, scopes, expiresAt } = found!.token;
+          (res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt: expiresAt! };
         } catch (err) {
           return refuse(req, res, next, err);
         }

@@ -2,8 +2,9 @@ import type { Router } from 'express';
 import { sendJson } from '../http/json.js';
 import { optionalParam, requiredParam } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
-import type { ClientRecord } from '../storage/types.js';
-import { findToken, type FoundToken } from '../tokens/lookup.js';
+import { usable } from '../grants/tokens.js';
+import { hashSecret } from '../crypto/secrets.js';
+import type { FoundTokenRecord } from '../storage/types.js';
 import { clientAuthenticatedEndpoint } from './client-endpoint.js';
 
 export interface IntrospectionRouterOptions {
@@ -63,42 +64,32 @@ export function introspectionRouter(
     'introspection',
     async (server, locals, _req, res) => {
       const token = requiredParam(locals.params, 'token');
-      const found = await findToken(server, token, optionalParam(locals.params, 'token_type_hint'));
+      // RFC 7662 2.1: the hint is advisory; one lookup finds either kind.
+      optionalParam(locals.params, 'token_type_hint');
+      const found = await server.storage.tokens.find(hashSecret(token));
       const visible =
         found !== null &&
-        (found.record.clientId === locals.client.clientId || resourceServers.has(locals.client.clientId));
-      sendJson(res, 200, visible ? await describe(server, found) : INACTIVE);
+        (found.token.clientId === locals.client.clientId || resourceServers.has(locals.client.clientId));
+      sendJson(res, 200, visible ? describe(server, found) : INACTIVE);
     },
   );
 }
 
 /** Active exactly when `requireBearer` would accept the access token (or a refresh would work). */
-async function describe(server: AuthorizationServer, found: FoundToken): Promise<IntrospectionResponse> {
-  const now = server.clock();
-  const { record } = found;
-  if (found.type === 'access_token' ? now >= found.record.expiresAt : !refreshUsable(found.record, now)) {
-    return INACTIVE;
-  }
-  const client: ClientRecord | null = await server.storage.clients.find(record.clientId);
-  if (!client || client.disabled) return INACTIVE;
+function describe(server: AuthorizationServer, found: FoundTokenRecord): IntrospectionResponse {
+  const { token } = found;
+  if (!usable(found, server.clock()) || token.rotatedAt !== null) return INACTIVE;
   const seconds = (ms: number) => Math.floor(ms / 1000);
   return {
     active: true,
-    ...(record.scopes.length ? { scope: record.scopes.join(' ') } : {}),
-    client_id: record.clientId,
-    ...(found.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
-    ...(record.expiresAt === null ? {} : { exp: seconds(record.expiresAt) }),
-    iat: seconds(record.createdAt),
-    sub: record.userId,
+    ...(token.scopes.length ? { scope: token.scopes.join(' ') } : {}),
+    client_id: token.clientId,
+    ...(token.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
+    ...(token.expiresAt === null ? {} : { exp: seconds(token.expiresAt) }),
+    iat: seconds(token.createdAt),
+    sub: token.userId,
     iss: server.urls.issuer,
   };
-}
-
-function refreshUsable(
-  record: Extract<FoundToken, { type: 'refresh_token' }>['record'],
-  now: number,
-): boolean {
-  return record.rotatedAt === null && (record.expiresAt === null || now < record.expiresAt);
 }
 
 function checkResourceServers(ids: readonly string[] | undefined): readonly string[] {

@@ -15,9 +15,9 @@ import type {
  * the fact; it never throws, whatever the listeners do.
  *
  * @example
- * emit(server, { type: 'consent.revoked', userId, clientId, tokensRevoked, ...eventContext(req) });
+ * emit(server, { type: 'consent.given', userId, clientId, scopes, ...eventContext(req) });
  */
-export function emit(server: AuthorizationServer, event: ServerEventInput): void {
+export function emit(server: EventTarget, event: ServerEventInput): void {
   if (!server.events[LISTENED](event.type)) return;
   server.events[DISPATCH]({ ...event, at: server.clock() } as ServerEvent);
 }
@@ -29,9 +29,12 @@ export function emit(server: AuthorizationServer, event: ServerEventInput): void
  * @example
  * if (listened(server, 'token.issued')) emit(server, { type: 'token.issued', ...fields, ...context() });
  */
-export function listened(server: AuthorizationServer, type: ServerEventType): boolean {
+export function listened(server: EventTarget, type: ServerEventType): boolean {
   return server.events[LISTENED](type);
 }
+
+/** Where events go: the server's listeners, stamped with its clock. */
+export type EventTarget = Pick<AuthorizationServer, 'events' | 'clock'>;
 
 /** The fields of an event that come from the request. */
 export type EventContext = Omit<ServerEventBase, 'at'>;

@@ -47,13 +47,17 @@ export interface ConsentDeniedEvent extends ServerEventBase {
   clientId: string;
 }
 
-/** The user withdrew their trust of an application; its tokens for the user were revoked. */
+/**
+ * A user's trust in an application was withdrawn: its grant was revoked, and with it every token
+ * and code of the user for that application.
+ */
 export interface ConsentRevokedEvent extends ServerEventBase {
   type: 'consent.revoked';
   userId: string;
   clientId: string;
-  /** Access and refresh tokens revoked with it. */
-  tokensRevoked: number;
+  grantId: string;
+  /** Who revoked it: the user on the applications page, or an operator (the CLI). */
+  by: 'user' | 'operator';
 }
 
 /** An authorization code was issued (the redirect with `code` follows). */
@@ -67,7 +71,10 @@ export interface CodeIssuedEvent extends ServerEventBase {
   pkce: boolean;
 }
 
-/** A code was presented a second time: every token issued from it was revoked (RFC 6749 4.1.2). */
+/**
+ * A code was presented a second time: its grant was revoked, with every token issued under it
+ * (RFC 6749 4.1.2).
+ */
 export interface CodeReplayedEvent extends ServerEventBase {
   type: 'code.replayed';
   /** The client the code was issued to. */
@@ -76,7 +83,6 @@ export interface CodeReplayedEvent extends ServerEventBase {
   presentedBy: string;
   userId: string;
   grantId: string;
-  tokensRevoked: number;
 }
 
 /** Access token (and, for the code grant, refresh token) issued for a new grant. */
@@ -111,7 +117,6 @@ export interface RefreshTokenReusedEvent extends ServerEventBase {
   clientId: string;
   userId: string;
   grantId: string;
-  tokensRevoked: number;
 }
 
 /** A client failed to authenticate (unknown, wrong or missing secret, disabled, implicit). */
@@ -130,7 +135,6 @@ export interface TokenRevokedEvent extends ServerEventBase {
   grantId: string;
   /** The kind of token presented; its whole grant is revoked either way. */
   tokenType: 'access_token' | 'refresh_token';
-  tokensRevoked: number;
 }
 
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */

@@ -106,8 +106,9 @@ function applications(data: ApplicationsPageData): string {
                   : ''
               }
               <p class="muted">
-                Authorized ${when(app.authorizedAt)} · Last used
-                ${app.lastUsedAt === null ? 'never' : when(app.lastUsedAt)}
+                Authorized ${when(app.authorizedAt)}${
+                  app.updatedAt > app.authorizedAt ? html` · more access given ${when(app.updatedAt)}` : ''
+                }
               </p>
               <form method="post" action="${data.revokeAction}">
                 <input type="hidden" name="client_id" value="${app.clientId}" />

@@ -46,8 +46,8 @@ export interface ApplicationsPageData {
     scopes: ScopeDescription[];
     /** When the user first trusted it (epoch ms). */
     authorizedAt: number;
-    /** When a token was last issued to it for this user, or `null` (epoch ms). */
-    lastUsedAt: number | null;
+    /** When the user last gave consent to it (epoch ms). */
+    updatedAt: number;
   }[];
   /** The revoke form's target (POST), with fields `client_id` and `csrf`. */
   revokeAction: string;

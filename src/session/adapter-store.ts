@@ -1,11 +1,12 @@
 import session from 'express-session';
-import type { SessionStore } from '../storage/types.js';
+import { ephemeralKeys } from '../storage/keys.js';
+import type { EphemeralStore } from '../storage/types.js';
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
 /**
- * An express-session store over the storage adapter's `sessions` domain, so the login session is
- * as durable and as shared between instances as the rest of the storage.
+ * An express-session store over the storage adapter's ephemeral store, so login sessions are
+ * shared by every instance that shares the storage, and expire with it.
  */
 export class AdapterSessionStore extends session.Store {
   /**
@@ -17,7 +18,7 @@ export class AdapterSessionStore extends session.Store {
   readonly #stored = new Map<string, number>();
 
   constructor(
-    private readonly sessions: SessionStore,
+    private readonly store: EphemeralStore,
     private readonly clock: () => number,
     private readonly defaultMaxAgeMs: number,
   ) {
@@ -25,8 +26,8 @@ export class AdapterSessionStore extends session.Store {
   }
 
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
-    this.sessions
-      .get(sid, this.clock())
+    this.store
+      .get(ephemeralKeys.session(sid), this.clock())
       .then(
         (json) => callback(undefined, json === null ? null : (JSON.parse(json) as session.SessionData)),
         callback,
@@ -35,7 +36,8 @@ export class AdapterSessionStore extends session.Store {
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {
     const expiresAt = this.expiresAt(data);
-    this.sessions.set(sid, JSON.stringify(data), expiresAt).then(() => {
+    const now = this.clock();
+    this.store.set(ephemeralKeys.session(sid), JSON.stringify(data), expiresAt, now).then(() => {
       this.remember(sid, expiresAt);
       callback?.();
     }, callback);
@@ -48,7 +50,7 @@ export class AdapterSessionStore extends session.Store {
       callback?.();
       return;
     }
-    this.sessions.touch(sid, expiresAt).then(() => {
+    this.store.set(ephemeralKeys.session(sid), JSON.stringify(data), expiresAt, this.clock()).then(() => {
       this.remember(sid, expiresAt);
       callback?.();
     }, callback);
@@ -56,7 +58,7 @@ export class AdapterSessionStore extends session.Store {
 
   override destroy(sid: string, callback?: Callback): void {
     this.#stored.delete(sid);
-    this.sessions.destroy(sid).then(() => callback?.(), callback);
+    this.store.delete(ephemeralKeys.session(sid)).then(() => callback?.(), callback);
   }
 
   /** Bounded: forgetting only costs one write more. */

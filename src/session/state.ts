@@ -1,4 +1,8 @@
 import type { Request } from 'express';
+import type { UserRecord } from '../storage/types.js';
+
+/** The signed-in user, as the session keeps it. */
+export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'>;
 
 /** A validated authorization request waiting for login or consent. */
 export interface PendingAuthorization {
@@ -16,7 +20,8 @@ export interface PendingAuthorization {
 
 /** What the library keeps in its own session. */
 export interface BridgeSessionState {
-  userId?: string;
+  /** The signed-in user. */
+  user?: SessionUser;
   pending?: PendingAuthorization;
   /** CSRF token of the consent form, bound to this session. */
   csrf?: string;

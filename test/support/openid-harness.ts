@@ -1,7 +1,7 @@
 import { Parser } from 'htmlparser2';
 import { RelyingParty } from '../../src/login/openid/relying-party.js';
 import type { RelyingPartyOptions } from '../../src/login/openid/options.js';
-import type { NonceStore } from '../../src/storage/types.js';
+import type { NonceStore } from '../../src/login/openid/options.js';
 import type { RunningDevelopmentProvider } from '../../src/testing/provider/index.js';
 import { OpenIdLoginError, type OpenIdLoginErrorKind } from '../../src/login/openid/errors.js';
 import { expect } from 'vitest';

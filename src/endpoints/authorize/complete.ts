@@ -3,9 +3,9 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
-import { clearPending, sessionState, type PendingAuthorization } from '../../session/state.js';
-import type { ClientRecord, UserRecord } from '../../storage/types.js';
-import { issueAccessToken, issueCode, newGrantId } from '../../tokens/issue.js';
+import { clearPending, sessionState, type PendingAuthorization, type SessionUser } from '../../session/state.js';
+import type { ClientRecord, GrantRecord } from '../../storage/types.js';
+import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
 import { redirectToClient, targetOf } from './redirect.js';
 import { scopesCover } from '../../scopes/scopes.js';
 
@@ -18,14 +18,14 @@ export async function consentOrComplete(
   server: AuthorizationServer,
   req: Request,
   res: Response,
-  user: UserRecord,
+  user: SessionUser,
   pending: PendingAuthorization,
   known?: ClientRecord,
 ): Promise<void> {
   const client = known ?? (await activeClient(server, pending.clientId));
-  const consent = await server.storage.consents.find(user.id, client.clientId);
-  if (consent && scopesCover(consent.scopes, pending.scopes)) {
-    return complete(server, req, res, user, pending);
+  const grant = await standingGrant(server, user.id, client.clientId);
+  if (grant && scopesCover(grant.scopes, pending.scopes)) {
+    return complete(server, req, res, user, pending, grant);
   }
   const state = sessionState(req);
   state.csrf = generateSecret();
@@ -59,11 +59,12 @@ export async function complete(
   server: AuthorizationServer,
   req: Request,
   res: Response,
-  user: UserRecord,
+  user: SessionUser,
   pending: PendingAuthorization,
+  grant: GrantRecord,
 ): Promise<void> {
   clearPending(sessionState(req));
-  return issueAndRedirect(server, req, res, user, pending);
+  return issueAndRedirect(server, req, res, user, pending, grant);
 }
 
 /**
@@ -74,13 +75,16 @@ export async function issueAndRedirect(
   server: AuthorizationServer,
   req: Request,
   res: Response,
-  user: UserRecord,
+  user: SessionUser,
   pending: PendingAuthorization,
+  grant: GrantRecord,
 ): Promise<void> {
+  const { grantId } = grant;
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
   if (pending.responseType === 'code') {
-    const { code, grantId } = await issueCode(server, {
+    const code = await issueCode(server, {
       ...subject,
+      grantId,
       redirectUri: pending.redirectUri,
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
@@ -91,8 +95,7 @@ export async function issueAndRedirect(
     }
     return redirectToClient(res, targetOf(server, pending), { code });
   }
-  const grantId = newGrantId();
-  const access = await issueAccessToken(server, { ...subject, grantId }, 'implicit');
+  const access = await saveAccessToken(server, { ...subject, grantId }, 'implicit', server.clock());
   emit(server, {
     type: 'token.issued',
     grantType: 'implicit',
@@ -104,7 +107,7 @@ export async function issueAndRedirect(
   redirectToClient(res, targetOf(server, pending), {
     access_token: access.token,
     token_type: 'Bearer',
-    expires_in: String(access.expiresIn),
+    expires_in: String(server.options.tokens.accessTokenTtl),
     ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
   });
 }

@@ -5,6 +5,7 @@ import { emit, eventContext } from '../../events/emit.js';
 import { formParams } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import { clearPending, sessionState } from '../../session/state.js';
+import { recordConsent } from '../../grants/grant.js';
 import { activeClient, complete } from './complete.js';
 import { redirectError, targetOf, type AuthorizeLocals } from './redirect.js';
 
@@ -26,11 +27,9 @@ export async function decide(
   checkSameOrigin(server, req, 'The consent form was submitted from another site.');
   const form = formParams(req.body);
   const state = sessionState(req);
-  const { pending, userId, csrf } = state;
-  if (!pending || !userId || !csrf || form.get('transaction') !== pending.id) throw expired;
+  const { pending, user, csrf } = state;
+  if (!pending || !user || !csrf || form.get('transaction') !== pending.id) throw expired;
   if (!safeEqual(form.get('csrf') ?? '', csrf)) throw expired;
-  const user = await server.storage.users.find(userId);
-  if (!user) throw expired;
 
   res.locals.redirectTarget = targetOf(server, pending);
   const decision = form.get('decision');
@@ -51,7 +50,7 @@ export async function decide(
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   await activeClient(server, pending.clientId);
-  await server.storage.consents.grant(user.id, pending.clientId, pending.scopes, server.clock());
+  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes);
   emit(server, {
     type: 'consent.given',
     userId: user.id,
@@ -59,7 +58,7 @@ export async function decide(
     scopes: pending.scopes,
     ...eventContext(req),
   });
-  await complete(server, req, res, user, pending);
+  await complete(server, req, res, user, pending, grant);
 }
 
 /**

@@ -4,7 +4,8 @@ import { emit, eventContext } from '../../events/emit.js';
 import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import { findProvider, LOGIN_SESSION_KEY, type AuthorizationServer } from '../../server.js';
-import { sessionState, type PendingAuthorization } from '../../session/state.js';
+import { sessionState, type PendingAuthorization, type SessionUser } from '../../session/state.js';
+import type { UserRecord } from '../../storage/types.js';
 import { consentOrComplete } from './complete.js';
 import { randomId } from '../../crypto/secrets.js';
 
@@ -75,12 +76,12 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
   // session fixation).
   if (purpose === 'applications') {
-    sessionState(req).userId = user.id;
+    sessionState(req).user = sessionUser(user);
     res.redirect(303, `${server.urls.base}/oauth/applications`);
     return;
   }
-  Object.assign(sessionState(req), { userId: user.id, pending: purpose });
-  await consentOrComplete(server, req, res, user, purpose);
+  Object.assign(sessionState(req), { user: sessionUser(user), pending: purpose });
+  await consentOrComplete(server, req, res, sessionUser(user), purpose);
 }
 
 /**
@@ -203,4 +204,9 @@ function defaultProviderName(server: AuthorizationServer): string {
 
 function regenerate(req: Request): Promise<void> {
   return new Promise((resolve, reject) => req.session.regenerate((err) => (err ? reject(err) : resolve())));
+}
+
+/** What the session keeps of a user who has just logged in. */
+function sessionUser(user: UserRecord): SessionUser {
+  return { id: user.id, identifier: user.identifier, provider: user.provider };
 }

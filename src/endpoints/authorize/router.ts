@@ -8,6 +8,7 @@ import type { ClientRecord } from '../../storage/types.js';
 import { saveSessionFirst } from '../../session/save-first.js';
 import { sessionState } from '../../session/state.js';
 import { scopesCover } from '../../scopes/scopes.js';
+import { standingGrant } from '../../grants/grant.js';
 import { consentOrComplete, issueAndRedirect } from './complete.js';
 import { decide } from './decision.js';
 import { authorizeErrors } from './errors.js';
@@ -81,21 +82,20 @@ async function authorizeAtOnce(
   next: () => void,
 ): Promise<void> {
   const session = await server.peekSession(req);
-  const { userId, pending, csrf } = session?.state ?? {};
+  const { user, pending, csrf } = session?.state ?? {};
   // A pending request or consent form would be cleared by this request: a change of the session.
-  if (userId === undefined || pending !== undefined || csrf !== undefined) return next();
+  if (user === undefined || pending !== undefined || csrf !== undefined) return next();
   let request: AuthorizationRequest;
   try {
     request = await parseAuthorizationRequest(server, req, res);
   } catch {
     return next();
   }
-  const user = await server.storage.users.find(userId);
-  if (!user || (request.provider && user.provider !== request.provider.name)) return next();
-  const consent = await server.storage.consents.find(user.id, request.client.clientId);
-  if (!consent || !scopesCover(consent.scopes, request.pending.scopes)) return next();
+  if (request.provider && user.provider !== request.provider.name) return next();
+  const grant = await standingGrant(server, user.id, request.client.clientId);
+  if (!grant || !scopesCover(grant.scopes, request.pending.scopes)) return next();
   await session!.touch();
-  return issueAndRedirect(server, req, res, user, request.pending);
+  return issueAndRedirect(server, req, res, user, request.pending, grant);
 }
 
 /** `GET /oauth/authorize/resume`: continue the pending request (after a failed login, say). */
@@ -115,13 +115,12 @@ async function proceed(
   provider: ConfiguredProvider | undefined,
   client: ClientRecord | undefined,
 ): Promise<void> {
-  const { pending, userId } = sessionState(req);
+  const { pending, user } = sessionState(req);
   if (!pending) {
     throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', {
       redirectable: false,
     });
   }
-  const user = userId === undefined ? null : await server.storage.users.find(userId);
   if (user && (!provider || user.provider === provider.name)) {
     return consentOrComplete(server, req, res, user, pending, client);
   }

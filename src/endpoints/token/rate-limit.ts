@@ -1,7 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import {
   ipKeyGenerator,
-  MemoryStore,
   rateLimit,
   type ClientRateLimitInfo,
   type Options,
@@ -10,7 +9,8 @@ import {
 import { OAuthError } from '../../errors/oauth-error.js';
 import { runStep } from '../../http/run-step.js';
 import type { AuthorizationServer } from '../../server.js';
-import type { RateLimitCounter, RateLimitStore } from '../../storage/types.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+import type { EphemeralCounter, EphemeralStore } from '../../storage/types.js';
 import type { ClientAuthLocals } from './client-auth.js';
 
 /** IPv6 addresses are counted per /56, express-rate-limit's default: one site's usual allocation. */
@@ -20,8 +20,7 @@ const IPV6_SUBNET = 56;
 type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | undefined> };
 
 /** A key's count in the current window, 0 when none: all the reads on a success need. */
-const hitsOf = async (store: ReadableStore, key: string): Promise<number> =>
-  store instanceof StorageRateLimitStore ? store.hits(key) : ((await store.get(key))?.totalHits ?? 0);
+const hitsOf = (store: StorageRateLimitStore, key: string): Promise<number> => store.hits(key);
 
 /**
  * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
@@ -88,11 +87,8 @@ function limiter(
   windowMs: number,
   keyOf: (req: Request, res: Response) => string | undefined,
 ): Limit {
-  const counters = server.storage.rateLimits;
-  const store: ReadableStore = counters
-    ? new StorageRateLimitStore(counters, server.clock, `${kind}:`)
-    : new MemoryStore();
-  const now = counters ? server.clock : Date.now;
+  const store = new StorageRateLimitStore(server.storage.ephemeral, server.clock, `${kind}:`);
+  const now = server.clock;
   const read = (req: Request, res: Response): Promise<number> => {
     const key = keyOf(req, res);
     return key === undefined ? Promise.resolve(0) : hitsOf(store, key);
@@ -139,7 +135,7 @@ function describe(error: unknown): string {
 }
 
 /**
- * An express-rate-limit store over the storage adapter's `rateLimits`, so that every instance
+ * An express-rate-limit store over the storage's ephemeral counters, so that every instance
  * sharing the storage shares the counts.
  */
 class StorageRateLimitStore implements ReadableStore {
@@ -148,7 +144,7 @@ class StorageRateLimitStore implements ReadableStore {
   #windowMs = 60_000;
 
   constructor(
-    private readonly counters: RateLimitStore,
+    private readonly counters: EphemeralStore,
     private readonly clock: () => number,
     readonly prefix: string,
   ) {}
@@ -157,28 +153,35 @@ class StorageRateLimitStore implements ReadableStore {
     this.#windowMs = options.windowMs;
   }
 
+  /** The count alone: when the window ends is known only to {@link increment}. */
   async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const counter = await this.counters.get(this.prefix + key, this.clock());
-    return counter ? info(counter) : undefined;
+    const hits = await this.hits(key);
+    return hits === 0 ? undefined : { totalHits: hits, resetTime: undefined };
   }
 
-  /** {@link get}'s count alone, 0 when none. */
+  /** The key's count in the current window, 0 when none. */
   async hits(key: string): Promise<number> {
-    return (await this.counters.get(this.prefix + key, this.clock()))?.count ?? 0;
+    const value = await this.counters.get(this.key(key), this.clock());
+    return value === null ? 0 : Number(value);
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
-    return info(await this.counters.increment(this.prefix + key, this.#windowMs, this.clock()));
+    const now = this.clock();
+    return info(await this.counters.increment(this.key(key), now + this.#windowMs, now));
   }
 
   /** Never called: these limiters count failures only and never take a count back. */
   async decrement(): Promise<void> {}
 
   async resetKey(key: string): Promise<void> {
-    await this.counters.reset(this.prefix + key);
+    await this.counters.delete(this.key(key));
+  }
+
+  private key(key: string): string {
+    return ephemeralKeys.rateLimit(this.prefix + key);
   }
 }
 
-function info(counter: RateLimitCounter): ClientRateLimitInfo {
-  return { totalHits: counter.count, resetTime: new Date(counter.resetAt) };
+function info(counter: EphemeralCounter): ClientRateLimitInfo {
+  return { totalHits: counter.count, resetTime: new Date(counter.expiresAt) };
 }

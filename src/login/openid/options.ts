@@ -1,5 +1,17 @@
 import { z } from 'zod';
-import type { NonceStore } from '../../storage/types.js';
+
+/**
+ * Where response nonces are remembered (OpenID 2.0 11.3): shared by every instance, so that a
+ * response is accepted once across the deployment. The server backs it with the storage's
+ * ephemeral store.
+ */
+export interface NonceStore {
+  /**
+   * Records `nonce` under `scope` (the OP endpoint) until `expiresAt`. Resolves `true` for the
+   * first caller and `false` for every later one, however many race, while it is kept.
+   */
+  use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
+}
 import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
 
 /** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */

@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import { generateSecret, hashSecret } from '../crypto/secrets.js';
+import { OAuthError } from '../errors/oauth-error.js';
+import { emit, listened, type EventContext } from '../events/emit.js';
+import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
+import type { ClientRecord } from '../storage/types.js';
+import { afterCommit, type GrantDeps } from './deps.js';
+import { revokeGrant, standingGrant } from './grant.js';
+import { saveAccessToken, saveRefreshToken, tokenResponse, type TokenResponse } from './tokens.js';
+
+const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
+
+/** Creates a single-use authorization code under a standing grant; resolves the plaintext, shown once. */
+export async function issueCode(
+  deps: GrantDeps,
+  fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>,
+): Promise<string> {
+  const code = generateSecret();
+  const now = deps.clock();
+  const expiresAt = now + deps.options.tokens.codeTtl * 1000;
+  const stored: StoredCode = { ...fields, createdAt: now, expiresAt };
+  await deps.storage.ephemeral.set(ephemeralKeys.code(hashSecret(code)), JSON.stringify(stored), expiresAt, now);
+  return code;
+}
+
+/** The parameters of a code exchange (RFC 6749 4.1.3, RFC 7636 4.5). */
+export interface CodeExchange {
+  code: string;
+  redirectUri: string;
+  codeVerifier: string | undefined;
+}
+
+/**
+ * Exchanges an authorization code for an access and a refresh token (RFC 6749 4.1.3).
+ *
+ * The tokens are saved first and the code is taken last: taking it is the commit point. A
+ * failure before it leaves the code usable, so the client's retry succeeds; exactly one of racing
+ * exchanges takes the code, and a loser revokes the grant, with what it saved. A code presented
+ * after its exchange revokes its grant (RFC 6749 4.1.2); so does one whose grant was revoked.
+ */
+export async function exchangeCode(
+  deps: GrantDeps,
+  client: ClientRecord,
+  params: CodeExchange,
+  context: () => EventContext,
+): Promise<TokenResponse> {
+  const now = deps.clock();
+  const codeHash = hashSecret(params.code);
+  const raw = await deps.storage.ephemeral.get(ephemeralKeys.code(codeHash), now);
+  if (raw === null) {
+    const used = await deps.storage.ephemeral.get(ephemeralKeys.usedCode(codeHash), now);
+    if (used !== null) await replayed(deps, JSON.parse(used) as UsedCode, client, context);
+    throw invalidGrant('The authorization code is invalid.');
+  }
+  const code = JSON.parse(raw) as StoredCode;
+  checkCode(code, client, params, now);
+  const grant = await standingGrant(deps, code.userId, code.clientId);
+  if (!grant || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
+
+  const subject = { clientId: client.clientId, userId: code.userId, scopes: code.scopes, grantId: code.grantId };
+  const access = await saveAccessToken(deps, subject, 'authorization_code', now);
+  const refresh = await saveRefreshToken(deps, subject, 'authorization_code', now);
+
+  if ((await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now)) === null) {
+    await replayed(deps, code, client, context);
+    throw invalidGrant('The authorization code has already been used.');
+  }
+  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
+  await afterCommit(deps, () =>
+    deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), JSON.stringify(used), code.expiresAt, now),
+  );
+
+  if (listened(deps, 'token.issued')) {
+    emit(deps, { type: 'token.issued', grantType: 'authorization_code', ...subject, refreshToken: true, ...context() });
+  }
+  return tokenResponse(access, deps, refresh.token);
+}
+
+/** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */
+function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange, now: number): void {
+  if (code.clientId !== client.clientId) throw invalidGrant('The authorization code was issued to another client.');
+  if (now >= code.expiresAt) throw invalidGrant('The authorization code has expired.');
+  if (code.redirectUri !== params.redirectUri) {
+    throw invalidGrant('redirect_uri differs from the one of the authorization request.');
+  }
+  const verifier = params.codeVerifier;
+  if (code.codeChallenge !== null) {
+    if (verifier === undefined) throw invalidGrant('code_verifier is required for this code.');
+    const computed = createHash('sha256').update(verifier).digest('base64url');
+    if (computed !== code.codeChallenge) throw invalidGrant('code_verifier does not match.');
+  } else if (verifier !== undefined) {
+    // RFC 9700 4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
+    throw invalidGrant('This code was issued without a code_challenge.');
+  } else if (client.requirePkce) {
+    throw invalidGrant('This client must use PKCE.');
+  }
+}
+
+/** A code used twice: revoke its grant (RFC 6749 4.1.2) and report it. */
+async function replayed(
+  deps: GrantDeps,
+  code: UsedCode,
+  presentedBy: ClientRecord,
+  context: () => EventContext,
+): Promise<void> {
+  await revokeGrant(deps, code);
+  emit(deps, {
+    type: 'code.replayed',
+    clientId: code.clientId,
+    presentedBy: presentedBy.clientId,
+    userId: code.userId,
+    grantId: code.grantId,
+    ...context(),
+  });
+}

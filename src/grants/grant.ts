@@ -1,0 +1,99 @@
+import { randomId } from '../crypto/secrets.js';
+import { OAuthError } from '../errors/oauth-error.js';
+import { emit, type EventContext } from '../events/emit.js';
+import { ephemeralKeys } from '../storage/keys.js';
+import type { GrantRecord } from '../storage/types.js';
+import type { GrantDeps } from './deps.js';
+
+/** What the rules of this file need: no token options. */
+export type GrantStoreDeps = Pick<GrantDeps, 'storage' | 'clock' | 'events'>;
+
+/**
+ * How long a revocation is remembered in the ephemeral store: longer than any consent request
+ * that read the grant before the revocation can take to save it again.
+ */
+const REVOCATION_MARKER_MS = 3_600_000;
+
+/** The standing (not revoked) grant of `userId` for `clientId`, or `null`. */
+export async function standingGrant(
+  deps: GrantStoreDeps,
+  userId: string,
+  clientId: string,
+): Promise<GrantRecord | null> {
+  const [grant] = await deps.storage.grants.list({ userId, clientId });
+  return grant !== undefined && grant.revokedAt === null ? grant : null;
+}
+
+/**
+ * Records the user's consent: adds `scopes` to the standing grant of the user and client, or
+ * starts a new grant. A revocation racing it wins: if the grant was revoked while this consent
+ * was being saved, it is revoked again and the consent refused.
+ */
+export async function recordConsent(
+  deps: GrantStoreDeps,
+  userId: string,
+  clientId: string,
+  scopes: readonly string[],
+): Promise<GrantRecord> {
+  const now = deps.clock();
+  const standing = await standingGrant(deps, userId, clientId);
+  const grant: GrantRecord = standing
+    ? { ...standing, scopes: [...new Set([...standing.scopes, ...scopes])], updatedAt: now }
+    : {
+        grantId: randomId(),
+        userId,
+        clientId,
+        scopes: [...new Set(scopes)],
+        createdAt: now,
+        updatedAt: now,
+        revokedAt: null,
+      };
+  await deps.storage.grants.save(grant);
+  if (standing && (await deps.storage.ephemeral.get(ephemeralKeys.revokedGrant(grant.grantId), now)) !== null) {
+    await deps.storage.grants.save({ ...grant, revokedAt: now });
+    throw new OAuthError('access_denied', 'The authorization was revoked while it was being given.');
+  }
+  return grant;
+}
+
+/**
+ * Revokes a grant, absolutely: once this resolves, no token of the grant works (a token is
+ * accepted only with its standing grant), no code issued under it is exchanged, a refresh in
+ * flight mints nothing that works, and a consent saving the grant at the same moment cannot
+ * bring it back. Resolves `false` if the grant was not standing.
+ */
+export async function revokeGrant(
+  deps: GrantStoreDeps,
+  grant: Pick<GrantRecord, 'grantId' | 'userId' | 'clientId'>,
+): Promise<boolean> {
+  const now = deps.clock();
+  await deps.storage.ephemeral.set(
+    ephemeralKeys.revokedGrant(grant.grantId),
+    '1',
+    now + REVOCATION_MARKER_MS,
+    now,
+  );
+  const [current] = await deps.storage.grants.list({ userId: grant.userId, clientId: grant.clientId });
+  if (current === undefined || current.grantId !== grant.grantId || current.revokedAt !== null) return false;
+  await deps.storage.grants.save({ ...current, revokedAt: now });
+  return true;
+}
+
+/**
+ * Ends a user's trust in an application: revokes the grant of `userId` for `clientId`, and with
+ * it every token and code issued under it. The next authorization asks for consent again. The
+ * applications page (`by: 'user'`) and the CLI's `grants revoke` (`by: 'operator'`) both call
+ * it; it reports one `consent.revoked` event. Resolves whether there was a standing grant.
+ */
+export async function revokeApplication(
+  deps: GrantStoreDeps,
+  userId: string,
+  clientId: string,
+  by: 'user' | 'operator',
+  context: EventContext = {},
+): Promise<boolean> {
+  const grant = await standingGrant(deps, userId, clientId);
+  if (!grant || !(await revokeGrant(deps, grant))) return false;
+  emit(deps, { type: 'consent.revoked', userId, clientId, grantId: grant.grantId, by, ...context });
+  return true;
+}

@@ -1,0 +1,14 @@
+export type { GrantDeps } from './deps.js';
+export { recordConsent, revokeApplication, revokeGrant, standingGrant } from './grant.js';
+export { exchangeCode, issueCode, type CodeExchange } from './codes.js';
+export { refreshAccessToken } from './refresh.js';
+export {
+  findUsableToken,
+  saveAccessToken,
+  saveRefreshToken,
+  tokenResponse,
+  usable,
+  type IssuedToken,
+  type Subject,
+  type TokenResponse,
+} from './tokens.js';

@@ -1,0 +1,72 @@
+import { hashSecret } from '../crypto/secrets.js';
+import { OAuthError } from '../errors/oauth-error.js';
+import { emit, listened, type EventContext } from '../events/emit.js';
+import { requestedScopes } from '../scopes/scopes.js';
+import { ephemeralKeys } from '../storage/keys.js';
+import type { ClientRecord, TokenRecord } from '../storage/types.js';
+import { afterCommit, type GrantDeps } from './deps.js';
+import { revokeGrant } from './grant.js';
+import { saveAccessToken, saveRefreshToken, tokenResponse, usable, type TokenResponse } from './tokens.js';
+
+/** How long the commit marker of a rotation is kept: far longer than a rotation takes to finish. */
+const ROTATION_MARKER_MS = 86_400_000;
+
+const invalidToken = () => new OAuthError('invalid_grant', 'The refresh token is invalid.');
+
+/**
+ * Exchanges a refresh token for a new access token (RFC 6749 6). By default the same refresh
+ * token stays valid until revoked (the spec). With `tokens.rotateRefreshTokens` a new one
+ * replaces it: the new tokens are saved first and the rotation is committed last, by exactly one
+ * of racing callers; the losers, and any later use of a replaced token, revoke the grant
+ * (RFC 9700 4.14.2). A failure before the commit leaves the presented token as it was.
+ */
+export async function refreshAccessToken(
+  deps: GrantDeps,
+  client: ClientRecord,
+  params: { refreshToken: string; scope: string | undefined },
+  context: () => EventContext,
+): Promise<TokenResponse> {
+  const now = deps.clock();
+  const hash = hashSecret(params.refreshToken);
+  const found = await deps.storage.tokens.find(hash);
+  if (!found || found.token.type !== 'refresh_token' || found.token.clientId !== client.clientId) {
+    throw invalidToken();
+  }
+  if (!usable(found, now)) throw invalidToken();
+  const presented = found.token;
+  if (presented.rotatedAt !== null) {
+    await reused(deps, presented, context);
+    throw invalidToken();
+  }
+  // RFC 6749 6: a refresh may ask for fewer scopes, never more.
+  const scopes = requestedScopes(
+    params.scope,
+    presented.scopes,
+    'The requested scope exceeds the one originally granted.',
+  );
+  const subject = { clientId: client.clientId, userId: presented.userId, scopes, grantId: presented.grantId };
+  const access = await saveAccessToken(deps, subject, 'refresh_token', now);
+  let refreshToken = params.refreshToken;
+  if (deps.options.tokens.rotateRefreshTokens) {
+    const next = await saveRefreshToken(deps, { ...subject, scopes: presented.scopes }, 'refresh_token', now);
+    const key = ephemeralKeys.rotated(hash);
+    if (!(await deps.storage.ephemeral.add(key, next.record.tokenHash, now + ROTATION_MARKER_MS, now))) {
+      await reused(deps, presented, context);
+      throw invalidToken();
+    }
+    await afterCommit(deps, () => deps.storage.tokens.save({ ...presented, rotatedAt: now }));
+    refreshToken = next.token;
+  }
+  if (listened(deps, 'token.refreshed')) {
+    const rotated = refreshToken !== params.refreshToken;
+    emit(deps, { type: 'token.refreshed', ...subject, rotated, ...context() });
+  }
+  return tokenResponse(access, deps, refreshToken);
+}
+
+/** A replaced refresh token presented again has leaked: end the whole grant and report it. */
+async function reused(deps: GrantDeps, token: TokenRecord, context: () => EventContext): Promise<void> {
+  await revokeGrant(deps, token);
+  const { clientId, userId, grantId } = token;
+  emit(deps, { type: 'refresh_token.reused', clientId, userId, grantId, ...context() });
+}

@@ -1,0 +1,107 @@
+import { generateSecret, hashSecret } from '../crypto/secrets.js';
+import type { FoundTokenRecord, TokenRecord } from '../storage/types.js';
+import type { GrantDeps } from './deps.js';
+
+/** The JSON of a successful token response (RFC 6749 5.1). */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  scope?: string;
+}
+
+/** Who a token is for and under which grant. */
+export interface Subject {
+  clientId: string;
+  userId: string;
+  scopes: string[];
+  grantId: string;
+}
+
+/** A token just saved: its plaintext, shown once, and its record. */
+export interface IssuedToken {
+  token: string;
+  record: TokenRecord;
+}
+
+/** Saves a new access token; resolves its plaintext and record. */
+export async function saveAccessToken(
+  deps: GrantDeps,
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+): Promise<IssuedToken> {
+  const token = generateSecret();
+  const record: TokenRecord = {
+    ...subject,
+    tokenHash: hashSecret(token),
+    type: 'access_token',
+    createdAt: now,
+    expiresAt: now + deps.options.tokens.accessTokenTtl * 1000,
+    origin,
+    rotatedAt: null,
+  };
+  await deps.storage.tokens.save(record);
+  return { token, record };
+}
+
+/** Saves a new refresh token, valid until revoked (the spec); resolves its plaintext and record. */
+export async function saveRefreshToken(
+  deps: GrantDeps,
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+): Promise<IssuedToken> {
+  const token = generateSecret();
+  const record: TokenRecord = {
+    ...subject,
+    tokenHash: hashSecret(token),
+    type: 'refresh_token',
+    createdAt: now,
+    expiresAt: null,
+    origin,
+    rotatedAt: null,
+  };
+  await deps.storage.tokens.save(record);
+  return { token, record };
+}
+
+/**
+ * Whether a stored token works at `now`: unexpired, its grant standing (the very grant it was
+ * issued under, not revoked) and its client registered and enabled. A rotated-away refresh token
+ * is usable here; the refresh grant tells reuse apart.
+ */
+export function usable(found: FoundTokenRecord, now: number): boolean {
+  const { token, grant, client } = found;
+  return (
+    (token.expiresAt === null || now < token.expiresAt) &&
+    grant !== null &&
+    grant.grantId === token.grantId &&
+    grant.revokedAt === null &&
+    client !== null &&
+    !client.disabled
+  );
+}
+
+/** The usable token with this plaintext, with its grant and client, or `null`. */
+export async function findUsableToken(
+  deps: GrantDeps,
+  plaintext: string,
+  now: number,
+): Promise<FoundTokenRecord | null> {
+  const found = await deps.storage.tokens.find(hashSecret(plaintext));
+  return found && usable(found, now) ? found : null;
+}
+
+/** The token response body, with `scope` only when there is one. */
+export function tokenResponse(access: IssuedToken, deps: GrantDeps, refreshToken?: string): TokenResponse {
+  const response: TokenResponse = {
+    access_token: access.token,
+    token_type: 'Bearer',
+    expires_in: deps.options.tokens.accessTokenTtl,
+  };
+  if (refreshToken !== undefined) response.refresh_token = refreshToken;
+  if (access.record.scopes.length) response.scope = access.record.scopes.join(' ');
+  return response;
+}
