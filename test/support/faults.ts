@@ -3,7 +3,7 @@
  * unavailable, and credentials seeded through the library's own issuing functions.
  */
 import { expect } from 'vitest';
-import { issueAccessToken, issueCode, issueRefreshToken, newGrantId } from '../../src/tokens/issue.js';
+import { seedCode as seedCodeFor, seedTokens as seedTokensFor } from './grants.js';
 import { CODE_REDIRECT, type TestApp } from './app.js';
 
 export interface Timed {
@@ -22,28 +22,13 @@ export async function timedFetch(url: string, init: RequestInit = {}): Promise<T
 
 /** A token the API accepts, with its refresh token, issued for the test app's code client. */
 export async function seedTokens(t: TestApp): Promise<{ accessToken: string; refreshToken: string }> {
-  const subject = {
-    clientId: t.codeClient.clientId,
-    userId: 'fault-user',
-    scopes: ['realms'],
-    grantId: newGrantId(),
-  };
-  const access = await issueAccessToken(t.server, subject, 'authorization_code');
-  const refreshToken = await issueRefreshToken(t.server, subject);
-  return { accessToken: access.token, refreshToken };
+  const { accessToken, refreshToken } = await seedTokensFor(t.server, t.codeClient.clientId, 'fault-user');
+  return { accessToken, refreshToken };
 }
 
 /** A fresh authorization code for the test app's code client. */
-export async function seedCode(t: TestApp): Promise<string> {
-  const { code } = await issueCode(t.server, {
-    clientId: t.codeClient.clientId,
-    userId: 'fault-user',
-    redirectUri: CODE_REDIRECT,
-    scopes: ['realms'],
-    codeChallenge: null,
-    codeChallengeMethod: null,
-  });
-  return code;
+export function seedCode(t: TestApp): Promise<string> {
+  return seedCodeFor(t.server, { clientId: t.codeClient.clientId, redirectUri: CODE_REDIRECT, userId: 'fault-user' });
 }
 
 export const api = (t: TestApp, accessToken: string) =>
