@@ -74,7 +74,7 @@ export function createExistingApp(options: ExistingAppOptions): {
   api.use('/v1/realms', allowBrowserOrigin(options.browserClientOrigin));
   api.get('/v1/realms', requireBearer(server, { scopes: [REALMS_SCOPE] }), async (_req, res) => {
     const { userId } = bearerOf(res);
-    const user = await server.storage.users.find(userId);
+    const user = await server.storage.users.find?.(userId);
     res
       .set('Cache-Control', 'no-store')
       .json({ owner: user?.identifier ?? null, realms: realmsOf(realmsByUser, userId) });

@@ -14,7 +14,7 @@ import type { PageRenderers } from './pages/types.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
 import { ownSession } from './session/own-session.js';
 import { sessionPeek, type PeekedSession } from './session/peek.js';
-import { ephemeralKeys } from './storage/keys.js';
+import { ephemeralNonces } from './login/nonces.js';
 import type { Storage } from './storage/types.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -140,10 +140,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
         providers: options.providers,
         returnTo: urls.loginCallback,
         realm: `${base}/`,
-        nonces: {
-          use: (scope, nonce, expiresAt) =>
-            storage.ephemeral.add(ephemeralKeys.nonce(scope, nonce), '1', expiresAt, clock()),
-        },
+        nonces: ephemeralNonces(storage.ephemeral, clock),
         clock,
         timeoutMs: options.login.timeoutMs,
         maxResponseBytes: options.login.maxResponseBytes,

@@ -9,13 +9,15 @@ import {
   type AuthorizationServer,
   type Storage,
 } from '../src/index.js';
-import { issueAccessToken, newGrantId } from '../src/tokens/issue.js';
+import { registerClient } from '../src/index.js';
+import { recordConsent, revokeGrant, saveAccessToken } from '../src/grants/index.js';
+import { hashSecret } from '../src/crypto/secrets.js';
 
 let storage: Storage;
 let server: AuthorizationServer;
 let app: express.Express;
 
-beforeEach(() => {
+beforeEach(async () => {
   vi.useFakeTimers({ toFake: ['Date'] });
   vi.setSystemTime(new Date('2026-03-01T12:00:00Z'));
   storage = memoryStorage();
@@ -24,6 +26,12 @@ beforeEach(() => {
     storage,
     providers: [{ name: 'Example', identifier: 'https://id.example.com/' }],
     session: { secret: 'x'.repeat(32) },
+  });
+  await registerClient(storage, {
+    clientId: 'c1',
+    applicationName: 'Client one',
+    redirectUri: 'https://client.example/cb',
+    scopes: ['realms', 'admin'],
   });
   app = express();
   app.get('/v1/realms', requireBearer(server), (_req, res) => {
@@ -38,12 +46,12 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-const issue = (scopes = ['realms']) =>
-  issueAccessToken(
-    server,
-    { clientId: 'c1', userId: 'u1', scopes, grantId: newGrantId() },
-    'authorization_code',
-  );
+const issue = async (scopes = ['realms']) => {
+  const grant = await recordConsent(server, 'u1', 'c1', scopes);
+  const subject = { clientId: 'c1', userId: 'u1', scopes, grantId: grant.grantId };
+  const { token, record } = await saveAccessToken(server, subject, 'authorization_code', server.clock());
+  return { token, grant, expiresIn: (record.expiresAt! - record.createdAt) / 1000 };
+};
 
 describe('requireBearer (RFC 6750)', () => {
   it('passes a valid token and exposes user, client and scopes', async () => {
@@ -110,18 +118,13 @@ describe('requireBearer (RFC 6750)', () => {
   });
 
   it('refuses a revoked token', async () => {
-    const grantId = newGrantId();
-    const { token } = await issueAccessToken(
-      server,
-      { clientId: 'c1', userId: 'u1', scopes: [], grantId },
-      'implicit',
-    );
-    await storage.tokens.revokeGrant(grantId, Date.now());
+    const { token, grant } = await issue([]);
+    await revokeGrant(server, grant);
     expect((await supertest(app).get('/v1/realms').set('Authorization', `Bearer ${token}`)).status).toBe(401);
   });
 
   it('answers 500 server_error without internals when storage fails', async () => {
-    storage.tokens.findAccessToken = async () => {
+    storage.tokens.find = async () => {
       throw new Error('connection refused to db-secret-host');
     };
     const errors: unknown[] = [];
@@ -166,10 +169,8 @@ describe('requireBearer under faults', () => {
 
   it('accepts an adapter that answers without a promise', async () => {
     const { token } = await issue();
-    const found = await storage.tokens.findAccessToken(
-      (await import('../src/crypto/secrets.js')).hashSecret(token),
-    );
-    const plain = { ...storage, tokens: { ...storage.tokens, findAccessToken: () => found } };
+    const found = await storage.tokens.find(hashSecret(token));
+    const plain = { ...storage, tokens: { ...storage.tokens, find: () => found } };
     const loose = createAuthorizationServer({
       baseUrl: 'https://auth.example.com',
       storage: plain as unknown as Storage,

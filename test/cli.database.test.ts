@@ -27,13 +27,15 @@ describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip
     const databaseUrl = url();
     const storage = await connectStorage(databaseUrl, { migrate: true });
     const now = Date.now();
-    await storage.nonces.use('op', 'stale', now - 1000);
-    await storage.nonces.use('op', 'fresh', now + 60_000);
-    await storage.sessions.set('old', '{}', now - 1000);
+    const ephemeral = storage.ephemeral;
+    // Written while they were live, expired by the time prune runs.
+    await ephemeral.set('nonce:stale', '1', now - 1000, now - 2000);
+    await ephemeral.set('session:old', '{}', now - 1000, now - 2000);
+    expect(await ephemeral.add('nonce:fresh', '1', now + 60_000, now)).toBe(true);
     const result = await runCli(['--database-url', databaseUrl, '--json', 'prune', '--batch-size', '1']);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).removed).toMatchObject({ nonces: 1, sessions: 1, codes: 0 });
-    expect(await storage.nonces.use('op', 'fresh', now + 60_000)).toBe(false);
+    expect(JSON.parse(result.stdout).removed).toEqual({ ephemeral: 2, tokens: 0, grants: 0 });
+    expect(await ephemeral.add('nonce:fresh', '1', now + 60_000, now)).toBe(false);
     await storage.close();
   });
 });

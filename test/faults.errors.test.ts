@@ -58,7 +58,7 @@ describe('a custom adapter throwing StorageUnavailableError', () => {
     const storage = memoryStorage();
     const { t } = await appWith(storage);
     const code = await seedCode(t);
-    storage.tokens.saveAccessToken = async () => {
+    storage.tokens.save = async () => {
       throw outage();
     };
     const answer = await exchange(t, code);
@@ -70,7 +70,7 @@ describe('a custom adapter throwing StorageUnavailableError', () => {
     const storage = memoryStorage();
     const { t, recorded } = await appWith(storage);
     const { accessToken } = await seedTokens(t);
-    storage.tokens.findAccessToken = async () => {
+    storage.tokens.find = async () => {
       throw outage();
     };
     const answer = await api(t, accessToken);
@@ -99,8 +99,10 @@ describe('a custom adapter throwing StorageUnavailableError', () => {
   it('authorization endpoint: no redirect to the client even once its redirect URI is verified', async () => {
     const storage = memoryStorage();
     const { t } = await appWith(storage);
-    storage.codes.create = async () => {
-      throw outage();
+    const set = storage.ephemeral.set;
+    storage.ephemeral.set = async (key, ...rest) => {
+      if (key.startsWith('code:')) throw outage();
+      return set(key, ...rest);
     };
     const res = await authorizeWithLogin(t, {
       response_type: 'code',
@@ -128,8 +130,10 @@ describe('an unknown error', () => {
     const storage = memoryStorage();
     const { t, recorded } = await appWith(storage);
     const code = await seedCode(t);
-    storage.codes.consume = async () => {
-      throw new Error('db-internal-detail: relation "oauth_codes" is corrupt');
+    const get = storage.ephemeral.get;
+    storage.ephemeral.get = async (key, now) => {
+      if (key.startsWith('code:')) throw new Error('db-internal-detail: relation "oauth_codes" is corrupt');
+      return get(key, now);
     };
     const answer = await exchange(t, code);
     expect(answer.res.status).toBe(500);
@@ -159,7 +163,7 @@ describe('an unknown error', () => {
       throw new Error('tracker offline');
     });
     const { accessToken } = await seedTokens(t);
-    storage.tokens.findAccessToken = async () => {
+    storage.tokens.find = async () => {
       throw new Error('boom');
     };
     const answer = await api(t, accessToken);

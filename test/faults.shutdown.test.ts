@@ -11,7 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectStorage, createAuthorizationServer, registerClient, type SqlStorage } from '../src/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../src/testing/index.js';
-import { issueAccessToken, issueCode, newGrantId } from '../src/tokens/issue.js';
+import { seedCode, seedTokens } from './support/grants.js';
 import {
   dropSchema,
   POSTGRES_URL,
@@ -59,20 +59,11 @@ describe.skipIf(!postgres.ok)(
         providers: [{ name: 'Dev', identifier: op.identifier }],
         session: { secret: 'a shutdown test session secret, long enough' },
       });
-      const subject = { clientId, userId: 'u1', scopes: [], grantId: newGrantId() };
-      const { token } = await issueAccessToken(issuing, subject, 'authorization_code');
-      const codes = await Promise.all(
-        Array.from({ length: 4 }, () =>
-          issueCode(issuing, {
-            clientId,
-            userId: 'u1',
-            redirectUri: REDIRECT,
-            scopes: [],
-            codeChallenge: null,
-            codeChallengeMethod: null,
-          }).then((issued) => issued.code),
-        ),
-      );
+      const { accessToken: token } = await seedTokens(issuing, clientId, 'u1', []);
+      const codes: string[] = [];
+      for (let i = 0; i < 4; i++) {
+        codes.push(await seedCode(issuing, { clientId, userId: 'u1', redirectUri: REDIRECT, scopes: [] }));
+      }
 
       const locker = new pg.Client({ connectionString: POSTGRES_URL });
       const instance = await startInstance({
@@ -94,7 +85,7 @@ describe.skipIf(!postgres.ok)(
       // Token exchanges that will wait on a lock the test holds, and slow API calls.
       await locker.connect();
       await locker.query('begin');
-      await locker.query(`lock table "${schema}".oauth_codes in access exclusive mode`);
+      await locker.query(`lock table "${schema}".oauth_ephemeral in access exclusive mode`);
       const exchanges = codes.map((code) =>
         fetch(`${instance.origin}/oauth/token`, {
           method: 'POST',

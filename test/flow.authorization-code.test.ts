@@ -101,7 +101,7 @@ describe('authorization code grant, end to end through the development provider'
       'unused',
       0,
     );
-    expect(await t.storage.consents.find(users.id, 'code-client')).toBeNull();
+    expect(await t.storage.grants.list({ userId: users.id, clientId: 'code-client' })).toEqual([]);
   });
 
   it('goes straight to the provider named by opIdentifier, skipping the selection page', async () => {

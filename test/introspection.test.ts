@@ -75,7 +75,7 @@ describe.each(engines)('token introspection on $name storage', ({ skip, open }) 
   test(`describes a live access token to the resource server, with the fields of RFC 7662 2.2${suffix}`, async () => {
     const { t, resourceServer } = ctx;
     const tokens = await obtainTokens(t, { scope: 'realms' });
-    const stored = (await t.storage.tokens.findAccessToken(hashSecret(tokens.access_token)))!;
+    const stored = (await t.storage.tokens.find(hashSecret(tokens.access_token)))!.token;
     const res = await postAs(t, '/oauth/introspect', { token: tokens.access_token }, resourceServer);
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -91,7 +91,7 @@ describe.each(engines)('token introspection on $name storage', ({ skip, open }) 
       client_id: 'code-client',
       token_type: 'Bearer',
       iat: Math.floor(stored.createdAt / 1000),
-      exp: Math.floor(stored.expiresAt / 1000),
+      exp: Math.floor(stored.expiresAt! / 1000),
       sub: user.id,
       iss: t.baseUrl,
     });
@@ -103,7 +103,7 @@ describe.each(engines)('token introspection on $name storage', ({ skip, open }) 
     expect((await introspect('unknown')).body).toEqual({ active: false });
 
     const expiring = await obtainTokens(t);
-    const { expiresAt } = (await t.storage.tokens.findAccessToken(hashSecret(expiring.access_token)))!;
+    const expiresAt = (await t.storage.tokens.find(hashSecret(expiring.access_token)))!.token.expiresAt!;
     stoppedAt = expiresAt - 1;
     expect((await introspect(expiring.access_token)).body.active).toBe(true);
     expect((await callRealms(t, expiring.access_token)).status).toBe(200);

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateSecret, hashSecret } from '../src/crypto/secrets.js';
 import { connectStorage, registerClient, type SqlStorage } from '../src/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './support/databases.js';
+import { grantDeps, seedCode } from './support/grants.js';
 import { startInstance, type Instance, type InstanceConfig } from './support/instances.js';
 
 const postgres = await postgresAvailability();
@@ -71,20 +71,16 @@ describe.each(engines)('SIGKILL during token requests on $name', ({ name, skip, 
         randomUUID(),
         Date.now(),
       );
-      const codes = Array.from({ length: CODES }, () => generateSecret());
-      for (const code of codes) {
-        await storage.codes.create({
-          codeHash: hashSecret(code),
-          clientId,
-          userId: user.id,
-          redirectUri: REDIRECT,
-          scopes: [],
-          grantId: randomUUID(),
-          codeChallenge: null,
-          codeChallengeMethod: null,
-          createdAt: Date.now(),
-          expiresAt: Date.now() + 10 * 60_000,
-        });
+      const codes: string[] = [];
+      for (let i = 0; i < CODES; i++) {
+        codes.push(
+          await seedCode(grantDeps(storage), {
+            clientId,
+            userId: user.id,
+            redirectUri: REDIRECT,
+            scopes: [],
+          }),
+        );
       }
 
       const config: InstanceConfig = {

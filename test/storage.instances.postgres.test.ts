@@ -10,6 +10,7 @@ import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '
 import { parseForm, signInAtProvider as signIn } from './support/flow.js';
 import { createRelyingParty, expectLoginError, genuineCallback } from './support/openid-harness.js';
 import { startInstance, type Instance } from './support/instances.js';
+import { ephemeralNonces } from '../src/login/nonces.js';
 
 const postgres = await postgresAvailability();
 const BASE_URL = 'http://127.0.0.1:1'; // The "load balancer": never contacted, only named.
@@ -179,8 +180,8 @@ describe.skipIf(!postgres.ok)(
       // Two relying parties, each with the nonce store of its own pool on the shared database.
       const other = await connectStorage(databaseUrl);
       try {
-        const first = createRelyingParty(op, { nonces: storage.nonces });
-        const second = createRelyingParty(op, { nonces: other.nonces });
+        const first = createRelyingParty(op, { nonces: ephemeralNonces(storage.ephemeral, Date.now) });
+        const second = createRelyingParty(op, { nonces: ephemeralNonces(other.ephemeral, Date.now) });
         const { callback, state } = await genuineCallback(first);
         await first.verify(callback, state);
         await expectLoginError(second.verify(callback, state), 'replayed');
@@ -190,3 +191,4 @@ describe.skipIf(!postgres.ok)(
     });
   },
 );
+

@@ -34,8 +34,8 @@ afterEach(async () => {
 describe('expiry boundaries on the injected clock', () => {
   it('an access token works 1 ms before expires_in ends, not at that instant', async () => {
     const { accessToken } = await seedTokens(t);
-    const record = await storage.tokens.findAccessToken(hashSecret(accessToken));
-    expect(record).toMatchObject({ createdAt: START, expiresAt: START + 60_000 });
+    const record = await storage.tokens.find(hashSecret(accessToken));
+    expect(record?.token).toMatchObject({ createdAt: START, expiresAt: START + 60_000 });
     now = START + 60_000 - 1;
     expect((await api(t, accessToken)).res.status).toBe(200);
     now = START + 60_000;
@@ -60,7 +60,7 @@ describe('expiry boundaries on the injected clock', () => {
     const answer = await exchange(t, await seedCode(t));
     const body = JSON.parse(answer.text) as { access_token: string; expires_in: number };
     expect(body.expires_in).toBe(60);
-    expect(await storage.tokens.findAccessToken(hashSecret(body.access_token))).toMatchObject({
+    expect((await storage.tokens.find(hashSecret(body.access_token)))?.token).toMatchObject({
       createdAt: START + 5_000,
       expiresAt: START + 65_000,
     });

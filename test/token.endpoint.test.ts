@@ -3,6 +3,7 @@ import { hashSecret } from '../src/crypto/secrets.js';
 import { registerClient } from '../src/index.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from './support/app.js';
 import { exchangeCode, obtainCode } from './support/flow.js';
+import { tokenWorks } from './support/grants.js';
 
 let t: TestApp;
 /** The server's clock runs `skew` ms ahead of real time (the provider's nonces use real time). */
@@ -29,14 +30,16 @@ describe('token endpoint: authorization_code', () => {
     expect(res.body.token_type).toBe('Bearer');
   });
 
-  it('refuses a second use of a code and revokes the tokens of the first (RFC 6749 4.1.2)', async () => {
+  it('refuses a second use of a code and revokes the grant of the first (RFC 6749 4.1.2)', async () => {
     const { code } = await obtainCode(t);
     const first = await exchangeCode(t, code);
     expect(first.status).toBe(200);
     const second = await exchangeCode(t, code);
     expectOAuthError(second, 'invalid_grant');
-    expect(await t.storage.tokens.findAccessToken(hashSecret(first.body.access_token))).toBeNull();
-    expect(await t.storage.tokens.findRefreshToken(hashSecret(first.body.refresh_token))).toBeNull();
+    expect(await tokenWorks(t.server, first.body.access_token)).toBe(false);
+    expect(await tokenWorks(t.server, first.body.refresh_token)).toBe(false);
+    const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+    expect(grant?.revokedAt).toEqual(expect.any(Number));
     const realms = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${first.body.access_token}`);
     expect(realms.status).toBe(401);
   });

@@ -121,40 +121,50 @@ async function seed() {
     newId(),
     now,
   );
-  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: [SCOPE] };
-  const accessToken = (plaintext) => ({
+  // One grant (the user's consent for the client) that every token and code belongs to.
+  const grantId = newId();
+  await storage.grants.save({
+    grantId,
+    userId: user.id,
+    clientId: CLIENT_ID,
+    scopes: [SCOPE],
+    createdAt: now,
+    updatedAt: now,
+    revokedAt: null,
+  });
+  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: [SCOPE], grantId };
+  // Hours, not the default hour: a long run must not see its tokens or codes expire.
+  const expiresAt = now + 6 * 3_600_000;
+  const token = (plaintext, type) => ({
     ...subject,
-    grantId: newId(),
     tokenHash: sha256(plaintext),
+    type,
     origin: 'authorization_code',
     createdAt: now,
-    // Hours, not the default hour: a long run must not see its tokens expire.
-    expiresAt: now + 6 * 3_600_000,
-  });
-  const concurrency = kind === 'postgres' ? 16 : 1;
-  await storage.tokens.saveAccessToken(accessToken(ACCESS_TOKEN));
-  await forEachLimited(tokenCount, concurrency, (i) =>
-    storage.tokens.saveAccessToken(accessToken(fillerTokenFor(i))),
-  );
-  await storage.tokens.saveRefreshToken({
-    ...subject,
-    grantId: newId(),
-    tokenHash: sha256(REFRESH_TOKEN),
-    createdAt: now,
-    expiresAt: null,
+    expiresAt: type === 'access_token' ? expiresAt : null,
     rotatedAt: null,
   });
+  const concurrency = kind === 'postgres' ? 16 : 1;
+  await storage.tokens.save(token(ACCESS_TOKEN, 'access_token'));
+  await forEachLimited(tokenCount, concurrency, (i) =>
+    storage.tokens.save(token(fillerTokenFor(i), 'access_token')),
+  );
+  await storage.tokens.save(token(REFRESH_TOKEN, 'refresh_token'));
+  // Codes as the library keeps them in the ephemeral store (src/storage/keys.ts).
   await forEachLimited(codeCount, concurrency, (i) =>
-    storage.codes.create({
-      ...subject,
-      codeHash: sha256(codeFor(i)),
-      grantId: newId(),
-      redirectUri: REDIRECT_URI,
-      codeChallenge: null,
-      codeChallengeMethod: null,
-      createdAt: now,
-      expiresAt: now + 6 * 3_600_000,
-    }),
+    storage.ephemeral.set(
+      `code:${sha256(codeFor(i))}`,
+      JSON.stringify({
+        ...subject,
+        redirectUri: REDIRECT_URI,
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        createdAt: now,
+        expiresAt,
+      }),
+      expiresAt,
+      now,
+    ),
   );
 }
 

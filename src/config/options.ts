@@ -5,7 +5,23 @@ import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../scopes/scopes.js';
 import type { Storage } from '../storage/types.js';
 
-const STORAGE_DOMAINS = ['clients', 'users', 'consents', 'codes', 'tokens', 'nonces'] as const;
+/** The 12 required methods of the storage contract, by store. */
+const REQUIRED_METHODS = {
+  ephemeral: ['get', 'set', 'add', 'take', 'increment', 'delete'],
+  clients: ['find'],
+  users: ['findOrCreate'],
+  grants: ['list', 'save'],
+  tokens: ['save', 'find'],
+} as const;
+
+/** The required methods `value` lacks, as `store.method`. */
+function missingStorageMethods(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return ['(the storage object itself)'];
+  return Object.entries(REQUIRED_METHODS).flatMap(([store, methods]) => {
+    const target = (value as Record<string, Record<string, unknown> | undefined>)[store];
+    return methods.filter((m) => typeof target?.[m] !== 'function').map((m) => `${store}.${m}`);
+  });
+}
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
 
@@ -29,13 +45,10 @@ const providerSchema = z.object({
 export const optionsSchema = z.object({
   /** Absolute URL where the routers are mounted, e.g. `https://auth.example.com`. */
   baseUrl,
-  storage: z.custom<Storage>(
-    (value) =>
-      typeof value === 'object' &&
-      value !== null &&
-      STORAGE_DOMAINS.every((domain) => typeof (value as Record<string, unknown>)[domain] === 'object'),
-    { error: `must implement the storage interfaces (${STORAGE_DOMAINS.join(', ')})` },
-  ),
+  storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
+    error: (issue) =>
+      `must implement the storage contract; missing: ${missingStorageMethods(issue.input).join(', ')}`,
+  }),
   /** The OpenID 2.0 providers users may log in at: the only ones ever contacted. */
   providers: z.array(providerSchema).min(1, 'configure at least one OpenID provider'),
   login: z

@@ -19,7 +19,12 @@ export async function issueCode(
   const now = deps.clock();
   const expiresAt = now + deps.options.tokens.codeTtl * 1000;
   const stored: StoredCode = { ...fields, createdAt: now, expiresAt };
-  await deps.storage.ephemeral.set(ephemeralKeys.code(hashSecret(code)), JSON.stringify(stored), expiresAt, now);
+  await deps.storage.ephemeral.set(
+    ephemeralKeys.code(hashSecret(code)),
+    JSON.stringify(stored),
+    expiresAt,
+    now,
+  );
   return code;
 }
 
@@ -57,7 +62,12 @@ export async function exchangeCode(
   const grant = await standingGrant(deps, code.userId, code.clientId);
   if (!grant || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
 
-  const subject = { clientId: client.clientId, userId: code.userId, scopes: code.scopes, grantId: code.grantId };
+  const subject = {
+    clientId: client.clientId,
+    userId: code.userId,
+    scopes: code.scopes,
+    grantId: code.grantId,
+  };
   const access = await saveAccessToken(deps, subject, 'authorization_code', now);
   const refresh = await saveRefreshToken(deps, subject, 'authorization_code', now);
 
@@ -71,14 +81,21 @@ export async function exchangeCode(
   );
 
   if (listened(deps, 'token.issued')) {
-    emit(deps, { type: 'token.issued', grantType: 'authorization_code', ...subject, refreshToken: true, ...context() });
+    emit(deps, {
+      type: 'token.issued',
+      grantType: 'authorization_code',
+      ...subject,
+      refreshToken: true,
+      ...context(),
+    });
   }
   return tokenResponse(access, deps, refresh.token);
 }
 
 /** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */
 function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange, now: number): void {
-  if (code.clientId !== client.clientId) throw invalidGrant('The authorization code was issued to another client.');
+  if (code.clientId !== client.clientId)
+    throw invalidGrant('The authorization code was issued to another client.');
   if (now >= code.expiresAt) throw invalidGrant('The authorization code has expired.');
   if (code.redirectUri !== params.redirectUri) {
     throw invalidGrant('redirect_uri differs from the one of the authorization request.');

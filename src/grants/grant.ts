@@ -24,10 +24,15 @@ export async function standingGrant(
   return grant !== undefined && grant.revokedAt === null ? grant : null;
 }
 
+/** How often a consent saved at the same moment as another is merged with it before giving up. */
+const CONSENT_MERGES = 3;
+
 /**
  * Records the user's consent: adds `scopes` to the standing grant of the user and client, or
- * starts a new grant. A revocation racing it wins: if the grant was revoked while this consent
- * was being saved, it is revoked again and the consent refused.
+ * starts a new grant. Two consents saved at the same moment (two tabs, two instances) end in one
+ * grant holding both: each checks what was stored and merges into it. A revocation racing a
+ * consent wins: if the grant was revoked while this consent was being saved, it is revoked again
+ * and the consent refused.
  */
 export async function recordConsent(
   deps: GrantStoreDeps,
@@ -36,9 +41,14 @@ export async function recordConsent(
   scopes: readonly string[],
 ): Promise<GrantRecord> {
   const now = deps.clock();
+  const merge = (into: GrantRecord): GrantRecord => ({
+    ...into,
+    scopes: [...new Set([...into.scopes, ...scopes])],
+    updatedAt: now,
+  });
   const standing = await standingGrant(deps, userId, clientId);
-  const grant: GrantRecord = standing
-    ? { ...standing, scopes: [...new Set([...standing.scopes, ...scopes])], updatedAt: now }
+  let grant: GrantRecord = standing
+    ? merge(standing)
     : {
         grantId: randomId(),
         userId,
@@ -48,8 +58,18 @@ export async function recordConsent(
         updatedAt: now,
         revokedAt: null,
       };
-  await deps.storage.grants.save(grant);
-  if (standing && (await deps.storage.ephemeral.get(ephemeralKeys.revokedGrant(grant.grantId), now)) !== null) {
+  for (let merges = 0; ; merges++) {
+    await deps.storage.grants.save(grant);
+    const [stored] = await deps.storage.grants.list({ userId, clientId });
+    const kept =
+      stored !== undefined &&
+      stored.grantId === grant.grantId &&
+      scopes.every((scope) => stored.scopes.includes(scope));
+    if (kept || stored === undefined || stored.revokedAt !== null || merges === CONSENT_MERGES) break;
+    grant = merge(stored);
+  }
+  const revoked = await deps.storage.ephemeral.get(ephemeralKeys.revokedGrant(grant.grantId), now);
+  if (revoked !== null) {
     await deps.storage.grants.save({ ...grant, revokedAt: now });
     throw new OAuthError('access_denied', 'The authorization was revoked while it was being given.');
   }

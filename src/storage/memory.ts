@@ -1,11 +1,4 @@
-import type {
-  ClientRecord,
-  EphemeralStore,
-  GrantRecord,
-  Storage,
-  TokenRecord,
-  UserRecord,
-} from './types.js';
+import type { ClientRecord, EphemeralStore, GrantRecord, Storage, TokenRecord, UserRecord } from './types.js';
 
 /** The memory adapter: the whole contract, operator and optional methods included. */
 export interface MemoryStorage extends Storage {
@@ -74,7 +67,12 @@ export function memoryStorage(): MemoryStorage {
         const key = pairKey(identity.provider, identity.identifier);
         const existing = usersByIdentity.get(key);
         if (existing !== undefined) return copy(users.get(existing)!);
-        const user = { id: newId, identifier: identity.identifier, provider: identity.provider, createdAt: now };
+        const user = {
+          id: newId,
+          identifier: identity.identifier,
+          provider: identity.provider,
+          createdAt: now,
+        };
         users.set(newId, user);
         usersByIdentity.set(key, newId);
         return copy(user);
@@ -116,7 +114,11 @@ export function memoryStorage(): MemoryStorage {
         if (!token) return null;
         const grant = grantById(token.grantId);
         const client = clients.get(token.clientId);
-        return { token: copy(token), grant: grant ? copy(grant) : null, client: client ? copy(client) : null };
+        return {
+          token: copy(token),
+          grant: grant ? copy(grant) : null,
+          client: client ? copy(client) : null,
+        };
       },
     },
     async prune(now, options = {}) {

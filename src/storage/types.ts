@@ -154,7 +154,11 @@ export interface UserStore {
    * Required. The user with this `identifier` at this `provider`, created with id `newId` if
    * absent. Concurrent calls for the same identity resolve the same user.
    */
-  findOrCreate(identity: { identifier: string; provider: string }, newId: string, now: number): Promise<UserRecord>;
+  findOrCreate(
+    identity: { identifier: string; provider: string },
+    newId: string,
+    now: number,
+  ): Promise<UserRecord>;
   /** Optional (the CLI shows identifiers with it). The user with this id, or `null`. */
   find?(id: string): Promise<UserRecord | null>;
 }

@@ -353,7 +353,8 @@ for (let i = 0; i < accessTokens.length; i += 32) {
 }
 let missingRefresh = 0;
 for (const token of new Set(refreshTokens)) {
-  if ((await storage.tokens.findRefreshToken(hashSecret(token))) === null) missingRefresh += 1;
+  const found = await storage.tokens.find(hashSecret(token));
+  if (found === null || found.token.type !== 'refresh_token') missingRefresh += 1;
 }
 if (invalidAccess > 0) fail(`${invalidAccess} of ${accessTokens.length} issued access tokens no longer work`);
 if (missingRefresh > 0) fail(`${missingRefresh} issued refresh tokens are gone`);

@@ -3,13 +3,20 @@
  * token: whether it works, as `requireBearer` decides.
  */
 import { hashSecret } from '../../src/crypto/secrets.js';
-import { findUsableToken, issueCode, recordConsent, saveAccessToken, saveRefreshToken } from '../../src/grants/index.js';
-import type { AuthorizationServer } from '../../src/server.js';
-import type { FoundTokenRecord, GrantRecord } from '../../src/storage/types.js';
+import {
+  findUsableToken,
+  issueCode,
+  recordConsent,
+  saveAccessToken,
+  saveRefreshToken,
+} from '../../src/grants/index.js';
+import { ServerEvents } from '../../src/events/emitter.js';
+import type { GrantDeps } from '../../src/grants/index.js';
+import type { FoundTokenRecord, GrantRecord, Storage } from '../../src/storage/types.js';
 
 /** The user's standing grant for the client (created, or widened to `scopes`). */
 export function seedGrant(
-  server: AuthorizationServer,
+  server: GrantDeps,
   clientId: string,
   userId = 'seeded-user',
   scopes: string[] = ['realms'],
@@ -19,7 +26,7 @@ export function seedGrant(
 
 /** An access and a refresh token under the user's grant for the client. */
 export async function seedTokens(
-  server: AuthorizationServer,
+  server: GrantDeps,
   clientId: string,
   userId = 'seeded-user',
   scopes: string[] = ['realms'],
@@ -34,7 +41,7 @@ export async function seedTokens(
 
 /** An unused authorization code under the user's grant for the client. */
 export async function seedCode(
-  server: AuthorizationServer,
+  server: GrantDeps,
   fields: {
     clientId: string;
     redirectUri: string;
@@ -58,11 +65,21 @@ export async function seedCode(
 }
 
 /** Whether the token (access or refresh) works now: unexpired, its grant standing, its client enabled. */
-export async function tokenWorks(server: AuthorizationServer, token: string): Promise<boolean> {
+export async function tokenWorks(server: GrantDeps, token: string): Promise<boolean> {
   return (await findUsableToken(server, token, server.clock())) !== null;
 }
 
 /** The stored token with this plaintext, with its grant and client, whatever its state. */
-export function storedToken(server: AuthorizationServer, token: string): Promise<FoundTokenRecord | null> {
+export function storedToken(server: GrantDeps, token: string): Promise<FoundTokenRecord | null> {
   return server.storage.tokens.find(hashSecret(token));
+}
+
+/** The library's grant rules over a bare storage, with the default token lifetimes and the system clock. */
+export function grantDeps(storage: Storage): GrantDeps {
+  return {
+    storage,
+    clock: Date.now,
+    options: { tokens: { accessTokenTtl: 3600, codeTtl: 600, rotateRefreshTokens: false } },
+    events: new ServerEvents(() => console),
+  };
 }

@@ -1,4 +1,4 @@
-import type { Storage } from '../../storage/types.js';
+import type { ClientRecord, Storage } from '../../storage/types.js';
 
 /** Registers a suite or a test: the shape shared by vitest, jest, mocha and `node:test`. */
 export type RegisterBlock = (name: string, fn: () => void) => unknown;
@@ -15,8 +15,14 @@ export interface ConformanceTestApi {
   afterAll: (fn: () => Promise<void>) => unknown;
 }
 
-/** A part of the contract an adapter may leave out. */
-export type OptionalPart = 'sessions' | 'prune';
+/**
+ * A part of the contract an adapter may leave out:
+ * - `'prune'`: `storage.prune`;
+ * - `'clientAdmin'`: `clients.create`, `clients.list`, `clients.update` and `clients.remove`
+ *   (clients managed elsewhere); the kit then needs {@link StorageConformanceOptions.putClient};
+ * - `'userFind'`: `users.find`.
+ */
+export type OptionalPart = 'prune' | 'clientAdmin' | 'userFind';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your
@@ -35,15 +41,46 @@ export interface StorageConformanceOptions<S extends Storage = Storage> {
   /**
    * The optional parts the adapter does not implement. Their tests are reported as skipped, with
    * the reason, and the kit checks that they really are absent. Default: none, so an adapter
-   * without `sessions` or `prune` fails until it says so here.
+   * without `prune` fails until it says so here.
    */
   absent?: readonly OptionalPart[];
+  /**
+   * Required with `absent: ['clientAdmin']`: how the kit registers a client (or replaces it, to
+   * disable it) in the system that manages your clients, so that `clients.find` and
+   * `tokens.find` can return it.
+   */
+  putClient?: (storage: S, client: ClientRecord) => Promise<void>;
+  /**
+   * How many interleavings each race property explores (fast-check `numRuns`). Default 40: a few
+   * seconds on PostgreSQL. Raise it when hunting a race, lower it for a quick run.
+   */
+  raceRuns?: number;
 }
 
 /** What every group of conformance tests receives. */
 export interface ConformanceSuite {
   it: ConformanceTestApi['it'];
   describe: ConformanceTestApi['describe'];
+  /** `describe` for a present optional part, `describe.skip` (reason in the title) for an absent one. */
+  part: (part: OptionalPart) => ConformanceTestApi['describe'];
+  /** Whether the adapter implements an optional part. */
+  has: (part: OptionalPart) => boolean;
   /** The storage under test; throws if `createStorage` has not run or failed. */
   storage(): Storage;
+  /** Registers or replaces a client, through `clients.create`/`update` or `putClient`. */
+  putClient(client: ClientRecord, replace?: boolean): Promise<void>;
+  /** Interleavings per race property. */
+  raceRuns: number;
+  /** Adds to the count of interleavings the race tests explored. */
+  explored(runs: number, distinct: number): void;
+  /** Hooks, for groups that report after their tests. */
+  afterAll: ConformanceTestApi['afterAll'];
+}
+
+/** What `describeStorageConformance` returns: filled in as the tests run. */
+export interface ConformanceStats {
+  /** Property runs of the race tests (each one an interleaving chosen by the scheduler). */
+  raceRuns: number;
+  /** Distinct interleavings among them (two runs that released the same calls in the same order count once). */
+  interleavings: number;
 }

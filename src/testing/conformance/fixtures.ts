@@ -1,11 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type {
-  AccessTokenRecord,
-  AuthorizationCodeRecord,
-  ClientRecord,
-  RefreshTokenRecord,
-  Storage,
-} from '../../storage/types.js';
+import type { ClientRecord, GrantRecord, TokenRecord } from '../../storage/types.js';
 
 /*
  * Fresh records for one test. Every id and hash is random, so tests never meet each other's rows
@@ -30,7 +24,7 @@ export function freshHash(): string {
   return randomBytes(32).toString('base64url');
 }
 
-/** A code client with a secret, as `registerClient` stores it. */
+/** A code client with a secret and every optional field set, as `registerClient` stores it. */
 export function clientRecord(now: number, overrides: Partial<ClientRecord> = {}): ClientRecord {
   return {
     clientId: freshId('client'),
@@ -38,91 +32,56 @@ export function clientRecord(now: number, overrides: Partial<ClientRecord> = {})
     redirectUri: 'https://printer.example/callback',
     grantType: 'authorization_code',
     secretHash: freshHash(),
-    scopes: ['realms:read', 'realms:write'],
+    scopes: ['realms:read', 'realms:write', 'profile'],
+    defaultScopes: ['realms:read'],
+    contacts: ['dev@printer.example', 'ops@printer.example'],
     disabled: false,
+    requirePkce: false,
     createdAt: now,
     ...overrides,
   };
 }
 
-/** An authorization code without PKCE, valid for one minute. */
-export function codeRecord(
-  now: number,
-  overrides: Partial<AuthorizationCodeRecord> = {},
-): AuthorizationCodeRecord {
+/** A standing grant of a fresh user at a fresh client. */
+export function grantRecord(now: number, overrides: Partial<GrantRecord> = {}): GrantRecord {
   return {
-    codeHash: freshHash(),
-    clientId: freshId('client'),
+    grantId: freshId('grant'),
     userId: freshId('user'),
-    redirectUri: 'https://printer.example/callback/done?x=1',
+    clientId: freshId('client'),
     scopes: ['realms:read', 'profile'],
-    grantId: freshId('grant'),
-    codeChallenge: null,
-    codeChallengeMethod: null,
     createdAt: now,
-    expiresAt: now + MINUTE,
+    updatedAt: now,
+    revokedAt: null,
     ...overrides,
   };
 }
 
-/** Who holds a token: user, client and grant. */
-export interface TokenOwner {
-  userId: string;
-  clientId: string;
-  grantId: string;
-}
-
-/**
- * A fresh user and grant at a client that exists: a new one unless `overrides.clientId` names one.
- * Tokens are found only while their client exists and is enabled, so a test that expects a token
- * to be missing must use a real client, or it would pass for the wrong reason.
- */
-export async function enrolledOwner(
-  storage: Storage,
+/** An access token of `grant`, valid for one hour. */
+export function accessTokenRecord(
   now: number,
-  overrides: Partial<TokenOwner> = {},
-): Promise<TokenOwner> {
-  const owner = {
-    userId: freshId('user'),
-    clientId: freshId('client'),
-    grantId: freshId('grant'),
-    ...overrides,
-  };
-  if (overrides.clientId === undefined)
-    await storage.clients.create(clientRecord(now, { clientId: owner.clientId }));
-  return owner;
-}
-
-/** An access token from a code exchange, valid for one hour. */
-export function accessToken(
-  now: number,
-  owner: TokenOwner,
-  overrides: Partial<AccessTokenRecord> = {},
-): AccessTokenRecord {
+  grant: Pick<GrantRecord, 'grantId' | 'userId' | 'clientId'>,
+  overrides: Partial<TokenRecord> = {},
+): TokenRecord {
   return {
     tokenHash: freshHash(),
-    ...owner,
+    type: 'access_token',
+    grantId: grant.grantId,
+    clientId: grant.clientId,
+    userId: grant.userId,
     scopes: ['realms:read'],
     createdAt: now,
     expiresAt: now + HOUR,
     origin: 'authorization_code',
+    rotatedAt: null,
     ...overrides,
   };
 }
 
-/** A refresh token valid until revoked, never rotated. */
-export function refreshToken(
+/** A refresh token of `grant`, valid until revoked, never rotated. */
+export function refreshTokenRecord(
   now: number,
-  owner: TokenOwner,
-  overrides: Partial<RefreshTokenRecord> = {},
-): RefreshTokenRecord {
-  return {
-    tokenHash: freshHash(),
-    ...owner,
-    scopes: ['realms:read'],
-    createdAt: now,
-    expiresAt: null,
-    rotatedAt: null,
-    ...overrides,
-  };
+  grant: Pick<GrantRecord, 'grantId' | 'userId' | 'clientId'>,
+  overrides: Partial<TokenRecord> = {},
+): TokenRecord {
+  return accessTokenRecord(now, grant, { type: 'refresh_token', expiresAt: null, ...overrides });
 }

@@ -1,0 +1,121 @@
+import { createHash } from 'node:crypto';
+import type { EphemeralCounter, EphemeralStore } from '../types.js';
+
+/**
+ * The commands {@link redisEphemeralStore} sends, as node-redis (v5 and later) declares them. A
+ * client (`createClient`), a cluster (`createCluster`) and a pool (`createClientPool`) all have
+ * them, with RESP2 or RESP3. Declared here rather than imported from `redis`, so that this module
+ * loads nothing from it and accepts whichever of those you pass.
+ */
+export interface RedisEphemeralClient {
+  get(key: string): Promise<string | null>;
+  set(
+    key: string,
+    value: string,
+    options: { expiration: { type: 'PX'; value: number }; condition?: 'NX' },
+  ): Promise<string | null>;
+  getDel(key: string): Promise<string | null>;
+  unlink(key: string): Promise<number>;
+  evalSha(sha1: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
+}
+
+export interface RedisEphemeralStoreOptions {
+  /**
+   * Prepended as is to every key, so that several apps (or test runs) can share one Redis; end it
+   * with a separator. Default `'oauth:'`, giving keys such as `oauth:code:<hash>`.
+   */
+  keyPrefix?: string;
+}
+
+/*
+ * INCR, then give the counter its window only if it has no expiry yet, which is only when INCR has
+ * just created it: `set` and `add` always write an expiry. Returns the count and the milliseconds
+ * left. A window already over when it starts leaves nothing behind.
+ *   KEYS: the counter. ARGV: milliseconds until the end of a new window.
+ */
+const INCREMENT = `
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  ttl = tonumber(ARGV[1])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) else redis.call('DEL', KEYS[1]) end
+end
+return {count, ttl}
+`;
+const INCREMENT_SHA1 = createHash('sha1').update(INCREMENT).digest('hex');
+
+/**
+ * The {@link EphemeralStore} on Redis (6.2 or later) with node-redis: codes, nonces, login
+ * sessions, rate-limit counters and markers, shared by every app instance that uses the same
+ * Redis. Each method is one command on one key, so each is atomic on its key, and a cluster
+ * works too: `get` is `GET`, `set` `SET PX`, `add` `SET NX PX`, `take` `GETDEL`, `delete`
+ * `UNLINK`, and `increment` a five-line Lua script (`EVALSHA`).
+ *
+ * Redis expires the keys itself (the time to live is `expiresAt - now`, from the library's
+ * clock), so the store has no `prune`. Durable state (clients, users, grants, tokens) stays in
+ * your database: keep the SQL adapter for it and replace only its `ephemeral`. The SQL adapter's
+ * `prune` then cleans only its own tables (tokens, grants, and its now unused ephemeral table).
+ *
+ * Import it from `openid-oauth-bridge/redis`; `redis` is an optional peer dependency, loaded only
+ * by your own `import { createClient } from 'redis'`.
+ *
+ * @example
+ * import { createClient } from 'redis';
+ * import { connectStorage, createAuthorizationServer } from 'openid-oauth-bridge';
+ * import { redisEphemeralStore } from 'openid-oauth-bridge/redis';
+ *
+ * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
+ * const storage = { ...(await connectStorage(process.env.DATABASE_URL)), ephemeral: redisEphemeralStore(redis) };
+ * const server = createAuthorizationServer({ storage, ... });
+ */
+export function redisEphemeralStore(
+  client: RedisEphemeralClient,
+  options: RedisEphemeralStoreOptions = {},
+): EphemeralStore {
+  const prefix = options.keyPrefix ?? 'oauth:';
+  /** Milliseconds to live, rounded up so that a fraction of one still counts. */
+  const ttl = (expiresAt: number, now: number) => Math.ceil(expiresAt - now);
+
+  async function increment(key: string, expiresAt: number, now: number): Promise<EphemeralCounter> {
+    const call = { keys: [prefix + key], arguments: [String(ttl(expiresAt, now))] };
+    // Scripts are cached by Redis per node, and lost on a restart or SCRIPT FLUSH: then send the text.
+    const reply = await client.evalSha(INCREMENT_SHA1, call).catch((err: unknown) => {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return client.eval(INCREMENT, call);
+      throw err;
+    });
+    const [count, left] = Array.isArray(reply) ? (reply as unknown[]) : [];
+    if (typeof count !== 'number' || typeof left !== 'number') {
+      throw new Error(`redisEphemeralStore: unexpected reply to the increment script: ${String(reply)}`);
+    }
+    return { count, expiresAt: now + left };
+  }
+
+  return {
+    async get(key) {
+      return client.get(prefix + key);
+    },
+    async set(key, value, expiresAt, now) {
+      const left = ttl(expiresAt, now);
+      // An entry already expired is absent: the value it replaces must go all the same.
+      if (left <= 0) await client.unlink(prefix + key);
+      else await client.set(prefix + key, value, { expiration: { type: 'PX', value: left } });
+    },
+    async add(key, value, expiresAt, now) {
+      // Even an entry that expires at once has exactly one winner: it lives 1 ms.
+      const left = Math.max(1, ttl(expiresAt, now));
+      const reply = await client.set(prefix + key, value, {
+        expiration: { type: 'PX', value: left },
+        condition: 'NX',
+      });
+      return reply !== null;
+    },
+    async take(key) {
+      return client.getDel(prefix + key);
+    },
+    increment,
+    async delete(key) {
+      await client.unlink(prefix + key);
+    },
+  };
+}
