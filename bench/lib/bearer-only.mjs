@@ -10,18 +10,40 @@ import { SCOPE, sha256 } from './fixtures.mjs';
 export async function bearerOnlyServer(tokens) {
   const storage = memoryStorage();
   const now = Date.now();
-  let grant = 0;
+  // A token works only with its client and its standing grant.
+  await storage.clients.create({
+    clientId: 'bench-client',
+    applicationName: 'Bench client',
+    redirectUri: 'https://client.example/cb',
+    grantType: 'authorization_code',
+    secretHash: null,
+    scopes: [SCOPE],
+    disabled: false,
+    createdAt: now,
+  });
+  const grantId = 'bench-grant';
+  await storage.grants.save({
+    grantId,
+    userId: 'bench-user',
+    clientId: 'bench-client',
+    scopes: [SCOPE],
+    createdAt: now,
+    updatedAt: now,
+    revokedAt: null,
+  });
   for (const plaintext of tokens) {
-    await storage.tokens.saveAccessToken({
+    await storage.tokens.save({
       clientId: 'bench-client',
       userId: 'bench-user',
       scopes: [SCOPE],
-      grantId: `grant-${grant++}`,
+      grantId,
       tokenHash: sha256(plaintext),
+      type: 'access_token',
       origin: 'authorization_code',
       createdAt: now,
       // Hours, not the default hour: a long run must not see its tokens expire.
       expiresAt: now + 6 * 3_600_000,
+      rotatedAt: null,
     });
   }
   return createAuthorizationServer({

@@ -1,71 +1,87 @@
+import assert from 'node:assert/strict';
 import type { ConformanceSuite } from './api.js';
-import { isNull, rejects, sameRecord } from './check.js';
+import { isNull, sameRecord } from './check.js';
 import { clientRecord, freshId } from './fixtures.js';
 
-/** `clients`: exact lookups by id and a unique `clientId`. */
-export function clientTests({ describe, it, storage }: ConformanceSuite): void {
-  describe('clients', () => {
-    it('find: an unknown clientId gives null', async () => {
-      isNull(
-        await storage().clients.find(freshId('client')),
-        'clients.find must resolve null for an unknown clientId',
+/** `clients.find`: the one method of the client store on the request path. */
+export function clientTests({ describe, it, storage, putClient }: ConformanceSuite): void {
+  describe('clients.find', () => {
+    it('returns the registered client, every field as registered', async () => {
+      const client = clientRecord(Date.now());
+      await putClient(client);
+      sameRecord(
+        await storage().clients.find(client.clientId),
+        client,
+        'clients.find must return the client as registered (every field, optional ones included)',
       );
     });
 
-    it('create then find: every field round-trips', async () => {
+    it('returns an implicit client (secretHash null) and a client without optional fields', async () => {
       const now = Date.now();
-      const code = clientRecord(now);
-      const implicit = clientRecord(now, {
-        grantType: 'implicit',
-        secretHash: null,
-        scopes: [],
-        disabled: true,
-      });
-      await storage().clients.create(code);
-      await storage().clients.create(implicit);
-      sameRecord(
-        await storage().clients.find(code.clientId),
-        code,
-        'clients.find must return the client exactly as it was created',
+      const { defaultScopes: _none, ...implicit } = clientRecord(now, { grantType: 'implicit', secretHash: null });
+      await putClient({ ...implicit, defaultScopes: null });
+      const foundImplicit = await storage().clients.find(implicit.clientId);
+      sameRecord(foundImplicit, implicit, 'clients.find must return an implicit client with secretHash null');
+      assert.ok(
+        foundImplicit.defaultScopes === undefined || foundImplicit.defaultScopes === null,
+        `clients.find: defaultScopes was registered null, so it must be null or absent; ` +
+          `received ${JSON.stringify(foundImplicit.defaultScopes)}`,
       );
-      sameRecord(
-        await storage().clients.find(implicit.clientId),
-        implicit,
-        'clients.find must return an implicit client as created: secretHash null, scopes empty, disabled true',
+      const { defaultScopes: _d, contacts: _c, requirePkce: _r, ...minimal } = clientRecord(now);
+      await putClient(minimal);
+      const found = await storage().clients.find(minimal.clientId);
+      sameRecord(found, minimal, 'clients.find must return a client registered without the optional fields');
+      assert.ok(
+        found.defaultScopes === undefined || found.defaultScopes === null,
+        `clients.find: defaultScopes was not given, so it must be absent or null (meaning all of scopes); ` +
+          `received ${JSON.stringify(found.defaultScopes)}`,
+      );
+      assert.ok(
+        found.requirePkce === undefined || found.requirePkce === false,
+        `clients.find: requirePkce was not given, so it must be absent or false; received ${JSON.stringify(found.requirePkce)}`,
+      );
+      assert.ok(
+        found.contacts === undefined || (Array.isArray(found.contacts) && found.contacts.length === 0),
+        `clients.find: contacts was not given, so it must be absent or empty; received ${JSON.stringify(found.contacts)}`,
       );
     });
 
-    it('find: the id is compared exactly (case, prefix, trailing space)', async () => {
-      const client = clientRecord(Date.now(), { clientId: `${freshId('Client')}-AbC` });
-      await storage().clients.create(client);
-      const lookalikes = [
+    it('matches the client_id exactly: another case, a prefix, a suffix or an unknown id gives null', async () => {
+      const client = clientRecord(Date.now(), { clientId: `${freshId('Client')}-Mixed` });
+      await putClient(client);
+      const near = [
         client.clientId.toLowerCase(),
         client.clientId.toUpperCase(),
         client.clientId.slice(0, -1),
+        `${client.clientId}x`,
         `${client.clientId} `,
+        ` ${client.clientId}`,
+        freshId('client'),
       ];
-      for (const id of lookalikes) {
+      for (const clientId of near) {
         isNull(
-          await storage().clients.find(id),
-          `clients.find(${JSON.stringify(id)}) must resolve null: client ids are compared exactly and ` +
-            `case-sensitively (a case-insensitive collation lets one client pass for another)`,
+          await storage().clients.find(clientId),
+          `clients.find(${JSON.stringify(clientId)}) must resolve null: client ids are compared exactly ` +
+            `(registered: ${JSON.stringify(client.clientId)})`,
         );
       }
     });
 
-    it('create: a taken clientId rejects and the first client is kept', async () => {
-      const now = Date.now();
-      const first = clientRecord(now);
-      await storage().clients.create(first);
-      const second = clientRecord(now + 1, { clientId: first.clientId, applicationName: 'Impostor' });
-      await rejects(
-        () => storage().clients.create(second),
-        'clients.create must reject when the clientId is already taken',
-      );
+    it('returns a copy: changing what it returned, or what was registered, changes nothing stored', async () => {
+      const client = clientRecord(Date.now());
+      const registered = structuredClone(client);
+      await putClient(registered);
+      registered.scopes.push('admin');
+      registered.contacts?.push('intruder@example.com');
+      const first = await storage().clients.find(client.clientId);
+      assert.ok(first, 'clients.find must return the registered client');
+      first.scopes.push('admin');
+      first.defaultScopes?.push('admin');
+      first.applicationName = 'changed';
       sameRecord(
-        await storage().clients.find(first.clientId),
-        first,
-        'clients.create with a taken clientId must leave the existing client unchanged',
+        await storage().clients.find(client.clientId),
+        client,
+        'clients.find must return the stored client, not an array or object the caller holds and can change',
       );
     });
   });
