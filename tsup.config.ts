@@ -2,7 +2,11 @@ import { defineConfig } from 'tsup';
 
 export default defineConfig([
   {
-    entry: { index: 'src/index.ts', 'testing/index': 'src/testing/index.ts' },
+    entry: {
+      index: 'src/index.ts',
+      'testing/index': 'src/testing/index.ts',
+      'redis/index': 'src/storage/redis/index.ts',
+    },
     format: ['esm', 'cjs'],
     dts: true,
     sourcemap: true,

@@ -4,7 +4,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { authorizedApplications, registerClient, revokeApplication } from '../src/index.js';
 import { createTestApp, CODE_REDIRECT, type TestApp } from './support/app.js';
-import { exchangeCode, obtainCode, parseForm, pathOf, signInAtProvider } from './support/flow.js';
+import { recordEvents } from './support/endpoints.js';
+import { answerConsent, exchangeCode, obtainCode, parseForm, pathOf, signInAtProvider } from './support/flow.js';
+import { seedGrant, storedToken, tokenWorks } from './support/grants.js';
 
 let t: TestApp;
 afterEach(() => t?.close());
@@ -40,7 +42,7 @@ describe('GET /oauth/applications', () => {
     expect(list.text).toContain('You have not authorized any application.');
   });
 
-  it('lists the applications the user trusts, with when they were authorized and last used', async () => {
+  it('lists the applications the user trusts, with when they were authorized', async () => {
     t = await createTestApp({ scopes: { realms: 'See your realms', profile: 'See your profile' } });
     const { code } = await obtainCode(t, { scope: 'realms' });
     expect((await exchangeCode(t, code)).status).toBe(200);
@@ -48,10 +50,38 @@ describe('GET /oauth/applications', () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('<h2>Photo Printer</h2>');
     expect(page.text).toContain('Can: See your realms');
-    expect(page.text).toMatch(
-      /Authorized \d{4}-\d\d-\d\d \d\d:\d\d UTC · Last used\s+\d{4}-\d\d-\d\d \d\d:\d\d UTC/,
-    );
+    expect(page.text).toMatch(/Authorized \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    expect(page.text).not.toContain('Last used');
     expect(page.text).not.toContain('Single Page App'); // Not trusted by this user.
+  });
+
+  it('says when the user gave the application more access, and lists every scope it has', async () => {
+    let skew = 0;
+    t = await createTestApp({
+      scopes: { realms: 'See your realms', profile: 'See your profile' },
+      clock: () => Date.now() + skew,
+    });
+    await obtainCode(t, { scope: 'realms' });
+    expect((await t.agent.get('/oauth/applications')).text).not.toContain('more access given');
+    skew += 3_600_000;
+    const more = await t.agent.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: t.codeClient.clientId,
+      redirect_uri: CODE_REDIRECT,
+      scope: 'realms profile',
+      state: 'more',
+    });
+    expect(more.status).toBe(200);
+    expect((await answerConsent(t, more.text, 'allow')).status).toBe(303);
+    const page = await t.agent.get('/oauth/applications');
+    expect(page.text).toContain('Can: See your realms, See your profile');
+    expect(page.text).toMatch(
+      /Authorized \d{4}-\d\d-\d\d \d\d:\d\d UTC · more access given \d{4}-\d\d-\d\d \d\d:\d\d UTC/,
+    );
+    // Still one grant: the consent was widened, not given twice.
+    expect(await t.storage.grants.list({ clientId: t.codeClient.clientId })).toEqual([
+      expect.objectContaining({ scopes: ['realms', 'profile'], revokedAt: null }),
+    ]);
   });
 
   it('shows an application name as text, never as markup', async () => {
@@ -62,8 +92,8 @@ describe('GET /oauth/applications', () => {
       redirectUri: 'https://hostile.example/cb',
     });
     await obtainCode(t);
-    const [consent] = await t.storage.consents.list();
-    await t.storage.consents.grant(consent!.userId, 'hostile', [], Date.now());
+    const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+    await seedGrant(t.server, 'hostile', grant!.userId, []);
     const page = await t.agent.get('/oauth/applications');
     expect(page.text).toContain('&lt;img src=x onerror=alert(1)&gt;');
     expect(page.text).not.toContain('<img');
@@ -76,6 +106,7 @@ describe('POST /oauth/applications/revoke', () => {
     const { code } = await obtainCode(t);
     const tokens = (await exchangeCode(t, code)).body as { access_token: string; refresh_token: string };
     expect((await realms(tokens.access_token)).status).toBe(200);
+    const events = recordEvents(t);
 
     const page = await t.agent.get('/oauth/applications');
     const form = revokeForm(page.text, 'Photo Printer');
@@ -99,6 +130,11 @@ describe('POST /oauth/applications/revoke', () => {
     });
     expect(refresh.status).toBe(400);
     expect(refresh.body).toMatchObject({ error: 'invalid_grant' });
+    const { grant } = (await storedToken(t.server, tokens.access_token))!;
+    expect(grant!.revokedAt).toEqual(expect.any(Number));
+    expect(events.filter((e) => e.type === 'consent.revoked')).toEqual([
+      expect.objectContaining({ clientId: t.codeClient.clientId, grantId: grant!.grantId, by: 'user' }),
+    ]);
 
     const again = await t.agent.get('/oauth/authorize').query({
       response_type: 'code',
@@ -127,6 +163,8 @@ describe('POST /oauth/applications/revoke', () => {
     expect(res.status).toBe(status);
     expect(res.headers.location).toBeUndefined();
     expect((await realms(tokens.access_token)).status).toBe(200);
+    const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+    expect(grant!.revokedAt).toBeNull();
   });
 
   it('refuses a post without a session', async () => {
@@ -144,16 +182,22 @@ describe('authorizedApplications and revokeApplication', () => {
   it('give a host the same list and the same revocation for its own page', async () => {
     t = await createTestApp();
     const { code } = await obtainCode(t);
-    const tokens = (await exchangeCode(t, code)).body as { access_token: string };
-    const [consent] = await t.storage.consents.list({ clientId: t.codeClient.clientId });
-    const apps = await authorizedApplications(t.server, consent!.userId);
+    const tokens = (await exchangeCode(t, code)).body as { access_token: string; refresh_token: string };
+    const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+    const apps = await authorizedApplications(t.server, grant!.userId);
     expect(apps).toEqual([
-      expect.objectContaining({ clientId: t.codeClient.clientId, applicationName: 'Photo Printer' }),
+      expect.objectContaining({
+        clientId: t.codeClient.clientId,
+        applicationName: 'Photo Printer',
+        authorizedAt: grant!.createdAt,
+        updatedAt: grant!.updatedAt,
+      }),
     ]);
-    expect(apps[0]!.lastUsedAt).toBeGreaterThanOrEqual(apps[0]!.authorizedAt);
-    expect(await revokeApplication(t.server, consent!.userId, t.codeClient.clientId)).toBe(true);
-    expect(await revokeApplication(t.server, consent!.userId, t.codeClient.clientId)).toBe(false);
-    expect(await authorizedApplications(t.server, consent!.userId)).toEqual([]);
+    expect(apps[0]!.updatedAt).toBeGreaterThanOrEqual(apps[0]!.authorizedAt);
+    expect(await revokeApplication(t.server, grant!.userId, t.codeClient.clientId)).toBe(true);
+    expect(await revokeApplication(t.server, grant!.userId, t.codeClient.clientId)).toBe(false);
+    expect(await authorizedApplications(t.server, grant!.userId)).toEqual([]);
     expect((await realms(tokens.access_token)).status).toBe(401);
+    expect(await tokenWorks(t.server, tokens.refresh_token)).toBe(false);
   });
 });

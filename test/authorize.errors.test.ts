@@ -73,8 +73,14 @@ describe('authorization endpoint: errors shown as a page, never redirected', () 
   });
 
   it('refuses a disabled client', async () => {
-    const client = (await t.storage.clients.find('code-client'))!;
-    await t.storage.clients.create({ ...client, clientId: 'disabled-client', disabled: true });
+    await registerClient(t.storage, {
+      clientId: 'disabled-client',
+      applicationName: 'Disabled',
+      redirectUri: CODE_REDIRECT,
+    });
+    expect(await t.storage.clients.update!('disabled-client', { disabled: true })).toMatchObject({
+      disabled: true,
+    });
     const res = await t.agent.get('/oauth/authorize').query({ ...code, client_id: 'disabled-client' });
     expect(res.status).toBe(400);
     expect(res.headers.location).toBeUndefined();
@@ -189,7 +195,7 @@ describe('consent page', () => {
       'x',
       0,
     ))!;
-    expect(await t.storage.consents.find(user.id, 'code-client')).toBeNull();
+    expect(await t.storage.grants.list({ userId: user.id, clientId: 'code-client' })).toEqual([]);
     // The genuine form still works afterwards, as a browser sends it under Referrer-Policy: no-referrer.
     const ok = await post(
       { ...form.fields, decision: 'allow' },

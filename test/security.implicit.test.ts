@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { hashSecret } from '../src/crypto/secrets.js';
+import { revokeApplication } from '../src/grants/index.js';
+import type { TokenRecord } from '../src/index.js';
 import {
   createTestApp,
   IMPLICIT_REDIRECT,
@@ -9,6 +10,7 @@ import {
   type TestApp,
 } from './support/app.js';
 import { answerConsent, authorizeWithLogin } from './support/flow.js';
+import { storedToken, tokenWorks } from './support/grants.js';
 
 // Also proven elsewhere: a code client asking for response_type=token gets unauthorized_client and
 // an implicit client asking for a code too (authorize.errors.test.ts); the fragment carries exactly
@@ -42,20 +44,27 @@ async function implicitToken() {
   return { res, token: redirectParams(res.headers.location!).access_token! };
 }
 
+/** Every token the server saves from now on. */
+function savedTokens(): TokenRecord[] {
+  const saved: TokenRecord[] = [];
+  const save = t.storage.tokens.save.bind(t.storage.tokens);
+  t.storage.tokens.save = (token) => (saved.push(token), save(token));
+  return saved;
+}
+
 const bearer = (token: string) => t.agent.get('/v1/realms').set('Authorization', `Bearer ${token}`);
 
 describe('implicit grant, hardened', () => {
   it('tags its tokens implicit; revoking what the user granted the client revokes them', async () => {
     const { token } = await implicitToken();
-    const record = (await t.storage.tokens.findAccessToken(hashSecret(token)))!;
-    expect(record).toMatchObject({ origin: 'implicit', clientId: 'implicit-client' });
+    const { token: record, grant } = (await storedToken(t.server, token))!;
+    expect(record).toMatchObject({ origin: 'implicit', clientId: 'implicit-client', type: 'access_token' });
+    expect(record.grantId).toBe(grant!.grantId);
     expect((await bearer(token)).status).toBe(200);
-    // What the authorized-applications page of the host does: forget the consent, revoke the tokens.
-    expect(await t.storage.consents.revoke(record.userId, 'implicit-client')).toBe(true);
-    expect(await t.storage.tokens.revokeForUserAndClient(record.userId, 'implicit-client', Date.now())).toBe(
-      1,
-    );
+    // What the authorized-applications page does: revoke the user's grant for the client.
+    expect(await revokeApplication(t.server, record.userId, 'implicit-client', 'user')).toBe(true);
     expect((await bearer(token)).status).toBe(401);
+    expect(await tokenWorks(t.server, token)).toBe(false);
     // The next authorization (the user is still logged in) asks for trust again.
     const again = await t.agent.get('/oauth/authorize').query(implicitQuery);
     expect(again.status).toBe(200);
@@ -63,12 +72,11 @@ describe('implicit grant, hardened', () => {
   });
 
   it('issues no refresh token: nothing is stored for the grant but the access token', async () => {
-    const saved: string[] = [];
-    const saveRefresh = t.storage.tokens.saveRefreshToken.bind(t.storage.tokens);
-    t.storage.tokens.saveRefreshToken = (token) => (saved.push(token.tokenHash), saveRefresh(token));
-    const { res } = await implicitToken();
+    const saved = savedTokens();
+    const { res, token } = await implicitToken();
     expect(redirectParams(res.headers.location!)).not.toHaveProperty('refresh_token');
-    expect(saved).toEqual([]);
+    expect(saved.map((record) => record.type)).toEqual(['access_token']);
+    expect(saved[0]!.tokenHash).toBe((await storedToken(t.server, token))!.token.tokenHash);
   });
 
   it('puts the token only in the fragment, of a response that sends no Referer', async () => {
@@ -85,9 +93,7 @@ describe('implicit grant, hardened', () => {
   });
 
   it('requires a non-empty state, refused in the fragment without issuing anything', async () => {
-    const saved: string[] = [];
-    const save = t.storage.tokens.saveAccessToken.bind(t.storage.tokens);
-    t.storage.tokens.saveAccessToken = (token) => (saved.push(token.tokenHash), save(token));
+    const saved = savedTokens();
     for (const state of [undefined, '']) {
       const res = await t.agent.get('/oauth/authorize').query({ ...implicitQuery, state });
       expect(res.status).toBe(302);
@@ -106,10 +112,10 @@ describe('implicit grant, hardened', () => {
     }
     const { token } = await implicitToken();
     // Errors around it: a bearer check that fails inside the library (logged), a wrong token.
-    const find = t.storage.tokens.findAccessToken.bind(t.storage.tokens);
-    t.storage.tokens.findAccessToken = () => Promise.reject(new Error('storage down'));
+    const find = t.storage.tokens.find.bind(t.storage.tokens);
+    t.storage.tokens.find = () => Promise.reject(new Error('storage down'));
     expect((await bearer(token)).status).toBe(500);
-    t.storage.tokens.findAccessToken = find;
+    t.storage.tokens.find = find;
     expect((await bearer(`${token}x`)).status).toBe(401);
     expect(logger.lines.map((l) => l.message)).toContain('internal error');
     const logged = inspect(logger.lines, { depth: 10 }) + consoleLines.join('\n');

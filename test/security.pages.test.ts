@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { Strategy } from 'passport-strategy';
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerClient } from '../src/index.js';
+import { standingGrant } from '../src/grants/index.js';
+import { registerClient, type TokenRecord } from '../src/index.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from './support/app.js';
 import {
   answerConsent,
@@ -47,6 +48,10 @@ const alice = () =>
     'unused',
     0,
   );
+
+/** Every grant `alice` has for `clientId`, revoked ones included. */
+const grantsOfAlice = async (clientId: string) =>
+  t.storage.grants.list({ userId: (await alice()).id, clientId });
 
 /** A login strategy that fails with the message in `?message=`, for error-page tests. */
 class FailingStrategy extends Strategy {
@@ -183,8 +188,8 @@ describe('consent: the decision is taken from server-side state', () => {
     expect(location.hash).toBe('');
     const params = redirectParams(location.href);
     expect(params.state).toBe('s1');
-    expect((await t.storage.consents.find((await alice()).id, 'code-client'))!.scopes).toEqual(['realms']);
-    expect(await t.storage.consents.find((await alice()).id, 'other-client')).toBeNull();
+    expect((await standingGrant(t.server, (await alice()).id, 'code-client'))!.scopes).toEqual(['realms']);
+    expect(await grantsOfAlice('other-client')).toEqual([]);
     const tokens = await exchangeCode(t, params.code!);
     expect(tokens.status).toBe(200);
     expect(tokens.body.scope).toBe('realms');
@@ -205,15 +210,15 @@ describe('consent: the decision is taken from server-side state', () => {
       const client = await find(id);
       return client && { ...client, disabled: true };
     };
-    let issued = 0;
-    const save = t.storage.tokens.saveAccessToken.bind(t.storage.tokens);
-    t.storage.tokens.saveAccessToken = (token) => (issued++, save(token));
+    const issued: TokenRecord[] = [];
+    const save = t.storage.tokens.save.bind(t.storage.tokens);
+    t.storage.tokens.save = (token) => (issued.push(token), save(token));
     const res = await answerConsent(t, consent.text, 'allow');
     expect(res.status).toBe(403);
     expect(res.headers.location).toBeUndefined();
     expect(res.text).toContain('no longer registered');
-    expect(issued).toBe(0);
-    expect(await t.storage.consents.find((await alice()).id, 'implicit-client')).toBeNull();
+    expect(issued).toEqual([]);
+    expect(await grantsOfAlice('implicit-client')).toEqual([]);
   });
 
   it("refuses another session's valid form fields, and a post without the session cookie", async () => {
@@ -234,7 +239,7 @@ describe('consent: the decision is taken from server-side state', () => {
       expect(res.status).toBe(400);
       expect(res.headers.location).toBeUndefined();
     }
-    expect(await t.storage.consents.find((await alice()).id, 'code-client')).toBeNull();
+    expect(await grantsOfAlice('code-client')).toEqual([]);
   });
 });
 

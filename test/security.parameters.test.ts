@@ -108,7 +108,7 @@ describe('parameters: array and object syntax', () => {
       'unused',
       0,
     );
-    expect(await t.storage.consents.find(user.id, 'code-client')).toBeNull();
+    expect(await t.storage.grants.list({ userId: user.id, clientId: 'code-client' })).toEqual([]);
     const ok = await t.agent
       .post(pathOf(form.action))
       .type('form')

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { redisStorage } from '../examples/redis-storage.js';
-import { describeStorageConformance } from '../src/testing/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { redisEphemeralStore, type RedisEphemeralClient } from '../src/storage/redis/index.js';
+import { describeEphemeralStoreConformance } from '../src/testing/index.js';
 
 /*
- * The conformance kit against the example Redis adapter, on a real Redis (REDIS_URL, default
- * 127.0.0.1:6379). Keys live under a prefix unique to this run and are deleted afterwards.
+ * The ephemeral conformance kit against the shipped Redis store, on a real Redis (REDIS_URL,
+ * default 127.0.0.1:6379). Keys live under a prefix unique to this run and are deleted afterwards.
  */
 
 const url = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const keyPrefix = `oob-conformance-${randomUUID()}`;
+const keyPrefix = `oob-conformance-${randomUUID()}:`;
 
 /** A connected client, or why there is none. */
 async function connect(): Promise<RedisClientType | Error> {
@@ -26,7 +26,7 @@ async function connect(): Promise<RedisClientType | Error> {
 }
 
 async function deleteRunKeys(client: RedisClientType): Promise<void> {
-  for await (const keys of client.scanIterator({ MATCH: `${keyPrefix}:*`, COUNT: 1000 })) {
+  for await (const keys of client.scanIterator({ MATCH: `${keyPrefix}*`, COUNT: 1000 })) {
     if (keys.length > 0) await client.unlink(keys);
   }
 }
@@ -37,27 +37,64 @@ if (redis instanceof Error) {
   const reason = `Redis is unreachable at ${url} (${redis.message || redis.name})`;
   console.warn(`\nstorage conformance (redis): ${reason}. Start Redis or set REDIS_URL.\n`);
   if (process.env.CI) {
-    describe('storage conformance: redis', () => {
+    describe('ephemeral store conformance: redis', () => {
       it('needs a reachable Redis when CI is set', () => {
         throw new Error(`${reason}. CI is set, so a missing Redis fails instead of skipping.`);
       });
     });
   } else {
-    describe.skip(`storage conformance: redis, skipped: ${reason}`, () => {
-      it('runs the conformance kit against examples/redis-storage.ts', () => undefined);
+    describe.skip(`ephemeral store conformance: redis, skipped: ${reason}`, () => {
+      it('runs the ephemeral conformance kit against redisEphemeralStore', () => undefined);
     });
   }
 } else {
-  describeStorageConformance(
+  describeEphemeralStoreConformance(
     { describe, it, beforeAll, afterAll },
     {
-      name: `redis (examples/redis-storage.ts at ${url})`,
-      createStorage: () => redisStorage(redis, { keyPrefix }),
-      close: async () => {
-        await deleteRunKeys(redis);
-        await redis.close();
-      },
+      name: `redis (redisEphemeralStore at ${url})`,
+      createStore: () => redisEphemeralStore(redis, { keyPrefix }),
       absent: ['prune'],
     },
   );
+
+  afterAll(async () => {
+    await deleteRunKeys(redis);
+    await redis.close();
+  });
+
+  describe('redisEphemeralStore: on Redis', () => {
+    const store = redisEphemeralStore(redis, { keyPrefix });
+
+    it('writes under the key prefix, with a native expiry', async () => {
+      const now = Date.now();
+      await store.set('code:x', 'v', now + 60_000, now);
+      expect(await redis.get(`${keyPrefix}code:x`)).toBe('v');
+      const ttl = await redis.pTTL(`${keyPrefix}code:x`);
+      expect(ttl).toBeGreaterThan(59_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    });
+
+    it('increment sends the script text when Redis does not have it cached (NOSCRIPT)', async () => {
+      let evalShaCalls = 0;
+      const forgetful: RedisEphemeralClient = {
+        get: (key) => redis.get(key),
+        set: (key, value, options) => redis.set(key, value, options),
+        getDel: (key) => redis.getDel(key),
+        unlink: (key) => redis.unlink(key),
+        eval: (script, options) => redis.eval(script, options),
+        evalSha: async () => {
+          evalShaCalls++;
+          throw new Error('NOSCRIPT No matching script. Please use EVAL.');
+        },
+      };
+      const now = Date.now();
+      const counter = await redisEphemeralStore(forgetful, { keyPrefix }).increment(
+        'rate:x',
+        now + 60_000,
+        now,
+      );
+      expect(evalShaCalls).toBe(1);
+      expect(counter).toEqual({ count: 1, expiresAt: now + 60_000 });
+    });
+  });
 }

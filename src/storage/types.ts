@@ -30,9 +30,11 @@ export interface EphemeralCounter {
 }
 
 /**
- * Short-lived state: a key-value store with expiry. Values are strings (the library stores JSON);
- * an entry whose `expiresAt` is at or before `now` is absent for every method. Every method is
- * atomic on its key and visible to every instance sharing the store once it resolves.
+ * Short-lived state: a key-value store with expiry. Keys are compared exactly (case and trailing
+ * spaces count: beware of a SQL collation that ignores them); values are strings (the library
+ * stores JSON) and round-trip byte for byte. An entry whose `expiresAt` is at or before `now` is
+ * absent for every method; the library never writes one that expires at or before `now`. Every
+ * method is atomic on its key and visible to every instance sharing the store once it resolves.
  */
 export interface EphemeralStore {
   /** Required. The value of `key`, or `null` if absent or expired at `now`. */

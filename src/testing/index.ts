@@ -6,3 +6,7 @@
  */
 export * from './provider/index.js';
 export * from './conformance/index.js';
+export {
+  describeEphemeralStoreConformance,
+  type EphemeralStoreConformanceOptions,
+} from './conformance/ephemeral.js';

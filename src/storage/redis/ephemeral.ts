@@ -65,8 +65,12 @@ const INCREMENT_SHA1 = createHash('sha1').update(INCREMENT).digest('hex');
  * import { connectStorage, createAuthorizationServer } from 'openid-oauth-bridge';
  * import { redisEphemeralStore } from 'openid-oauth-bridge/redis';
  *
- * const redis = await createClient({ url: process.env.REDIS_URL }).connect();
- * const storage = { ...(await connectStorage(process.env.DATABASE_URL)), ephemeral: redisEphemeralStore(redis) };
+ * const redis = await createClient({ url: process.env.REDIS_URL })
+ *   .on('error', (err) => console.error('Redis:', err)) // node-redis reconnects by itself
+ *   .connect();
+ * const sql = await connectStorage(process.env.DATABASE_URL ?? 'postgres://localhost/oauth');
+ * // A `Storage`: the SQL adapter with its `ephemeral` replaced (it is a plain object; spreading keeps every method).
+ * const storage = { ...sql, ephemeral: redisEphemeralStore(redis) };
  * const server = createAuthorizationServer({ storage, ... });
  */
 export function redisEphemeralStore(

@@ -94,7 +94,8 @@ const UNGUARDED = new Set(['migrate', 'close']);
 
 /**
  * The adapter with every storage method's outages rethrown as {@link StorageUnavailableError}:
- * the methods of each domain (`clients.find`, `tokens.saveAccessToken`, ...) and `prune`.
+ * every method of every store (`ephemeral.take`, `clients.update`, `tokens.find`, ...), found by
+ * walking the adapter's objects so that a method added later is guarded too, and `prune`.
  */
 export function guardSqlFaults<T extends object>(storage: T): T {
   const guard =

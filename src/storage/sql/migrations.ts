@@ -1,4 +1,5 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { storageByLifetime } from './migration-005-storage-by-lifetime.js';
 
 /**
  * The schema, as migrations shipped with the package. Never edit a released migration: add the
@@ -277,6 +278,7 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '2026-11-25-005-storage-by-lifetime': storageByLifetime,
 };
 
 /** Runs an ADD COLUMN, accepting that another SQLite process added the column first. */

@@ -5,12 +5,13 @@ import type { ColumnType } from 'kysely';
  * reads go through `Number()`; writes are numbers.
  */
 export type Millis = ColumnType<number | string, number, number>;
-type NullableMillis = ColumnType<number | string | null, number | null, number | null>;
+export type NullableMillis = ColumnType<number | string | null, number | null, number | null>;
 
 /**
- * The tables of the SQL adapter. Scopes are stored space-delimited, as OAuth writes them (a scope
- * token never contains a space). Booleans are integers 0/1, the same on both engines. Every
- * secret column holds a SHA-256 hash; nothing in these tables can be replayed as a credential.
+ * The tables of the SQL adapter, as migration `2026-11-25-005-storage-by-lifetime` leaves them.
+ * Scopes are stored space-delimited, as OAuth writes them (a scope token never contains a space).
+ * Booleans are integers 0/1, the same on both engines. Every secret column holds a SHA-256 hash;
+ * nothing in these tables can be replayed as a credential.
  */
 export interface Database {
   oauth_clients: {
@@ -34,65 +35,34 @@ export interface Database {
     identifier: string;
     created_at: Millis;
   };
-  oauth_consents: {
+  /** One row per user and client; primary key (user_id, client_id), `grant_id` unique. */
+  oauth_grants: {
+    grant_id: string;
     user_id: string;
     client_id: string;
     scopes: string;
     created_at: Millis;
     updated_at: Millis;
+    revoked_at: NullableMillis;
   };
-  oauth_codes: {
-    code_hash: string;
-    client_id: string;
-    user_id: string;
-    redirect_uri: string;
-    scopes: string;
-    grant_id: string;
-    code_challenge: string | null;
-    code_challenge_method: string | null;
-    created_at: Millis;
-    expires_at: Millis;
-    used_at: NullableMillis;
-  };
-  oauth_access_tokens: {
+  /** Access and refresh tokens, by hash. */
+  oauth_tokens: {
     token_hash: string;
-    grant_id: string;
-    client_id: string;
-    user_id: string;
-    scopes: string;
-    origin: string;
-    created_at: Millis;
-    expires_at: Millis;
-  };
-  oauth_refresh_tokens: {
-    token_hash: string;
+    /** `access_token` or `refresh_token`. */
+    type: string;
     grant_id: string;
     client_id: string;
     user_id: string;
     scopes: string;
     created_at: Millis;
     expires_at: NullableMillis;
+    origin: string;
     rotated_at: NullableMillis;
   };
-  /** Grants revoked (code replay, refresh reuse): tokens saved under them late are never found. */
-  oauth_revoked_grants: {
-    grant_id: string;
-    revoked_at: Millis;
-  };
-  oauth_nonces: {
-    scope: string;
-    nonce: string;
-    expires_at: Millis;
-  };
-  /** Client-authentication failure counters, in fixed windows. */
-  oauth_rate_limits: {
+  /** The `ephemeral` store: codes, sessions, nonces, counters and markers, with expiry. */
+  oauth_ephemeral: {
     key: string;
-    count: number;
-    reset_at: Millis;
-  };
-  oauth_sessions: {
-    sid: string;
-    data: string;
+    value: string;
     expires_at: Millis;
   };
 }

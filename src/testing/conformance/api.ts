@@ -50,11 +50,22 @@ export interface StorageConformanceOptions<S extends Storage = Storage> {
    * `tokens.find` can return it.
    */
   putClient?: (storage: S, client: ClientRecord) => Promise<void>;
+  /** Tunes the race tests (fast-check); see {@link RaceOptions}. */
+  races?: RaceOptions;
+}
+
+/** How the race tests explore interleavings. */
+export interface RaceOptions {
   /**
-   * How many interleavings each race property explores (fast-check `numRuns`). Default 40: a few
-   * seconds on PostgreSQL. Raise it when hunting a race, lower it for a quick run.
+   * Runs per race property, each one an interleaving chosen by fast-check's scheduler. Default
+   * 40: a few seconds on PostgreSQL. Raise it when hunting a race.
    */
-  raceRuns?: number;
+  runs?: number;
+  /** Replays a failure: the `seed` and `path` its message gives. */
+  seed?: number;
+  path?: string;
+  /** Stops exploring (not failing) after this long per property, in ms. Default 15000. */
+  timeLimitMs?: number;
 }
 
 /** What every group of conformance tests receives. */
@@ -69,8 +80,8 @@ export interface ConformanceSuite {
   storage(): Storage;
   /** Registers or replaces a client, through `clients.create`/`update` or `putClient`. */
   putClient(client: ClientRecord, replace?: boolean): Promise<void>;
-  /** Interleavings per race property. */
-  raceRuns: number;
+  /** The race options, defaults applied. */
+  races: Required<Pick<RaceOptions, 'runs' | 'timeLimitMs'>> & Pick<RaceOptions, 'seed' | 'path'>;
   /** Adds to the count of interleavings the race tests explored. */
   explored(runs: number, distinct: number): void;
   /** Hooks, for groups that report after their tests. */

@@ -1,35 +1,64 @@
 import assert from 'node:assert/strict';
-import type { Storage } from '../../storage/types.js';
-import type { ConformanceSuite, ConformanceTestApi, OptionalPart, StorageConformanceOptions } from './api.js';
+import type { ClientRecord, Storage } from '../../storage/types.js';
+import type {
+  ConformanceStats,
+  ConformanceSuite,
+  ConformanceTestApi,
+  OptionalPart,
+  StorageConformanceOptions,
+} from './api.js';
 import { clientAdminTests } from './client-admin.js';
 import { clientTests } from './clients.js';
-import { codeTests } from './codes.js';
-import { consentListTests } from './consent-list.js';
-import { consentTests } from './consents.js';
-import { nonceTests } from './nonces.js';
+import { ephemeralTests } from './ephemeral.js';
+import { faultSweepTests } from './fault-sweeps.js';
+import { grantTests } from './grants.js';
 import { pruneTests } from './prune.js';
-import { revocationTests } from './revocation.js';
-import { sessionTests } from './sessions.js';
+import { raceTests } from './races.js';
+import { rateLimitTests } from './rate-limit.js';
+import { ruleTests } from './rules.js';
 import { tokenTests } from './tokens.js';
 import { userTests } from './users.js';
 
-export type { ConformanceTestApi, OptionalPart, RegisterBlock, StorageConformanceOptions } from './api.js';
+export type {
+  ConformanceStats,
+  ConformanceTestApi,
+  OptionalPart,
+  RaceOptions,
+  RegisterBlock,
+  StorageConformanceOptions,
+} from './api.js';
+export {
+  describeEphemeralStoreConformance,
+  type EphemeralStoreConformanceOptions,
+} from './ephemeral.js';
+export { withFaults, type FaultTiming, type FaultyStorage, type RecordedCall } from './faults.js';
+export { instrumentStorage, type AroundCall, type StorageCall } from './instrument.js';
 
-const OPTIONAL_PARTS: readonly OptionalPart[] = ['sessions', 'prune'];
+/** Each optional part, and the methods that make it up. */
+const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = {
+  prune: (storage) => [storage.prune],
+  clientAdmin: (storage) => [storage.clients.create, storage.clients.list, storage.clients.update, storage.clients.remove],
+  userFind: (storage) => [storage.users.find],
+};
 
 /**
- * Registers the storage conformance suite: one test per guarantee of the storage contract, for
- * every domain (clients, users, consents, codes, tokens, nonces, and the optional sessions and
- * prune). A custom adapter that passes it can back `createAuthorizationServer`.
+ * Registers the storage conformance suite: one test per guarantee of the storage contract
+ * (`ephemeral`, `clients`, `users`, `grants`, `tokens`, and the optional `prune`, operator client
+ * methods and `users.find`), then the library's rules run over the adapter (code replay,
+ * refresh rotation and reuse, absolute revocation, disabled and removed clients), the same
+ * operations with each storage call failing in turn, and races between them explored by
+ * fast-check's scheduler. A custom adapter that passes it can back `createAuthorizationServer`.
  *
  * The storage is created once, in a `beforeAll` hook, and closed after the last test. Every test
  * uses fresh random ids and hashes and passes `now` explicitly (the current time, so that stores
  * with native key expiry work), so the database need not be empty and tests do not depend on each
- * other. Single-use operations are raced by 50 concurrent callers. Assertions use
- * `node:assert/strict`; a failure names the method and the guarantee it broke.
+ * other. Assertions use `node:assert/strict`; a failure names the method and the guarantee it
+ * broke. The race tests need `fast-check` installed (a development dependency of your project).
  *
  * The kit imports no test framework: pass yours in. With mocha or `node:test`, pass
  * `{ describe, it, beforeAll: before, afterAll: after }`.
+ *
+ * Returns counters filled in as the tests run (how many interleavings the races explored).
  *
  * @example
  * // test/storage.conformance.test.ts
@@ -45,41 +74,74 @@ const OPTIONAL_PARTS: readonly OptionalPart[] = ['sessions', 'prune'];
 export function describeStorageConformance<S extends Storage>(
   test: ConformanceTestApi,
   options: StorageConformanceOptions<S>,
-): void {
+): ConformanceStats {
   const absent = new Set(options.absent ?? []);
+  const stats: ConformanceStats = { raceRuns: 0, interleavings: 0 };
   test.describe(`storage conformance: ${options.name}`, () => {
-    let storage: S | undefined;
+    let created: S | undefined;
     test.beforeAll(async () => {
-      storage = await options.createStorage();
+      created = await options.createStorage();
     });
     test.afterAll(async () => {
-      if (storage && options.close) await options.close(storage);
+      if (created && options.close) await options.close(created);
     });
 
+    const storage = (): S => {
+      assert.ok(
+        created,
+        `createStorage() of "${options.name}" did not run or failed: see the error of the beforeAll hook`,
+      );
+      return created;
+    };
+    const has = (part: OptionalPart) => !absent.has(part);
     const suite: ConformanceSuite = {
       it: test.it,
       describe: test.describe,
-      storage() {
+      afterAll: test.afterAll,
+      storage,
+      has,
+      part: (part) => registerOptional(test, absent, part),
+      async putClient(client: ClientRecord, replace = false) {
+        if (has('clientAdmin')) {
+          const clients = storage().clients;
+          if (!replace) return clients.create!(client);
+          const { clientId, grantType: _g, createdAt: _c, ...changes } = client;
+          const updated = await clients.update!(clientId, changes);
+          assert.ok(updated, `clients.update(${clientId}) resolved null for a registered client`);
+          return;
+        }
         assert.ok(
-          storage,
-          `createStorage() of "${options.name}" did not run or failed: see the error of the beforeAll hook`,
+          options.putClient,
+          "absent lists 'clientAdmin', so the kit needs the putClient option to register the clients its tests use",
         );
-        return storage;
+        await options.putClient(storage(), client);
+      },
+      races: { runs: 40, timeLimitMs: 15_000, ...options.races },
+      explored(runs, distinct) {
+        stats.raceRuns += runs;
+        stats.interleavings += distinct;
       },
     };
+
+    ephemeralTests({ it: test.it, describe: test.describe, store: () => storage().ephemeral, prune: has('prune') });
+    rateLimitTests(suite);
     clientTests(suite);
     clientAdminTests(suite);
     userTests(suite);
-    consentTests(suite);
-    consentListTests(suite);
-    codeTests(suite);
+    grantTests(suite);
     tokenTests(suite);
-    revocationTests(suite);
-    nonceTests(suite);
-    sessionTests(suite, registerOptional(test, absent, 'sessions'));
-    pruneTests(suite, registerOptional(test, absent, 'prune'));
+    pruneTests(suite);
+    ruleTests(suite);
+    faultSweepTests(suite);
+    raceTests(suite);
+    test.afterAll(async () => {
+      if (stats.raceRuns > 0) {
+        console.log(`storage conformance (${options.name}): races: ${stats.interleavings} interleavings explored (${stats.raceRuns} runs)`);
+      }
+    });
     if (absent.size > 0) declaredAbsentTest(suite, absent);
   });
+  return stats;
 }
 
 /** `describe` for a present part; `describe.skip`, with the reason in the title, for an absent one. */
@@ -97,11 +159,13 @@ function registerOptional(
 /** An optional part declared absent must really be absent, or its guarantees would go untested. */
 function declaredAbsentTest({ it, storage }: ConformanceSuite, absent: ReadonlySet<OptionalPart>): void {
   it(`optional parts declared absent (${[...absent].join(', ')}) are absent`, async () => {
-    for (const part of OPTIONAL_PARTS) {
-      assert.ok(
-        !absent.has(part) || storage()[part] === undefined,
-        `absent lists '${part}' but the adapter has storage.${part}: its guarantees would go untested. ` +
-          `Remove '${part}' from absent.`,
+    for (const part of absent) {
+      const present = OPTIONAL_METHODS[part](storage()).filter((method) => method !== undefined);
+      assert.equal(
+        present.length,
+        0,
+        `absent lists '${part}' but the adapter has some of its methods: their guarantees would go untested. ` +
+          `Remove '${part}' from absent, or remove the methods.`,
       );
     }
   });

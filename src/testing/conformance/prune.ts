@@ -1,203 +1,174 @@
 import assert from 'node:assert/strict';
-import type { PruneResult, Storage } from '../../storage/types.js';
+import type { PruneResult, Storage, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
-import { equal, isNull, race, sameRecord } from './check.js';
-import {
-  DAY,
-  HOUR,
-  MINUTE,
-  accessToken,
-  codeRecord,
-  freshHash,
-  enrolledOwner,
-  refreshToken,
-} from './fixtures.js';
+import { race } from './check.js';
+import { DAY, HOUR, MINUTE, SECOND, accessTokenRecord, clientRecord, freshId, grantRecord, refreshTokenRecord } from './fixtures.js';
 
-const KINDS = ['codes', 'accessTokens', 'refreshTokens', 'nonces', 'sessions', 'revokedGrants'] as const;
+type Prune = NonNullable<Storage['prune']>;
 
-/** The adapter's `prune`, or a failure that says how to declare it absent. */
-function pruneOf(storage: Storage): NonNullable<Storage['prune']> {
-  if (!storage.prune) {
-    throw new Error(
-      'storage.prune is missing. It is optional: if your adapter does not implement it, pass ' +
-        "absent: ['prune'] to describeStorageConformance so that its tests are reported as skipped.",
-    );
+/** What one scenario stored, split by what prune must do with it. */
+interface Scenario {
+  deadTokens: TokenRecord[];
+  liveTokens: Array<{ token: TokenRecord; why: string }>;
+  deadEntries: string[];
+  liveEntries: string[];
+  deadGrants: Array<{ userId: string; clientId: string }>;
+  liveGrants: Array<{ userId: string; clientId: string; why: string }>;
+}
+
+/** `storage.prune`: removes exactly what can no longer work, and nothing that still does. */
+export function pruneTests(suite: ConformanceSuite): void {
+  const { it, storage, putClient, has } = suite;
+  const prune = (now: number, options?: Parameters<Prune>[1]) => storage().prune!(now, options);
+
+  /** Stores one of each case, dead and alive, relative to `now`. */
+  async function scenario(now: number): Promise<Scenario> {
+    const s = storage();
+    const client = clientRecord(now);
+    const disabled = clientRecord(now, { disabled: true });
+    await putClient(client);
+    await putClient(disabled);
+    const standing = grantRecord(now - DAY, { clientId: client.clientId });
+    const recent = grantRecord(now - DAY, { clientId: client.clientId, revokedAt: now - DAY });
+    const old = grantRecord(now - 40 * DAY, { clientId: client.clientId, revokedAt: now - 31 * DAY });
+    const replacedId = freshId('grant');
+    const replaced = grantRecord(now - DAY, { grantId: replacedId, clientId: client.clientId });
+    const replacing = { ...replaced, grantId: freshId('grant') };
+    const atDisabled = grantRecord(now - DAY, { clientId: disabled.clientId });
+    for (const grant of [standing, recent, old, replaced, replacing, atDisabled]) await s.grants.save(grant);
+
+    const liveTokens = [
+      { token: accessTokenRecord(now, standing), why: 'an unexpired access token of a standing grant' },
+      { token: accessTokenRecord(now - HOUR + 1, standing), why: 'an access token expiring 1 ms after now' },
+      { token: refreshTokenRecord(now - DAY, standing), why: 'a refresh token without expiry of a standing grant' },
+      {
+        token: refreshTokenRecord(now - DAY, standing, { rotatedAt: now - HOUR }),
+        why: 'a rotated refresh token of a standing grant (kept: presented again, it reveals a leak)',
+      },
+      { token: accessTokenRecord(now, atDisabled), why: 'a token of a disabled client (it works again if the client is enabled)' },
+    ];
+    const deadTokens = [
+      accessTokenRecord(now - 2 * HOUR, standing),
+      accessTokenRecord(now - HOUR, standing), // expires exactly at now
+      refreshTokenRecord(now - DAY, recent),
+      accessTokenRecord(now, recent),
+      refreshTokenRecord(now - DAY, replaced),
+      refreshTokenRecord(now - DAY, { ...standing, grantId: freshId('grant-never-saved') }),
+    ];
+    if (has('clientAdmin')) {
+      const removed = clientRecord(now);
+      await s.clients.create!(removed);
+      const grant = grantRecord(now - DAY, { clientId: removed.clientId });
+      await s.grants.save(grant);
+      const token = refreshTokenRecord(now - DAY, grant);
+      await s.tokens.save(token);
+      await s.clients.remove!(removed.clientId);
+      deadTokens.push(token);
+    }
+    for (const token of [...liveTokens.map((live) => live.token), ...deadTokens]) await s.tokens.save(token);
+
+    const deadEntries = [freshId('prune-dead'), freshId('prune-dead')];
+    const liveEntries = [freshId('prune-live'), freshId('prune-live')];
+    // Stored as of an hour ago, so that a store with native expiry gets a positive time to live.
+    const then = now - HOUR;
+    await s.ephemeral.set(deadEntries[0]!, 'dead', now - MINUTE, then);
+    await s.ephemeral.set(deadEntries[1]!, 'dead', now, then);
+    await s.ephemeral.set(liveEntries[0]!, 'live', now + 1, then);
+    await s.ephemeral.set(liveEntries[1]!, 'live', now + HOUR, then);
+
+    return {
+      deadTokens,
+      liveTokens,
+      deadEntries,
+      liveEntries,
+      deadGrants: [old],
+      liveGrants: [
+        { ...standing, why: 'a standing grant' },
+        { ...recent, why: 'a grant revoked a day ago (kept for the retention, 30 days by default)' },
+        { ...replacing, why: 'the grant that replaced another' },
+      ],
+    };
   }
-  return storage.prune.bind(storage);
-}
 
-/** One row of each kind expired at `now` and one still needed, and how to check both afterwards. */
-async function seedRows(storage: Storage, now: number) {
-  const owner = await enrolledOwner(storage, now);
-  const scope = `https://op.example/${freshHash()}`;
-  const expired = {
-    code: codeRecord(now - 2 * MINUTE, { expiresAt: now - MINUTE }),
-    access: accessToken(now - 2 * HOUR, owner, { expiresAt: now - 1 }),
-    refresh: refreshToken(now - 2 * DAY, owner, { expiresAt: now - 1 }),
-    nonce: freshHash(),
-    sid: freshHash(),
-  };
-  const live = {
-    code: codeRecord(now),
-    usedCode: codeRecord(now),
-    access: accessToken(now, owner),
-    forever: refreshToken(now, owner),
-    refresh: refreshToken(now, owner, { expiresAt: now + DAY }),
-    nonce: freshHash(),
-    sid: freshHash(),
-  };
-  for (const code of [expired.code, live.code, live.usedCode]) await storage.codes.create(code);
-  await storage.codes.consume(live.usedCode.codeHash, now);
-  for (const token of [expired.access, live.access]) await storage.tokens.saveAccessToken(token);
-  for (const token of [expired.refresh, live.forever, live.refresh])
-    await storage.tokens.saveRefreshToken(token);
-  await storage.nonces.use(scope, expired.nonce, now - 1);
-  await storage.nonces.use(scope, live.nonce, now + MINUTE);
-  await storage.sessions?.set(expired.sid, '{}', now - 1);
-  await storage.sessions?.set(live.sid, '{"live":true}', now + HOUR);
-  return { expired, live, scope };
-}
-
-type Seeded = Awaited<ReturnType<typeof seedRows>>;
-
-async function expectExpiredGone(storage: Storage, { expired }: Seeded, now: number): Promise<void> {
-  const what = 'prune must delete rows expired at `now`';
-  isNull(
-    await storage.codes.consume(expired.code.codeHash, now),
-    `${what}: codes.consume still finds an expired code`,
-  );
-  isNull(
-    await storage.tokens.findAccessToken(expired.access.tokenHash),
-    `${what}: an expired access token is still found`,
-  );
-  isNull(
-    await storage.tokens.findRefreshToken(expired.refresh.tokenHash),
-    `${what}: an expired refresh token is still found`,
-  );
-}
-
-async function expectLiveKept(storage: Storage, { live, scope }: Seeded, now: number): Promise<void> {
-  const what = 'prune must keep rows still needed at `now`';
-  const fresh = await storage.codes.consume(live.code.codeHash, now);
-  equal(fresh?.status, 'consumed', `${what}: an unexpired code must stay consumable`);
-  const used = await storage.codes.consume(live.usedCode.codeHash, now);
-  equal(
-    used?.status,
-    'replayed',
-    `${what}: an unexpired used code must stay, so that its replay is still detected`,
-  );
-  sameRecord(
-    await storage.tokens.findAccessToken(live.access.tokenHash),
-    live.access,
-    `${what}: an unexpired access token`,
-  );
-  sameRecord(
-    await storage.tokens.findRefreshToken(live.forever.tokenHash),
-    live.forever,
-    `${what}: a refresh token with expiresAt null never expires`,
-  );
-  sameRecord(
-    await storage.tokens.findRefreshToken(live.refresh.tokenHash),
-    live.refresh,
-    `${what}: an unexpired refresh token`,
-  );
-  equal(
-    await storage.nonces.use(scope, live.nonce, now + MINUTE),
-    false,
-    `${what}: an unexpired nonce stays used`,
-  );
-  if (storage.sessions) {
-    equal(await storage.sessions.get(live.sid, now), '{"live":true}', `${what}: an unexpired session`);
-  }
-}
-
-/** Each count is an integer, and together the results count at least the rows seeded expired. */
-function expectCounts(results: readonly PruneResult[], storage: Storage): void {
-  const least: PruneResult = {
-    codes: 1,
-    accessTokens: 1,
-    refreshTokens: 1,
-    nonces: 1,
-    sessions: 0,
-    revokedGrants: 0,
-  };
-  if (storage.sessions) least.sessions = 1;
-  for (const kind of KINDS) {
-    const counts = results.map((result) => result[kind]);
-    assert.ok(
-      counts.every((count) => Number.isSafeInteger(count) && count >= 0),
-      `prune must resolve the number of ${kind} it deleted, as an integer; got ${JSON.stringify(counts)}`,
-    );
-    const total = counts.reduce((sum, count) => sum + count, 0);
-    assert.ok(
-      total >= least[kind],
-      `prune must count the ${kind} it deleted: at least ${least[kind]} expired here, it reported ${total}`,
-    );
-  }
-}
-
-/** `prune` (optional): removes what expired, keeps what replay detection and clients still need. */
-export function pruneTests(suite: ConformanceSuite, register: ConformanceSuite['describe']): void {
-  const { it, storage } = suite;
-  register('prune (optional)', () => {
-    it('removes expired rows, keeps live ones, and counts what it removed', async () => {
-      const now = Date.now();
-      const seeded = await seedRows(storage(), now);
-      const result = await pruneOf(storage())(now);
-      expectCounts([result], storage());
-      await expectExpiredGone(storage(), seeded, now);
-      await expectLiveKept(storage(), seeded, now);
-    });
-
-    it('deletes in batches until done (batchSize 2, five expired access tokens)', async () => {
-      const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      const tokens = Array.from({ length: 5 }, () =>
-        accessToken(now - 2 * HOUR, owner, { expiresAt: now - 1 }),
+  async function expectPruned(s: Scenario, now: number, result: PruneResult | undefined): Promise<void> {
+    const store = storage();
+    for (const token of s.deadTokens) {
+      assert.equal(
+        await store.tokens.find(token.tokenHash),
+        null,
+        `prune must delete a token that can no longer work: ${JSON.stringify({ ...token, now })}`,
       );
-      for (const token of tokens) await storage().tokens.saveAccessToken(token);
-      await pruneOf(storage())(now, { batchSize: 2 });
-      for (const token of tokens) {
-        isNull(
-          await storage().tokens.findAccessToken(token.tokenHash),
-          'prune with a small batchSize must still delete every expired row (repeat batches until none is left)',
-        );
+    }
+    for (const { token, why } of s.liveTokens) {
+      assert.ok(await store.tokens.find(token.tokenHash), `prune must keep ${why}`);
+    }
+    for (const key of s.liveEntries) {
+      assert.equal(await store.ephemeral.get(key, now), 'live', `prune must keep an unexpired ephemeral entry (${key})`);
+    }
+    for (const grant of s.liveGrants) {
+      assert.equal(
+        (await store.grants.list({ userId: grant.userId, clientId: grant.clientId })).length,
+        1,
+        `prune must keep ${grant.why}`,
+      );
+    }
+    for (const grant of s.deadGrants) {
+      assert.deepStrictEqual(
+        await store.grants.list({ userId: grant.userId, clientId: grant.clientId }),
+        [],
+        'prune must delete a grant revoked longer ago than the retention (31 days ago, default 30)',
+      );
+    }
+    if (result) {
+      assert.ok(
+        result.tokens >= s.deadTokens.length && result.grants >= s.deadGrants.length && result.ephemeral >= s.deadEntries.length,
+        `prune must count what it deleted: at least ${JSON.stringify({
+          ephemeral: s.deadEntries.length,
+          tokens: s.deadTokens.length,
+          grants: s.deadGrants.length,
+        })}; received ${JSON.stringify(result)}`,
+      );
+    }
+  }
+
+  suite.part('prune')('storage.prune', () => {
+    it('deletes expired entries and tokens, tokens of revoked, replaced or absent grants and removed clients, old revoked grants; keeps the rest', async () => {
+      const now = Date.now();
+      const s = await scenario(now);
+      const result = await prune(now);
+      await expectPruned(s, now, result);
+      for (const key of s.deadEntries) {
+        assert.equal(await storage().ephemeral.add(key, 'again', now + HOUR, now), true, 'after prune, an expired key can be added again');
       }
     });
 
-    it('keeps revoked-grant markers for the retention, so late tokens stay refused', async () => {
+    it('honours revokedGrantRetentionMs and deletes everything in small batches', async () => {
       const now = Date.now();
-      const [old, recent] = [await enrolledOwner(storage(), now), await enrolledOwner(storage(), now)];
-      await storage().tokens.revokeGrant(old.grantId, now - 2 * DAY);
-      await storage().tokens.revokeGrant(recent.grantId, now - HOUR);
-      await pruneOf(storage())(now, { revokedGrantRetentionMs: 3 * DAY });
-      const late = accessToken(now, old);
-      await storage().tokens.saveAccessToken(late);
-      isNull(
-        await storage().tokens.findAccessToken(late.tokenHash),
-        'prune must keep a revoked grant younger than revokedGrantRetentionMs: a token saved under it must not be found',
+      const clientId = freshId('client');
+      const hourAgo = grantRecord(now - DAY, { clientId, revokedAt: now - 2 * HOUR });
+      const justNow = grantRecord(now - DAY, { clientId, revokedAt: now - 30 * MINUTE });
+      await storage().grants.save(hourAgo);
+      await storage().grants.save(justNow);
+      const expired = Array.from({ length: 7 }, () => accessTokenRecord(now - 2 * HOUR, justNow));
+      for (const token of expired) await storage().tokens.save(token);
+      const result = await prune(now, { revokedGrantRetentionMs: HOUR, batchSize: 2 });
+      const left = (await storage().grants.list({ clientId })).map((grant) => grant.grantId);
+      assert.deepStrictEqual(
+        left,
+        [justNow.grantId],
+        'prune with revokedGrantRetentionMs one hour must delete the grant revoked two hours ago and keep the one revoked 30 minutes ago',
       );
-      const result = await pruneOf(storage())(now);
-      assert.ok(
-        result.revokedGrants >= 1,
-        `prune must delete revoked-grant markers older than the retention (default one day) and count them; ` +
-          `it reported ${result.revokedGrants}`,
-      );
-      const lateRecent = accessToken(now, recent);
-      await storage().tokens.saveAccessToken(lateRecent);
-      isNull(
-        await storage().tokens.findAccessToken(lateRecent.tokenHash),
-        'prune must keep a grant revoked an hour ago (default retention one day): a token saved under it must not be found',
-      );
+      for (const token of expired) {
+        assert.equal(await storage().tokens.find(token.tokenHash), null, 'prune with batchSize 2 must still delete every dead token, batch after batch');
+      }
+      assert.ok(result.tokens >= 7 && result.grants >= 1, `prune must count what it deleted; received ${JSON.stringify(result)}`);
     });
 
-    it('two concurrent prunes both resolve and together do the work', async () => {
-      const now = Date.now();
-      const seeded = await seedRows(storage(), now);
-      const results = await race('prune', 2, () => pruneOf(storage())(now));
-      expectCounts(results, storage());
-      await expectExpiredGone(storage(), seeded, now);
-      await expectLiveKept(storage(), seeded, now);
+    it('is safe from several instances at once: 5 concurrent calls resolve and leave the same result', async () => {
+      const now = Date.now() + SECOND;
+      const s = await scenario(now);
+      await race('prune', 5, () => prune(now));
+      await expectPruned(s, now, undefined);
     });
   });
 }

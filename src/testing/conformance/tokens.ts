@@ -1,152 +1,135 @@
+import assert from 'node:assert/strict';
+import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
-import { equal, isNull, oneWinner, race, sameRecord } from './check.js';
-import { DAY, RACERS, SECOND, accessToken, freshHash, enrolledOwner, refreshToken } from './fixtures.js';
+import { isNull, race, sameRecord } from './check.js';
+import { HOUR, RACERS, SECOND, accessTokenRecord, clientRecord, freshHash, grantRecord, refreshTokenRecord } from './fixtures.js';
 
-const ATOMIC_HINT =
-  'Replace the token in one atomic operation (e.g. UPDATE ... SET rotated_at = $now WHERE token_hash = $1 ' +
-  'AND rotated_at IS NULL AND NOT revoked), never a read followed by a write.';
+/** `tokens.save` and `tokens.find`: a token with its grant and client, in one read. */
+export function tokenTests(suite: ConformanceSuite): void {
+  const { describe, it, storage, putClient } = suite;
 
-/** `tokens`: lookups by hash, lossless records, and rotation that one caller wins. */
-export function tokenTests({ describe, it, storage }: ConformanceSuite): void {
+  /** A registered client and a standing grant at it. */
+  async function enrolled(now: number): Promise<{ client: ClientRecord; grant: GrantRecord }> {
+    const client = clientRecord(now);
+    await putClient(client);
+    const grant = grantRecord(now, { clientId: client.clientId });
+    await storage().grants.save(grant);
+    return { client, grant };
+  }
+
+  async function found(token: TokenRecord, what: string): Promise<FoundTokenRecord> {
+    const result = await storage().tokens.find(token.tokenHash);
+    assert.ok(result, `tokens.find must return ${what}; it resolved null`);
+    return result;
+  }
+
   describe('tokens', () => {
-    it('find: an unknown hash gives null', async () => {
-      isNull(
-        await storage().tokens.findAccessToken(freshHash()),
-        'tokens.findAccessToken must resolve null for an unknown hash',
-      );
-      isNull(
-        await storage().tokens.findRefreshToken(freshHash()),
-        'tokens.findRefreshToken must resolve null for an unknown hash',
-      );
+    it('an access token round-trips every field, with its grant and client joined', async () => {
+      const now = Date.now();
+      const { client, grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant, { scopes: ['realms:read', 'profile'] });
+      await storage().tokens.save(token);
+      const result = await found(token, 'a saved access token');
+      sameRecord(result.token, token, 'tokens.find must return every field of the token as saved');
+      sameRecord(result.grant, grant, 'tokens.find must join the grant whose grantId is the token\'s');
+      sameRecord(result.client, client, 'tokens.find must join the client whose clientId is the token\'s');
     });
 
-    it('access tokens: every field round-trips, for each origin', async () => {
+    it('a refresh token round-trips expiresAt null and rotatedAt null, then a numeric rotatedAt', async () => {
       const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      for (const origin of ['authorization_code', 'refresh_token', 'implicit'] as const) {
-        const token = accessToken(now, owner, { origin, scopes: origin === 'implicit' ? [] : ['b', 'a'] });
-        await storage().tokens.saveAccessToken(token);
-        sameRecord(
-          await storage().tokens.findAccessToken(token.tokenHash),
-          token,
-          `tokens.findAccessToken must return the token exactly as saved (origin "${origin}", scopes in order)`,
-        );
+      const { grant } = await enrolled(now);
+      const token = refreshTokenRecord(now, grant, { origin: 'refresh_token' });
+      await storage().tokens.save(token);
+      sameRecord((await found(token, 'a saved refresh token')).token, token, 'tokens.find: expiresAt null and rotatedAt null must stay null');
+      const rotated = { ...token, rotatedAt: now + SECOND };
+      await storage().tokens.save(rotated);
+      sameRecord((await found(token, 'a rotated refresh token')).token, rotated, 'tokens.save of the same hash must replace the token (rotatedAt a number)');
+    });
+
+    it('an implicit access token round-trips its origin', async () => {
+      const now = Date.now();
+      const { grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant, { origin: 'implicit', scopes: [] });
+      await storage().tokens.save(token);
+      sameRecord((await found(token, 'an implicit access token')).token, token, 'tokens.find must return origin implicit and empty scopes as saved');
+    });
+
+    it('find matches the hash exactly, and gives null for an unknown one', async () => {
+      const now = Date.now();
+      const { grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant, { tokenHash: `${freshHash()}Ab` });
+      await storage().tokens.save(token);
+      for (const hash of [token.tokenHash.toLowerCase(), token.tokenHash.slice(0, -1), `${token.tokenHash}x`, freshHash()]) {
+        isNull(await storage().tokens.find(hash), `tokens.find(${JSON.stringify(hash)}) must resolve null (hashes compare exactly)`);
       }
     });
 
-    it('refresh tokens: every field round-trips, expiresAt null included', async () => {
+    it('find returns a token whatever its state: expired, rotated, its grant revoked', async () => {
       const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      const forever = refreshToken(now, owner);
-      const expiring = refreshToken(now, owner, { expiresAt: now + 30 * DAY });
-      for (const token of [forever, expiring]) {
-        await storage().tokens.saveRefreshToken(token);
-        sameRecord(
-          await storage().tokens.findRefreshToken(token.tokenHash),
-          token,
-          `tokens.findRefreshToken must return the token exactly as saved (expiresAt ${token.expiresAt}, rotatedAt null)`,
-        );
-      }
+      const { grant } = await enrolled(now);
+      const expired = accessTokenRecord(now - 2 * HOUR, grant);
+      const rotated = refreshTokenRecord(now, grant, { rotatedAt: now });
+      await storage().tokens.save(expired);
+      await storage().tokens.save(rotated);
+      const revoked = { ...grant, revokedAt: now + SECOND };
+      await storage().grants.save(revoked);
+      sameRecord((await found(expired, 'an expired token (the library decides)')).token, expired, 'tokens.find');
+      const result = await found(rotated, 'a rotated token of a revoked grant (the library decides)');
+      sameRecord(result.token, rotated, 'tokens.find');
+      sameRecord(result.grant, revoked, 'tokens.find must join the grant as it is now (revokedAt set)');
     });
 
-    it('find: an access token is never found as a refresh token, nor the reverse', async () => {
+    it('find joins the grant by grantId: a token of a replaced grant has grant null, another grant never shows', async () => {
       const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      const access = accessToken(now, owner);
-      const refresh = refreshToken(now, owner);
-      await storage().tokens.saveAccessToken(access);
-      await storage().tokens.saveRefreshToken(refresh);
+      const { grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant);
+      await storage().tokens.save(token);
+      const orphan = accessTokenRecord(now, { ...grant, grantId: `${grant.grantId}-never-saved` });
+      await storage().tokens.save(orphan);
+      isNull((await found(orphan, 'a token whose grant was never saved')).grant, 'tokens.find: no grant has this grantId, so grant must be null');
+      const next = grantRecord(now + SECOND, { userId: grant.userId, clientId: grant.clientId });
+      await storage().grants.save(next);
       isNull(
-        await storage().tokens.findRefreshToken(access.tokenHash),
-        'tokens.findRefreshToken must not return an access token: it would let an access token refresh',
-      );
-      isNull(
-        await storage().tokens.findAccessToken(refresh.tokenHash),
-        'tokens.findAccessToken must not return a refresh token: it would let a refresh token call the API',
-      );
-    });
-
-    it('rotateRefreshToken: an unknown token gives missing', async () => {
-      const now = Date.now();
-      const next = refreshToken(now, await enrolledOwner(storage(), now));
-      equal(
-        await storage().tokens.rotateRefreshToken(freshHash(), next, now),
-        'missing',
-        'tokens.rotateRefreshToken must resolve "missing" for a token hash it never stored',
-      );
-      isNull(
-        await storage().tokens.findRefreshToken(next.tokenHash),
-        'tokens.rotateRefreshToken must not save `next` when the old token is missing',
+        (await found(token, 'a token of a replaced grant')).grant,
+        'tokens.find must join the grant by the token\'s grantId, not by user and client: the grant was replaced by another grantId',
       );
     });
 
-    it('rotateRefreshToken: rotated, then the old token is found with rotatedAt, then reused', async () => {
+    it('find joins the client as it is now: disabled after registration, null if it never existed', async () => {
       const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      const old = refreshToken(now, owner);
-      const next = refreshToken(now + SECOND, owner);
-      await storage().tokens.saveRefreshToken(old);
-      const at = now + 2 * SECOND;
-      equal(
-        await storage().tokens.rotateRefreshToken(old.tokenHash, next, at),
-        'rotated',
-        'tokens.rotateRefreshToken must resolve "rotated" for an active token',
-      );
-      sameRecord(
-        await storage().tokens.findRefreshToken(next.tokenHash),
-        next,
-        'tokens.rotateRefreshToken must save `next`, which findRefreshToken then returns as given',
-      );
-      sameRecord(
-        await storage().tokens.findRefreshToken(old.tokenHash),
-        { ...old, rotatedAt: at },
-        'tokens.findRefreshToken must still return a rotated token, with rotatedAt set to the `now` of the rotation, ' +
-          'so that its reuse can be detected',
-      );
-      const again = refreshToken(at, owner);
-      equal(
-        await storage().tokens.rotateRefreshToken(old.tokenHash, again, at + SECOND),
-        'reused',
-        'tokens.rotateRefreshToken must resolve "reused" for a token already rotated away',
-      );
-      isNull(
-        await storage().tokens.findRefreshToken(again.tokenHash),
-        'tokens.rotateRefreshToken must not save `next` when it resolves "reused"',
-      );
-      equal(
-        await storage().tokens.rotateRefreshToken(next.tokenHash, refreshToken(at, owner), at + SECOND),
-        'rotated',
-        'tokens.rotateRefreshToken must rotate the replacement token in turn',
-      );
+      const { client, grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant);
+      await storage().tokens.save(token);
+      await putClient({ ...client, disabled: true }, true);
+      sameRecord((await found(token, 'a token of a disabled client')).client, { ...client, disabled: true }, 'tokens.find must join the client as it is now (disabled)');
+      const stray = accessTokenRecord(now, { ...grant, clientId: `${client.clientId}-never-registered` });
+      await storage().tokens.save(stray);
+      isNull((await found(stray, 'a token of an unknown client')).client, 'tokens.find: no client has this clientId, so client must be null');
     });
 
-    it(`rotateRefreshToken: exactly one of ${RACERS} concurrent callers gets rotated`, async () => {
+    it(`${RACERS} concurrent saves of distinct tokens are all found`, async () => {
       const now = Date.now();
-      const owner = await enrolledOwner(storage(), now);
-      const old = refreshToken(now, owner);
-      await storage().tokens.saveRefreshToken(old);
-      const nexts = Array.from({ length: RACERS }, () => refreshToken(now, owner));
-      const results = await race('tokens.rotateRefreshToken', RACERS, (index) =>
-        storage().tokens.rotateRefreshToken(old.tokenHash, nexts[index]!, now + SECOND),
+      const { grant } = await enrolled(now);
+      const tokens = Array.from({ length: RACERS }, (_, index) =>
+        index % 2 ? accessTokenRecord(now, grant) : refreshTokenRecord(now, grant),
       );
-      oneWinner(
-        results,
-        'rotated',
-        'reused',
-        `tokens.rotateRefreshToken: of ${RACERS} concurrent rotations of one token, exactly one must get ` +
-          `"rotated" and all others "reused". ${ATOMIC_HINT}`,
-      );
-      const saved = await Promise.all(nexts.map((next) => storage().tokens.findRefreshToken(next.tokenHash)));
-      const winner = results.indexOf('rotated');
-      equal(
-        saved
-          .map((token, index) => (token === null ? null : index))
-          .filter((index) => index !== null)
-          .join(','),
-        String(winner),
-        'tokens.rotateRefreshToken must save only the `next` of the caller that got "rotated" ' +
-          '(the list is the indexes of the racers whose `next` was saved)',
-      );
+      await race('tokens.save', RACERS, (index) => storage().tokens.save(tokens[index]!));
+      for (const token of tokens) sameRecord((await found(token, 'every token saved concurrently')).token, token, 'tokens.find');
+    });
+
+    it('stores a copy: changing the saved or the found scopes changes nothing stored', async () => {
+      const now = Date.now();
+      const { grant } = await enrolled(now);
+      const token = accessTokenRecord(now, grant);
+      const saved = structuredClone(token);
+      await storage().tokens.save(saved);
+      saved.scopes.push('admin');
+      const first = await found(token, 'a saved token');
+      first.token.scopes.push('admin');
+      first.grant?.scopes.push('admin');
+      const again = await found(token, 'a saved token');
+      sameRecord(again.token, token, 'tokens.save and tokens.find must not share arrays with the caller');
+      sameRecord(again.grant, grant, 'tokens.find must not share the grant\'s arrays with the caller');
     });
   });
 }

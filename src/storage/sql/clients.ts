@@ -1,0 +1,75 @@
+import type { Updateable } from 'kysely';
+import type { ClientChanges, ClientStore } from '../types.js';
+import type { SqlContext } from './context.js';
+import { clientRow, COLUMNS, scopeText, toClient } from './rows.js';
+import type { Database } from './schema.js';
+
+/**
+ * The {@link ClientStore} on table `oauth_clients`, operator methods included. `find` is a
+ * prepared primary-key lookup; the operator methods are built per call.
+ */
+export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStore> {
+  const findClient = prepare((p: { clientId: string }) =>
+    db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
+  );
+
+  const find = async (clientId: string) => {
+    const [row] = (await findClient(db, { clientId })).rows;
+    return row ? toClient(row) : null;
+  };
+
+  return {
+    find,
+    async create(client) {
+      await db.insertInto('oauth_clients').values(clientRow(client)).execute();
+    },
+    async list() {
+      const rows = await db
+        .selectFrom('oauth_clients')
+        .select(COLUMNS.oauth_clients)
+        .orderBy('created_at')
+        .orderBy('client_id')
+        .execute();
+      return rows.map(toClient);
+    },
+    async update(clientId, changes) {
+      const set = columnChanges(changes);
+      if (Object.keys(set).length === 0) return find(clientId);
+      const row = await db
+        .updateTable('oauth_clients')
+        .set(set)
+        .where('client_id', '=', clientId)
+        .returning(COLUMNS.oauth_clients)
+        .executeTakeFirst();
+      return row ? toClient(row) : null;
+    },
+    /**
+     * Deletes the client and its grants in one transaction. Without its grant no token of the
+     * client can work again, even for a client registered later under the same id (a grant id is
+     * never reused); the tokens themselves go at the next `prune`.
+     */
+    async remove(clientId) {
+      return db.transaction().execute(async (trx) => {
+        await trx.deleteFrom('oauth_grants').where('client_id', '=', clientId).execute();
+        const removed = await trx.deleteFrom('oauth_clients').where('client_id', '=', clientId).executeTakeFirst();
+        return removed.numDeletedRows > 0n;
+      });
+    },
+  };
+}
+
+/** The columns `changes` sets; a key whose value is `undefined` is no change. */
+function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clients']> {
+  const set: Updateable<Database['oauth_clients']> = {};
+  if (changes.applicationName !== undefined) set.application_name = changes.applicationName;
+  if (changes.redirectUri !== undefined) set.redirect_uri = changes.redirectUri;
+  if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
+  if (changes.scopes !== undefined) set.scopes = scopeText(changes.scopes);
+  if (changes.defaultScopes !== undefined) {
+    set.default_scopes = changes.defaultScopes === null ? null : scopeText(changes.defaultScopes);
+  }
+  if (changes.contacts !== undefined) set.contacts = scopeText(changes.contacts);
+  if (changes.disabled !== undefined) set.disabled = changes.disabled ? 1 : 0;
+  if (changes.requirePkce !== undefined) set.require_pkce = changes.requirePkce ? 1 : 0;
+  return set;
+}

@@ -1,0 +1,71 @@
+import type { GrantStore } from '../types.js';
+import type { SqlContext } from './context.js';
+import { COLUMNS, scopeText, toGrant } from './rows.js';
+
+/**
+ * The {@link GrantStore} on table `oauth_grants`: primary key (user_id, client_id), `grant_id`
+ * unique, indexed by client and by revocation time (for `prune`).
+ */
+export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
+  const findPair = prepare((p: { userId: string; clientId: string }) =>
+    db
+      .selectFrom('oauth_grants')
+      .select(COLUMNS.oauth_grants)
+      .where('user_id', '=', p.userId)
+      .where('client_id', '=', p.clientId),
+  );
+  // One upsert on the (user_id, client_id) key: a grant of the pair, whatever its grant_id, is
+  // overwritten in place; a grant_id taken by another pair violates its unique index and rejects.
+  const upsert = prepare(
+    (p: {
+      grantId: string;
+      userId: string;
+      clientId: string;
+      scopes: string;
+      createdAt: number;
+      updatedAt: number;
+      revokedAt: number | null;
+    }) =>
+      db
+        .insertInto('oauth_grants')
+        .values({
+          grant_id: p.grantId,
+          user_id: p.userId,
+          client_id: p.clientId,
+          scopes: p.scopes,
+          created_at: p.createdAt,
+          updated_at: p.updatedAt,
+          revoked_at: p.revokedAt,
+        })
+        .onConflict((oc) =>
+          oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
+            grant_id: eb.ref('excluded.grant_id'),
+            scopes: eb.ref('excluded.scopes'),
+            created_at: eb.ref('excluded.created_at'),
+            updated_at: eb.ref('excluded.updated_at'),
+            revoked_at: eb.ref('excluded.revoked_at'),
+          })),
+        ),
+  );
+
+  return {
+    async list({ userId, clientId }) {
+      if (userId !== undefined && clientId !== undefined) {
+        return (await findPair(db, { userId, clientId })).rows.map(toGrant);
+      }
+      const rows = await db
+        .selectFrom('oauth_grants')
+        .select(COLUMNS.oauth_grants)
+        .$if(userId !== undefined, (qb) => qb.where('user_id', '=', userId!))
+        .$if(clientId !== undefined, (qb) => qb.where('client_id', '=', clientId!))
+        .orderBy('created_at')
+        .orderBy('client_id')
+        .orderBy('user_id')
+        .execute();
+      return rows.map(toGrant);
+    },
+    async save(grant) {
+      await upsert(db, { ...grant, scopes: scopeText(grant.scopes) });
+    },
+  };
+}

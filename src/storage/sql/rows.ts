@@ -1,0 +1,104 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { ClientRecord, GrantRecord, TokenRecord, UserRecord } from '../types.js';
+import type { Database } from './schema.js';
+
+/**
+ * The columns the prepared queries read, listed rather than `*`: a column added by a later
+ * migration changes no prepared statement's result (PostgreSQL refuses to run a named statement
+ * whose result columns changed). The row mappers' types check that no column is missing.
+ */
+export const COLUMNS = {
+  oauth_clients: [
+    'client_id',
+    'application_name',
+    'redirect_uri',
+    'grant_type',
+    'secret_hash',
+    'scopes',
+    'default_scopes',
+    'contacts',
+    'disabled',
+    'require_pkce',
+    'created_at',
+  ],
+  oauth_users: ['id', 'provider', 'identifier', 'created_at'],
+  oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
+} as const;
+
+export type ClientRow = Selectable<Database['oauth_clients']>;
+export type GrantRow = Selectable<Database['oauth_grants']>;
+export type TokenRow = Selectable<Database['oauth_tokens']>;
+
+export const scopeText = (scopes: readonly string[]): string => scopes.join(' ');
+export const scopesOf = (text: string): string[] => (text === '' ? [] : text.split(' '));
+export const millis = (value: number | string): number => Number(value);
+export const millisOrNull = (value: number | string | null): number | null =>
+  value === null ? null : Number(value);
+
+export function toClient(row: ClientRow): ClientRecord {
+  return {
+    clientId: row.client_id,
+    applicationName: row.application_name,
+    redirectUri: row.redirect_uri,
+    grantType: row.grant_type as ClientRecord['grantType'],
+    secretHash: row.secret_hash,
+    scopes: scopesOf(row.scopes),
+    defaultScopes: row.default_scopes === null ? null : scopesOf(row.default_scopes),
+    contacts: scopesOf(row.contacts),
+    disabled: row.disabled !== 0,
+    ...(row.require_pkce !== 0 ? { requirePkce: true } : {}),
+    createdAt: millis(row.created_at),
+  };
+}
+
+export function clientRow(client: ClientRecord): Insertable<Database['oauth_clients']> {
+  return {
+    client_id: client.clientId,
+    application_name: client.applicationName,
+    redirect_uri: client.redirectUri,
+    grant_type: client.grantType,
+    secret_hash: client.secretHash,
+    scopes: scopeText(client.scopes),
+    default_scopes: client.defaultScopes == null ? null : scopeText(client.defaultScopes),
+    contacts: scopeText(client.contacts ?? []),
+    disabled: client.disabled ? 1 : 0,
+    require_pkce: client.requirePkce === true ? 1 : 0,
+    created_at: client.createdAt,
+  };
+}
+
+export function toUser(row: Selectable<Database['oauth_users']>): UserRecord {
+  return {
+    id: row.id,
+    identifier: row.identifier,
+    provider: row.provider,
+    createdAt: millis(row.created_at),
+  };
+}
+
+export function toGrant(row: GrantRow): GrantRecord {
+  return {
+    grantId: row.grant_id,
+    userId: row.user_id,
+    clientId: row.client_id,
+    scopes: scopesOf(row.scopes),
+    createdAt: millis(row.created_at),
+    updatedAt: millis(row.updated_at),
+    revokedAt: millisOrNull(row.revoked_at),
+  };
+}
+
+export function toToken(row: TokenRow): TokenRecord {
+  return {
+    tokenHash: row.token_hash,
+    type: row.type as TokenRecord['type'],
+    grantId: row.grant_id,
+    clientId: row.client_id,
+    userId: row.user_id,
+    scopes: scopesOf(row.scopes),
+    createdAt: millis(row.created_at),
+    expiresAt: millisOrNull(row.expires_at),
+    origin: row.origin as TokenRecord['origin'],
+    rotatedAt: millisOrNull(row.rotated_at),
+  };
+}
