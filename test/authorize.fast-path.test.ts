@@ -1,6 +1,7 @@
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, StorageUnavailableError, type Storage } from '../src/index.js';
+import { memoryStorage, StorageUnavailableError, type MemoryStorage } from '../src/index.js';
+import { ephemeralKeys } from '../src/storage/keys.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from './support/app.js';
 import { answerConsent, authorizeWithLogin, obtainCode } from './support/flow.js';
 
@@ -12,18 +13,22 @@ import { answerConsent, authorizeWithLogin, obtainCode } from './support/flow.js
 let t: TestApp;
 afterEach(() => t.close());
 
-/** The memory adapter with its session calls counted. */
+const isSession = (key: string) => key.startsWith(ephemeralKeys.session(''));
+
+/**
+ * The memory adapter with its session calls counted: reads, and writes (a changed session saved,
+ * or an unchanged one touched to slide its expiry, both `ephemeral.set`).
+ */
 function countingStorage() {
   const storage = memoryStorage();
-  const calls = { get: 0, set: 0, touch: 0 };
-  const sessions = storage.sessions!;
-  const counted: Storage = {
+  const calls = { get: 0, set: 0 };
+  const { get, set } = storage.ephemeral;
+  const counted: MemoryStorage = {
     ...storage,
-    sessions: {
-      get: (...a) => (calls.get++, sessions.get(...a)),
-      set: (...a) => (calls.set++, sessions.set(...a)),
-      touch: (...a) => (calls.touch++, sessions.touch(...a)),
-      destroy: (...a) => sessions.destroy(...a),
+    ephemeral: {
+      ...storage.ephemeral,
+      get: (key, now) => (isSession(key) && calls.get++, get(key, now)),
+      set: (key, value, expiresAt, now) => (isSession(key) && calls.set++, set(key, value, expiresAt, now)),
     },
   };
   return { storage: counted, calls };
@@ -65,9 +70,9 @@ describe('authorization request of a logged-in user who trusts the client', () =
     const params = redirectParams(res.headers.location!);
     expect(params).toMatchObject({ state: 'xyz', iss: t.baseUrl });
     expect(calls.get - before.get).toBe(1);
+    // Nothing changed, and the session was stored a moment ago: sliding its expiry by a second is
+    // not worth a write either.
     expect(calls.set - before.set).toBe(0);
-    // The session was stored a moment ago: sliding its expiry by a second is not worth a write.
-    expect(calls.touch - before.touch).toBe(0);
 
     const tokens = await t.agent.post('/oauth/token').type('form').send({
       grant_type: 'authorization_code',
@@ -119,19 +124,22 @@ describe('authorization request of a logged-in user who trusts the client', () =
     const first = await authorizeWithLogin(t, query());
     expect(first.status).toBe(200);
     now += 1000;
-    const before = calls.touch;
-    // Not trusted yet: the consent form. Trust it, then come back 37 s (more than 1%) later.
+    // Not trusted yet: the consent form. Trust it (a changed session, written once), then come
+    // back 37 s (more than 1%) later.
+    const beforeConsent = calls.set;
     expect((await answerConsent(t, first.text, 'allow')).status).toBe(303);
+    expect(calls.set - beforeConsent).toBe(1);
+    const before = calls.set;
     const realNow = Date.now;
     Date.now = () => realNow() + 37_000;
     try {
       now += 37_000;
       const again = await t.agent.get('/oauth/authorize').query(query());
       expect(again.status).toBe(302);
-      expect(calls.touch - before).toBe(1);
+      expect(calls.set - before).toBe(1);
       const soon = await t.agent.get('/oauth/authorize').query(query());
       expect(soon.status).toBe(302);
-      expect(calls.touch - before).toBe(1);
+      expect(calls.set - before).toBe(1);
     } finally {
       Date.now = realNow;
     }
@@ -139,25 +147,38 @@ describe('authorization request of a logged-in user who trusts the client', () =
 });
 
 describe('the fast path under a storage outage', () => {
-  it('answers with the endpoint error page (503), not a hang or a stack trace', async () => {
-    const storage = memoryStorage();
-    let down = false;
-    const users = storage.users;
-    const failing: Storage = {
-      ...storage,
-      users: {
-        ...users,
-        find: (...a) =>
-          down ? Promise.reject(new StorageUnavailableError('users are down')) : users.find(...a),
-      },
-    };
-    t = await createTestApp({ storage: failing });
-    await obtainCode(t);
-    down = true;
-    const res = await t.agent.get('/oauth/authorize').query(query());
-    expect(res.status).toBe(503);
-    expect(res.headers['retry-after']).toBeDefined();
-    expect(res.headers.location).toBeUndefined();
-    expect(res.text).not.toMatch(/users are down|at .*\.ts/);
-  });
+  it.each([
+    ['reading the grant', 'grants'],
+    ['storing the code', 'codes'],
+  ] as const)(
+    'answers with the endpoint error page (503) when %s fails, not a hang or a stack trace',
+    async (_name, failing) => {
+      const storage = memoryStorage();
+      let down = false;
+      const outage = () => Promise.reject(new StorageUnavailableError('storage is down'));
+      const { grants, ephemeral } = storage;
+      const failingStorage: MemoryStorage = {
+        ...storage,
+        grants: {
+          ...grants,
+          list: (filter) => (down && failing === 'grants' ? outage() : grants.list(filter)),
+        },
+        ephemeral: {
+          ...ephemeral,
+          set: (key, ...rest) =>
+            down && failing === 'codes' && key.startsWith(ephemeralKeys.code(''))
+              ? outage()
+              : ephemeral.set(key, ...rest),
+        },
+      };
+      t = await createTestApp({ storage: failingStorage });
+      await obtainCode(t);
+      down = true;
+      const res = await t.agent.get('/oauth/authorize').query(query());
+      expect(res.status).toBe(503);
+      expect(res.headers['retry-after']).toBeDefined();
+      expect(res.headers.location).toBeUndefined();
+      expect(res.text).not.toMatch(/storage is down|at .*\.ts/);
+    },
+  );
 });

@@ -6,7 +6,8 @@
  * moment the redirect's headers arrive.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, StorageUnavailableError, type SessionStore } from '../src/index.js';
+import { memoryStorage, StorageUnavailableError, type EphemeralStore } from '../src/index.js';
+import { ephemeralKeys } from '../src/storage/keys.js';
 import { CODE_REDIRECT, createTestApp, type TestApp } from './support/app.js';
 
 const STORE_DELAY_MS = 300;
@@ -16,13 +17,16 @@ afterEach(async () => {
   t = undefined;
 });
 
-function slowSessions(sessions: SessionStore, fail = () => false): SessionStore {
+/** The ephemeral store with its session writes slowed down, and failing while `fail()` says so. */
+function slowSessions<S extends EphemeralStore>(store: S, fail = () => false): S {
   return {
-    ...sessions,
-    async set(sid, json, expiresAt) {
-      await new Promise((resolve) => setTimeout(resolve, STORE_DELAY_MS));
-      if (fail()) throw new StorageUnavailableError('session store down');
-      return sessions.set(sid, json, expiresAt);
+    ...store,
+    async set(key, value, expiresAt, now) {
+      if (key.startsWith(ephemeralKeys.session(''))) {
+        await new Promise((resolve) => setTimeout(resolve, STORE_DELAY_MS));
+        if (fail()) throw new StorageUnavailableError('session store down');
+      }
+      return store.set(key, value, expiresAt, now);
     },
   };
 }
@@ -33,8 +37,8 @@ const sidOf = (res: Response) =>
 describe('the login session is saved before the response', () => {
   it('a redirect to the provider arrives only once the session holding the login is stored', async () => {
     const storage = memoryStorage();
-    const real = storage.sessions!;
-    storage.sessions = slowSessions(real);
+    const real = storage.ephemeral;
+    storage.ephemeral = slowSessions(real);
     t = await createTestApp({ storage });
     const started = performance.now();
     const res = await fetch(
@@ -48,7 +52,7 @@ describe('the login session is saved before the response', () => {
       { redirect: 'manual' },
     );
     // Read the store the moment the headers are here, before the body.
-    const stored = await real.get(sidOf(res), Date.now());
+    const stored = await real.get(ephemeralKeys.session(sidOf(res)), Date.now());
     expect(res.status).toBe(302);
     expect(performance.now() - started).toBeGreaterThanOrEqual(STORE_DELAY_MS - 20);
     expect(stored, 'the session must be stored when the redirect arrives').not.toBeNull();
@@ -58,7 +62,7 @@ describe('the login session is saved before the response', () => {
   it('a session that cannot be stored gives the 503 page instead of a redirect that would lead nowhere', async () => {
     const storage = memoryStorage();
     let down = false;
-    storage.sessions = slowSessions(storage.sessions!, () => down);
+    storage.ephemeral = slowSessions(storage.ephemeral, () => down);
     t = await createTestApp({ storage });
     down = true;
     const res = await fetch(

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
+import { StorageUnavailableError } from '../src/errors/storage-unavailable.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisEphemeralStore, type RedisEphemeralClient } from '../src/storage/redis/index.js';
 import { describeEphemeralStoreConformance } from '../src/testing/index.js';
@@ -95,6 +96,26 @@ if (redis instanceof Error) {
       );
       expect(evalShaCalls).toBe(1);
       expect(counter).toEqual({ count: 1, expiresAt: now + 60_000 });
+    });
+
+    it('answers StorageUnavailableError (503 at the endpoints) once Redis cannot be reached', async () => {
+      const gone = createClient({ url, socket: { connectTimeout: 3000, reconnectStrategy: false } });
+      gone.on('error', () => undefined);
+      await gone.connect();
+      await gone.close();
+      const failing = redisEphemeralStore(gone, { keyPrefix });
+      const now = Date.now();
+      for (const call of [
+        () => failing.get('code:x', now),
+        () => failing.add('nonce:x', '1', now + 1000, now),
+        () => failing.increment('rate:x', now + 1000, now),
+      ]) {
+        const error = await call().then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(StorageUnavailableError.is(error), String(error)).toBe(true);
+      }
     });
   });
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { StorageUnavailableError } from '../../errors/storage-unavailable.js';
 import type { EphemeralCounter, EphemeralStore } from '../types.js';
 
 /**
@@ -95,7 +96,7 @@ export function redisEphemeralStore(
     return { count, expiresAt: now + left };
   }
 
-  return {
+  return guardRedisFaults({
     async get(key) {
       return client.get(prefix + key);
     },
@@ -121,5 +122,56 @@ export function redisEphemeralStore(
     async delete(key) {
       await client.unlink(prefix + key);
     },
-  };
+  });
+}
+
+/** node-redis errors that mean Redis cannot answer now, rather than a bug. */
+const UNAVAILABLE_NAMES = new Set([
+  'ClientClosedError',
+  'ClientOfflineError',
+  'ConnectionTimeoutError',
+  'SocketClosedUnexpectedlyError',
+  'SocketTimeoutError',
+  'ReconnectStrategyError',
+  'TimeoutError',
+  'AbortError',
+]);
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+]);
+/** Server replies of a node that is loading, failing over or out of memory. */
+const UNAVAILABLE_REPLIES = /^(LOADING|BUSY|MASTERDOWN|READONLY|TRYAGAIN|CLUSTERDOWN|OOM)\b/;
+
+function unavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as NodeJS.ErrnoException).code;
+  return (
+    UNAVAILABLE_NAMES.has(err.name) ||
+    (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
+    UNAVAILABLE_REPLIES.test(err.message)
+  );
+}
+
+/**
+ * Rethrows what means Redis cannot answer now as a `StorageUnavailableError`, which the endpoints
+ * answer with 503 and `Retry-After` (and `requireBearer` never with 401).
+ */
+function guardRedisFaults(store: EphemeralStore): EphemeralStore {
+  const guarded = {} as Record<string, unknown>;
+  for (const [name, method] of Object.entries(store) as [
+    string,
+    (...args: unknown[]) => Promise<unknown>,
+  ][]) {
+    guarded[name] = (...args: unknown[]) =>
+      method(...args).catch((err: unknown) => {
+        if (unavailable(err)) throw new StorageUnavailableError('Redis is unavailable.', { cause: err });
+        throw err;
+      });
+  }
+  return guarded as unknown as EphemeralStore;
 }
