@@ -10,8 +10,9 @@
  * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
  * is then not started).
  *
- * The database keeps clients, users, consents and tokens across restarts. The demo client keeps
- * its credentials next to it (./.data/demo-clients.json), as a real client keeps its secret.
+ * The database keeps clients, users, grants (the users' consents) and tokens across restarts. The
+ * demo client keeps its credentials next to it (./.data/demo-clients.json), as a real client keeps
+ * its secret.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';

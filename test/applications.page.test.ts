@@ -5,7 +5,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { authorizedApplications, registerClient, revokeApplication } from '../src/index.js';
 import { createTestApp, CODE_REDIRECT, type TestApp } from './support/app.js';
 import { recordEvents } from './support/endpoints.js';
-import { answerConsent, exchangeCode, obtainCode, parseForm, pathOf, signInAtProvider } from './support/flow.js';
+import {
+  answerConsent,
+  exchangeCode,
+  obtainCode,
+  parseForm,
+  pathOf,
+  signInAtProvider,
+} from './support/flow.js';
 import { seedGrant, storedToken, tokenWorks } from './support/grants.js';
 
 let t: TestApp;

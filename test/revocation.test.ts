@@ -8,7 +8,13 @@ import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { usable } from '../src/grants/index.js';
 import { registerClient, revokeApplication } from '../src/index.js';
-import { CODE_REDIRECT, createTestApp, expectOAuthError, redirectParams, type TestApp } from './support/app.js';
+import {
+  CODE_REDIRECT,
+  createTestApp,
+  expectOAuthError,
+  redirectParams,
+  type TestApp,
+} from './support/app.js';
 import {
   basicAuth,
   callRealms,
@@ -81,7 +87,11 @@ describe.each(engines)('token revocation on $name storage', ({ skip, open }) => 
     const { grant } = (await storedToken(t.server, tokens.access_token))!;
     expect(grant!.revokedAt).toEqual(expect.any(Number));
     expect(events.filter((e) => e.type === 'token.revoked')).toEqual([
-      expect.objectContaining({ tokenType: 'access_token', grantId: grant!.grantId, clientId: 'code-client' }),
+      expect.objectContaining({
+        tokenType: 'access_token',
+        grantId: grant!.grantId,
+        clientId: 'code-client',
+      }),
     ]);
     expect(await consentAsked(t)).toBe(true);
   });

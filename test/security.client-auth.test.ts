@@ -8,8 +8,10 @@ import {
   registerClient,
   tokenRouter,
   type AuthorizationServerOptions,
+  type EphemeralStore,
   type Storage,
 } from '../src/index.js';
+import { ephemeralKeys } from '../src/storage/keys.js';
 import {
   CODE_REDIRECT,
   createTestApp,
@@ -40,6 +42,9 @@ const trustLoopbackProxy = (app: express.Express) => app.set('trust proxy', 'loo
 async function start(overrides: Partial<AuthorizationServerOptions> = {}) {
   t = await createTestApp({ clock, ...overrides }, trustLoopbackProxy);
 }
+
+/** The failure count of a rate-limit key (`client:<id>` or `address:<ip>`), `null` when none. */
+const failuresOf = (key: string, now = clock()) => t.storage.ephemeral.get(ephemeralKeys.rateLimit(key), now);
 
 /** A token request with body credentials (or none), from `address` if given. */
 function tokenRequest(fields: Record<string, string>, address?: string) {
@@ -84,13 +89,17 @@ async function otherInstance(storage: Storage, logger = recordingLogger()) {
 describe('client authentication: unknown client and wrong secret look the same', () => {
   it('answers every failure with the same status, body and headers', async () => {
     await start();
-    const client = (await t.storage.clients.find('code-client'))!;
-    await t.storage.clients.create({ ...client, clientId: 'disabled-client', disabled: true });
+    const disabled = await registerClient(t.storage, {
+      clientId: 'disabled-client',
+      applicationName: 'Disabled',
+      redirectUri: CODE_REDIRECT,
+    });
+    await t.storage.clients.update!('disabled-client', { disabled: true });
     const failures = [
       await wrongSecret(),
       await tokenRequest({ client_id: 'nobody', client_secret: 'wrong' }),
       await tokenRequest({ client_id: 'nobody', client_secret: t.codeClient.clientSecret }),
-      await tokenRequest({ client_id: 'disabled-client', client_secret: t.codeClient.clientSecret }),
+      await tokenRequest({ client_id: 'disabled-client', client_secret: disabled.clientSecret! }),
       await tokenRequest({ client_id: 'implicit-client', client_secret: 'anything' }),
       await tokenRequest({ client_id: t.codeClient.clientId }),
       await tokenRequest({}),
@@ -175,8 +184,8 @@ describe('client authentication: failures rate limited per client', () => {
     const { refresh_token } = await obtainTokens(t);
     const results = await Promise.all(Array.from({ length: 25 }, () => refreshWith(t, refresh_token)));
     expect(results.map((r) => r.status)).toEqual(Array(25).fill(200));
-    expect(await t.storage.rateLimits!.get('client:code-client', clock())).toBeNull();
-    expect(await t.storage.rateLimits!.get('address:127.0.0.1', clock())).toBeNull();
+    expect(await failuresOf('client:code-client')).toBeNull();
+    expect(await failuresOf('address:127.0.0.1')).toBeNull();
     // Two failures are still allowed after all those successes, the third is refused.
     expect((await wrongSecret()).status).toBe(401);
     expect((await wrongSecret()).status).toBe(401);
@@ -234,8 +243,8 @@ describe('client authentication: the address behind a proxy', () => {
       /^rate limit: The 'X-Forwarded-For' header is set but the Express 'trust proxy' setting is false/,
     );
     // The address counted is the proxy's (the peer), not the one the header claims.
-    expect(await t.storage.rateLimits!.get('address:127.0.0.1', Date.now())).toMatchObject({ count: 3 });
-    expect(await t.storage.rateLimits!.get('address:203.0.113.9', Date.now())).toBeNull();
+    expect(await failuresOf('address:127.0.0.1')).toBe('3');
+    expect(await failuresOf('address:203.0.113.9')).toBeNull();
   });
 
   it('counts the forwarded address when the proxy is trusted, IPv6 per /56', async () => {
@@ -264,26 +273,24 @@ describe('client authentication: rate limits across instances', () => {
     expect((await wrongSecret()).status).toBe(429);
   });
 
-  it('falls back to per-instance memory, and says so at start, when the adapter has no rateLimits', async () => {
+  it('refuses at start an adapter without ephemeral counters: limits are never counted per instance', async () => {
+    // The counters are part of the required ephemeral store, so every instance sharing the
+    // storage shares them; an adapter lacking them is refused instead of counting per instance.
     const storage: Storage = memoryStorage();
-    delete storage.rateLimits;
-    const logger = recordingLogger();
-    await start({ storage, logger, rateLimit: { maxFailuresPerClient: 2 } });
-    expect(logger.lines).toEqual([
-      {
-        level: 'warn',
-        message:
-          'client authentication rate limits are counted per instance: the storage adapter has no rateLimits',
-        details: undefined,
-      },
-    ]);
-    const { code } = await obtainCode(t);
+    const withoutCounters: Partial<EphemeralStore> = { ...storage.ephemeral };
+    delete withoutCounters.increment;
+    expect(() =>
+      createAuthorizationServer({
+        baseUrl: 'http://127.0.0.1:1',
+        storage: { ...storage, ephemeral: withoutCounters } as unknown as Storage,
+        providers: [{ name: 'Development provider', identifier: 'http://127.0.0.1:1/' }],
+        session: { secret: 'a test session secret that is long enough' },
+        rateLimit: { maxFailuresPerClient: 2 },
+      }),
+    ).toThrow(/storage: must implement the storage contract; missing: ephemeral\.increment$/m);
+    // With them, a second instance counts with the first (as above), from its very first request.
+    await start({ storage, rateLimit: { maxFailuresPerClient: 2 } });
     expect((await wrongSecret()).status).toBe(401);
-    expect((await wrongSecret()).status).toBe(401);
-    expect((await wrongSecret()).status).toBe(429);
-    // Over the limit, the right secret is refused too.
-    expect((await exchangeCode(t, code)).status).toBe(429);
-    // Another instance counts on its own.
     const second = await otherInstance(storage);
     const res = await second.post('/oauth/token').type('form').send({
       grant_type: 'authorization_code',
@@ -293,6 +300,8 @@ describe('client authentication: rate limits across instances', () => {
       client_secret: 'wrong',
     });
     expect(res.status).toBe(401);
+    expect((await wrongSecret()).status).toBe(429);
+    expect(await failuresOf('client:code-client')).toBe('3');
   });
 
   it('can be turned off', async () => {

@@ -327,34 +327,37 @@ describe('commit points: a storage failure before the commit is no replay, and t
   it.each([
     ['saving the new refresh token', 'tokens.save'],
     ['adding the rotation marker', 'ephemeral.add'],
-  ] as const)('refresh with rotation: %s fails, then the retry with the same token works', async (_n, where) => {
-    const events = recordEvents(t);
-    const first = await obtainTokens(t);
-    const injected =
-      where === 'tokens.save'
-        ? failOnce(storage.tokens, 'save', (token: TokenRecord) => token.type === 'refresh_token')
-        : failOnce(
-            storage.ephemeral,
-            'add',
-            (key: string) => key === ephemeralKeys.rotated(hashSecret(first.refresh_token)),
-          );
-    expectUnavailable(await refreshWith(t, first.refresh_token));
-    expect(injected.failures()).toBe(1);
+  ] as const)(
+    'refresh with rotation: %s fails, then the retry with the same token works',
+    async (_n, where) => {
+      const events = recordEvents(t);
+      const first = await obtainTokens(t);
+      const injected =
+        where === 'tokens.save'
+          ? failOnce(storage.tokens, 'save', (token: TokenRecord) => token.type === 'refresh_token')
+          : failOnce(
+              storage.ephemeral,
+              'add',
+              (key: string) => key === ephemeralKeys.rotated(hashSecret(first.refresh_token)),
+            );
+      expectUnavailable(await refreshWith(t, first.refresh_token));
+      expect(injected.failures()).toBe(1);
 
-    // Not treated as reuse: the grant stands, and the same refresh token is rotated now.
-    const retry = await refreshWith(t, first.refresh_token);
-    expect(retry.status).toBe(200);
-    expect(retry.body.refresh_token).not.toBe(first.refresh_token);
-    expect(events.map((e) => e.type)).not.toContain('refresh_token.reused');
-    for (const token of [first.access_token, retry.body.access_token, retry.body.refresh_token]) {
-      expect(await tokenWorks(t.server, token)).toBe(true);
-    }
-    expect((await bearer(retry.body.access_token)).status).toBe(200);
-    expect((await refreshWith(t, retry.body.refresh_token)).status).toBe(200);
-    // The rotation did commit this time: the replaced token presented again is reuse.
-    expectOAuthError(await refreshWith(t, first.refresh_token), 'invalid_grant');
-    expect(events.map((e) => e.type)).toContain('refresh_token.reused');
-  });
+      // Not treated as reuse: the grant stands, and the same refresh token is rotated now.
+      const retry = await refreshWith(t, first.refresh_token);
+      expect(retry.status).toBe(200);
+      expect(retry.body.refresh_token).not.toBe(first.refresh_token);
+      expect(events.map((e) => e.type)).not.toContain('refresh_token.reused');
+      for (const token of [first.access_token, retry.body.access_token, retry.body.refresh_token]) {
+        expect(await tokenWorks(t.server, token)).toBe(true);
+      }
+      expect((await bearer(retry.body.access_token)).status).toBe(200);
+      expect((await refreshWith(t, retry.body.refresh_token)).status).toBe(200);
+      // The rotation did commit this time: the replaced token presented again is reuse.
+      expectOAuthError(await refreshWith(t, first.refresh_token), 'invalid_grant');
+      expect(events.map((e) => e.type)).toContain('refresh_token.reused');
+    },
+  );
 
   it('refresh with rotation: a failure after the commit still answers 200, and the replaced token stays replaced', async () => {
     const events = recordEvents(t);

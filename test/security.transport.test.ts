@@ -145,6 +145,16 @@ describe('transport: nothing secret in a log line or an error description', () =
         if (res.body?.[key]) secrets.add(res.body[key]);
       return res;
     };
+    /** A logged-in browser whose grant was revoked: the consent page, allowed; resolves the code. */
+    const consentedCode = async () => {
+      const consent = await keep(t.agent.get('/oauth/authorize').query(codeQuery));
+      expect(consent.status).toBe(200);
+      secrets.add(parseForm(consent.text).fields.csrf!);
+      const allowed = await keep(answerConsent(t, consent.text, 'allow'));
+      const code = redirectParams(allowed.headers.location!).code!;
+      secrets.add(code);
+      return code;
+    };
 
     // The code flow with PKCE, consent and its CSRF token.
     const verifier = 'k'.repeat(64);
@@ -156,11 +166,13 @@ describe('transport: nothing secret in a log line or an error description', () =
     const allowed = await keep(answerConsent(t, consent.text, 'allow'));
     const code = redirectParams(allowed.headers.location!).code!;
     secrets.add(code);
-    // Error paths: a wrong verifier (consumes the code), the replay, a wrong secret by Basic.
+    // Error paths: a wrong verifier (refused before the code is taken, so the right one then
+    // works), the replay of the code, a wrong secret by Basic.
     await keep(exchangeCode(t, code, { code_verifier: 'w'.repeat(64) }));
     await keep(exchangeCode(t, code, { code_verifier: verifier }));
-    const { code: second } = await obtainCode(t);
-    secrets.add(second);
+    await keep(exchangeCode(t, code, { code_verifier: verifier })); // replay: the grant is revoked
+    // The replay revoked the grant, consent included: the next authorization asks again.
+    const second = await consentedCode();
     const tokens = await keep(exchangeCode(t, second));
     const rotated = await keep(refreshWith(t, tokens.body.refresh_token));
     await keep(refreshWith(t, tokens.body.refresh_token)); // reuse: the grant is revoked
@@ -177,10 +189,9 @@ describe('transport: nothing secret in a log line or an error description', () =
         }),
     );
     // Internal errors, logged with their cause: storage failing at the token endpoint and after login.
-    const { code: third } = await obtainCode(t);
-    secrets.add(third);
-    const save = t.storage.tokens.saveAccessToken.bind(t.storage.tokens);
-    t.storage.tokens.saveAccessToken = () => Promise.reject(new Error('storage down'));
+    const third = await consentedCode();
+    const save = t.storage.tokens.save.bind(t.storage.tokens);
+    t.storage.tokens.save = () => Promise.reject(new Error('storage down'));
     await keep(
       t.agent.post('/oauth/token').type('form').send({
         grant_type: 'authorization_code',
@@ -190,14 +201,14 @@ describe('transport: nothing secret in a log line or an error description', () =
         redirect_uri: CODE_REDIRECT,
       }),
     );
-    t.storage.tokens.saveAccessToken = save;
+    t.storage.tokens.save = save;
     for (let i = 0; i < 3; i++)
       await keep(exchangeCode(t, second, { client_secret: `${t.codeClient.clientSecret}!` }));
-    t.storage.consents.find = () => Promise.reject(new Error('storage down'));
+    t.storage.grants.list = () => Promise.reject(new Error('storage down'));
     await keep(t.agent.get('/oauth/authorize').query(codeQuery));
 
     expect(responses.map((r) => r.status)).toEqual([
-      200, 303, 400, 400, 200, 200, 400, 400, 401, 500, 401, 401, 429, 302,
+      200, 303, 400, 200, 400, 200, 303, 200, 200, 400, 400, 401, 200, 303, 500, 401, 401, 429, 302,
     ]);
     expect(logger.lines.filter((l) => l.level === 'error').map((l) => l.message)).toEqual([
       'internal error',

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { sqlStorage } from '../src/index.js';
+import { sqlStorage, type SqlStorage } from '../src/index.js';
 import { prepareQuery } from '../src/storage/sql/prepared.js';
 import type { Database as Tables } from '../src/storage/sql/schema.js';
 import { cachingStatements } from '../src/storage/sql/statements.js';
@@ -51,19 +51,25 @@ describe('prepareQuery', () => {
 
   it('binds new values to the SQL compiled once, keeping constants', async () => {
     const db = sqlite();
-    await sql`create table oauth_sessions (sid text primary key, data text, expires_at integer)`.execute(db);
-    const save = prepareQuery((p: { sid: string; data: string; expiresAt: number }) =>
-      db.insertInto('oauth_sessions').values({ sid: p.sid, data: p.data, expires_at: p.expiresAt }),
+    await sql`create table oauth_ephemeral (key text primary key, value text, expires_at integer)`.execute(
+      db,
     );
-    const find = prepareQuery((p: { sid: string; now: number }) =>
-      db.selectFrom('oauth_sessions').select('data').where('sid', '=', p.sid).where('expires_at', '>', p.now),
+    const save = prepareQuery((p: { key: string; value: string; expiresAt: number }) =>
+      db.insertInto('oauth_ephemeral').values({ key: p.key, value: p.value, expires_at: p.expiresAt }),
     );
-    await save(db, { sid: 'a', data: '1', expiresAt: 10 });
-    await save(db, { sid: 'b', data: '2', expiresAt: 20 });
-    expect((await find(db, { sid: 'b', now: 15 })).rows).toEqual([{ data: '2' }]);
-    expect((await find(db, { sid: 'a', now: 15 })).rows).toEqual([]);
+    const find = prepareQuery((p: { key: string; now: number }) =>
+      db
+        .selectFrom('oauth_ephemeral')
+        .select('value')
+        .where('key', '=', p.key)
+        .where('expires_at', '>', p.now),
+    );
+    await save(db, { key: 'a', value: '1', expiresAt: 10 });
+    await save(db, { key: 'b', value: '2', expiresAt: 20 });
+    expect((await find(db, { key: 'b', now: 15 })).rows).toEqual([{ value: '2' }]);
+    expect((await find(db, { key: 'a', now: 15 })).rows).toEqual([]);
     await db.transaction().execute(async (trx) => {
-      expect((await find(trx, { sid: 'a', now: 5 })).rows).toEqual([{ data: '1' }]);
+      expect((await find(trx, { key: 'a', now: 5 })).rows).toEqual([{ value: '1' }]);
     });
     await db.destroy();
   });
@@ -72,7 +78,7 @@ describe('prepareQuery', () => {
     const db = sqlite();
     expect(() =>
       prepareQuery((p: { sid: string }) =>
-        db.selectFrom('oauth_sessions').select('data').where('sid', '=', `session:${p.sid}`),
+        db.selectFrom('oauth_ephemeral').select('value').where('key', '=', `session:${p.sid}`),
       ),
     ).toThrow(/parameter sid/);
     await db.destroy();
@@ -85,14 +91,48 @@ describe('prepareQuery', () => {
       }),
     }).withSchema('tenant');
     let compiled = '';
-    prepareQuery((p: { sid: string }) => {
-      const query = db.selectFrom('oauth_sessions').select('data').where('sid', '=', p.sid);
+    prepareQuery((p: { key: string }) => {
+      const query = db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key);
       compiled = query.compile().sql;
       return query;
     });
-    expect(compiled).toBe('select "data" from "tenant"."oauth_sessions" where "sid" = $1');
+    expect(compiled).toBe('select "value" from "tenant"."oauth_ephemeral" where "key" = $1');
   });
 });
+
+/** Every frequent operation once: what a login, a consent, a token request and a bearer check do. */
+async function hotPath(storage: SqlStorage, now: number): Promise<void> {
+  await storage.ephemeral.set('session:s', '{}', now + 60_000, now);
+  await storage.ephemeral.get('session:s', now);
+  await storage.ephemeral.add(`nonce:${now}`, '1', now + 60_000, now);
+  await storage.ephemeral.take('session:s', now);
+  await storage.ephemeral.increment('rate:client:c', now + 60_000, now);
+  await storage.ephemeral.delete('rate:client:c');
+  await storage.clients.find('c');
+  await storage.grants.list({ userId: 'u', clientId: 'c' });
+  await storage.grants.save({
+    grantId: 'g',
+    userId: 'u',
+    clientId: 'c',
+    scopes: ['read'],
+    createdAt: now,
+    updatedAt: now,
+    revokedAt: null,
+  });
+  await storage.tokens.save({
+    tokenHash: 't',
+    type: 'access_token',
+    grantId: 'g',
+    clientId: 'c',
+    userId: 'u',
+    scopes: ['read'],
+    createdAt: now,
+    expiresAt: now + 3_600_000,
+    origin: 'authorization_code',
+    rotatedAt: null,
+  });
+  await storage.tokens.find('t');
+}
 
 describe('named statements on PostgreSQL', async () => {
   const available = (await postgresAvailability()).ok;
@@ -130,28 +170,38 @@ describe('named statements on PostgreSQL', async () => {
     }
   });
 
+  it.skipIf(!available)('runs every hot query as a named statement, parsed once per connection', async () => {
+    const { storage, prepared, dispose } = await named(true);
+    try {
+      const now = Date.now();
+      await hotPath(storage, now);
+      const once = await prepared();
+      await hotPath(storage, now + 1);
+      expect(await prepared()).toEqual(once);
+      // ephemeral get, set, add, take, increment and delete; clients.find; grants.list by user
+      // and client, grants.save; tokens.save and tokens.find.
+      expect(once).toHaveLength(11);
+      expect(once.filter((text) => text.includes('left join'))).toHaveLength(1);
+    } finally {
+      await dispose();
+    }
+  });
+
   it.skipIf(!available)('keeps working after a migration adds a column to a table it reads', async () => {
     const { schema, storage, dispose } = await named(true);
     try {
-      await storage.codes.create({
-        codeHash: 'h',
-        clientId: 'c',
-        userId: 'u',
-        redirectUri: 'https://app.example/cb',
-        scopes: ['read'],
-        grantId: 'g',
-        codeChallenge: null,
-        codeChallengeMethod: null,
-        createdAt: Date.now(),
-        expiresAt: Date.now() + 60_000,
-      });
-      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('consumed');
-      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('replayed');
+      const now = Date.now();
+      await hotPath(storage, now);
+      const before = await storage.tokens.find('t');
+      expect(before?.grant?.grantId).toBe('g');
       const client = new pg.Client({ connectionString: POSTGRES_URL });
       await client.connect();
-      await client.query(`alter table "${schema}".oauth_codes add column later text`);
+      for (const table of ['oauth_tokens', 'oauth_grants', 'oauth_clients', 'oauth_ephemeral']) {
+        await client.query(`alter table "${schema}".${table} add column later text`);
+      }
       await client.end();
-      expect((await storage.codes.consume('h', Date.now()))?.status).toBe('replayed');
+      expect(await storage.tokens.find('t')).toEqual(before);
+      await hotPath(storage, now + 1);
     } finally {
       await dispose();
     }

@@ -1,13 +1,21 @@
 /**
  * What the SQL adapter promises beyond the storage contract (which the conformance kit checks):
- * migrations safe to repeat and to race, batched pruning safe to race, hashes only at rest, and
- * the database URLs of the demo and CLI.
+ * migrations safe to repeat and to race, single-winner ephemeral operations across instances,
+ * batched pruning safe to race, client removal that no token survives, outages reported as such
+ * by every method, hashes only at rest, and the database URLs of the demo and CLI.
  */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectStorage, migrations, sqlStorage } from '../src/index.js';
+import {
+  connectStorage,
+  migrations,
+  sqlStorage,
+  StorageUnavailableError,
+  type SqlStorage,
+} from '../src/index.js';
+import type { ClientRecord, GrantRecord, TokenRecord } from '../src/storage/types.js';
 import { createTestApp } from './support/app.js';
 import { POSTGRES_URL, sqlEngines, uniqueSchema } from './support/databases.js';
 import { exchangeCode, obtainCode } from './support/flow.js';
@@ -16,9 +24,62 @@ const sql = await sqlEngines('sql');
 const { engines, postgres, dir } = sql;
 afterAll(sql.cleanup);
 
+const NOW = 1_700_000_000_000;
+const DAY = 86_400_000;
+
+const client = (clientId: string): ClientRecord => ({
+  clientId,
+  applicationName: 'App',
+  redirectUri: 'https://app.example/cb',
+  grantType: 'authorization_code',
+  secretHash: 'h',
+  scopes: ['read'],
+  disabled: false,
+  createdAt: NOW,
+});
+const grant = (
+  grantId: string,
+  userId: string,
+  clientId: string,
+  revokedAt: number | null = null,
+): GrantRecord => ({
+  grantId,
+  userId,
+  clientId,
+  scopes: ['read'],
+  createdAt: NOW,
+  updatedAt: NOW,
+  revokedAt,
+});
+const token = (
+  tokenHash: string,
+  grantId: string,
+  clientId: string,
+  expiresAt: number | null,
+): TokenRecord => ({
+  tokenHash,
+  type: expiresAt === null ? 'refresh_token' : 'access_token',
+  grantId,
+  clientId,
+  userId: 'u',
+  scopes: ['read'],
+  createdAt: NOW,
+  expiresAt,
+  origin: 'authorization_code',
+  rotatedAt: null,
+});
+
 describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
   const test = it.skipIf(skip !== null);
   const suffix = skip === null ? '' : ` (${skip})`;
+
+  /** Two adapters on one fresh database, as two app instances would be. */
+  async function twoInstances() {
+    const databaseUrl = url();
+    const first = await connectStorage(databaseUrl, { migrate: true });
+    const second = await connectStorage(databaseUrl);
+    return { first, second, close: () => Promise.all([first.close(), second.close()]) };
+  }
 
   test(`migrates once, and a second run does nothing${suffix}`, async () => {
     const storage = await connectStorage(url());
@@ -36,81 +97,146 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
     try {
       const ran = await Promise.all([first.migrate(), second.migrate()]);
       expect(ran.flat()).toEqual(Object.keys(migrations));
-      await first.nonces.use('op', 'n', Date.now() + 1000);
-      expect(await second.nonces.use('op', 'n', Date.now() + 1000)).toBe(false);
+      expect(await first.ephemeral.add('k', 'v', Date.now() + 1000, Date.now())).toBe(true);
+      expect(await second.ephemeral.add('k', 'v', Date.now() + 1000, Date.now())).toBe(false);
     } finally {
       await Promise.all([first.close(), second.close()]);
     }
   });
 
-  test(`prunes in batches, from two instances at once, and keeps what is live${suffix}`, async () => {
-    const databaseUrl = url();
-    const storage = await connectStorage(databaseUrl, { migrate: true });
-    const other = await connectStorage(databaseUrl);
+  test(`lets exactly one of racing instances add or take an entry, and counts distinctly${suffix}`, async () => {
+    const { first, second, close } = await twoInstances();
+    const both = <T>(n: number, call: (s: SqlStorage, i: number) => Promise<T>) =>
+      Promise.all(Array.from({ length: n }, (_, i) => call(i % 2 === 0 ? first : second, i)));
     try {
-      const now = 1_700_000_000_000;
-      for (let i = 0; i < 2500; i++) await storage.nonces.use('op', `old-${i}`, now - 1);
-      for (let i = 0; i < 10; i++) await storage.nonces.use('op', `live-${i}`, now + 60_000);
-      await storage.sessions.set('expired', '{}', now);
-      await storage.sessions.set('live', '{}', now + 1);
+      const added = await both(20, (s, i) => s.ephemeral.add('fresh', `v${i}`, NOW + 1000, NOW));
+      expect(added.filter(Boolean)).toHaveLength(1);
+      const winner = `v${added.indexOf(true)}`;
+      expect(await second.ephemeral.get('fresh', NOW)).toBe(winner);
 
-      const results = await Promise.all([
-        storage.prune(now, { batchSize: 300 }),
-        other.prune(now, { batchSize: 300 }),
-      ]);
-      expect(results[0]!.nonces + results[1]!.nonces).toBe(2500);
-      expect(results[0]!.sessions + results[1]!.sessions).toBe(1);
-      expect(await storage.nonces.use('op', 'live-3', now + 60_000)).toBe(false);
-      expect(await storage.sessions.get('live', now)).toBe('{}');
-      await expect(storage.prune(now, { batchSize: 0 })).rejects.toThrow(/batchSize/);
-    } finally {
-      await Promise.all([storage.close(), other.close()]);
-    }
-  });
+      // An expired entry is overwritten by exactly one of the racers, with its new expiry.
+      await first.ephemeral.set('stale', 'old', NOW, NOW - 1);
+      const replaced = await both(20, (s, i) => s.ephemeral.add('stale', `v${i}`, NOW + 5000, NOW));
+      expect(replaced.filter(Boolean)).toHaveLength(1);
+      expect(await first.ephemeral.get('stale', NOW + 4999)).toBe(`v${replaced.indexOf(true)}`);
+      expect(await first.ephemeral.get('stale', NOW + 5000)).toBeNull();
 
-  test(`counts rate-limit failures atomically, in fixed windows${suffix}`, async () => {
-    const storage = await connectStorage(url(), { migrate: true });
-    try {
-      const now = 1_700_000_000_000;
-      const counts = await Promise.all(
-        Array.from({ length: 30 }, () => storage.rateLimits.increment('client:x', 60_000, now)),
-      );
+      const taken = await both(20, (s) => s.ephemeral.take('fresh', NOW));
+      expect(taken.filter((value) => value !== null)).toEqual([winner]);
+      expect(await first.ephemeral.take('stale', NOW + 5000)).toBeNull();
+
+      const counts = await both(30, (s) => s.ephemeral.increment('counter', NOW + 60_000, NOW));
       expect(counts.map((c) => c.count).sort((a, b) => a - b)).toEqual(
         Array.from({ length: 30 }, (_, i) => i + 1),
       );
-      expect(new Set(counts.map((c) => c.resetAt))).toEqual(new Set([now + 60_000]));
-      expect(await storage.rateLimits.get('client:x', now)).toEqual({ count: 30, resetAt: now + 60_000 });
-      expect(await storage.rateLimits.get('client:x', now + 60_000)).toBeNull();
-      expect(await storage.rateLimits.increment('client:x', 60_000, now + 60_000)).toEqual({
+      expect(new Set(counts.map((c) => c.expiresAt))).toEqual(new Set([NOW + 60_000]));
+      // An expired counter starts again from 1, with the new expiry.
+      expect(await second.ephemeral.increment('counter', NOW + 120_000, NOW + 60_000)).toEqual({
         count: 1,
-        resetAt: now + 120_000,
+        expiresAt: NOW + 120_000,
       });
-      await storage.rateLimits.reset('client:x');
-      expect(await storage.rateLimits.get('client:x', now)).toBeNull();
-      await storage.rateLimits.increment('address:y', 1000, now);
-      expect((await storage.prune(now + 1000)).rateLimits).toBe(1);
+      await first.ephemeral.delete('counter');
+      expect(await second.ephemeral.get('counter', NOW)).toBeNull();
+    } finally {
+      await close();
+    }
+  });
+
+  test(`prunes in batches, from two instances at once, and keeps what still works${suffix}`, async () => {
+    const { first, second, close } = await twoInstances();
+    try {
+      for (let i = 0; i < 1200; i++) await first.ephemeral.set(`old-${i}`, '1', NOW - 1, NOW - 2);
+      await first.ephemeral.set('live', '1', NOW + 1, NOW);
+      for (const id of ['c', 'other']) await first.clients.create(client(id));
+      await first.grants.save(grant('standing', 'u', 'c'));
+      await first.grants.save(grant('revoked-lately', 'u2', 'c', NOW - DAY));
+      await first.grants.save(grant('revoked-long-ago', 'u3', 'c', NOW - 31 * DAY));
+      await first.grants.save(grant('replaced', 'u4', 'c', NOW - DAY));
+      await first.grants.save(grant('replacement', 'u4', 'c'));
+      await first.grants.save(grant('of-removed-client', 'u', 'other'));
+      const live = ['live-access', 'live-refresh'];
+      await first.tokens.save(token('live-access', 'standing', 'c', NOW + 1));
+      await first.tokens.save(token('live-refresh', 'standing', 'c', null));
+      for (let i = 0; i < 700; i++) await first.tokens.save(token(`expired-${i}`, 'standing', 'c', NOW));
+      await first.tokens.save(token('of-revoked', 'revoked-lately', 'c', null));
+      await first.tokens.save(token('of-replaced', 'replaced', 'c', null));
+      await first.tokens.save(token('of-no-grant', 'never-saved', 'c', null));
+      await first.tokens.save(token('of-removed-client', 'of-removed-client', 'other', null));
+      expect(await first.clients.remove('other')).toBe(true);
+
+      const results = await Promise.all([
+        first.prune(NOW, { batchSize: 100 }),
+        second.prune(NOW, { batchSize: 100 }),
+      ]);
+      const sum = (kind: 'ephemeral' | 'tokens' | 'grants') => results[0]![kind] + results[1]![kind];
+      expect(sum('ephemeral')).toBe(1200);
+      expect(sum('tokens')).toBe(704);
+      expect(sum('grants')).toBe(1);
+      expect(await first.ephemeral.get('live', NOW)).toBe('1');
+      for (const hash of live) expect((await first.tokens.find(hash))?.grant?.grantId).toBe('standing');
+      for (const hash of ['expired-0', 'of-revoked', 'of-replaced', 'of-no-grant', 'of-removed-client']) {
+        expect(await first.tokens.find(hash), hash).toBeNull();
+      }
+      expect((await first.grants.list({})).map((g) => g.grantId).sort()).toEqual([
+        'replacement',
+        'revoked-lately',
+        'standing',
+      ]);
+      expect(await second.prune(NOW)).toEqual({ ephemeral: 0, tokens: 0, grants: 0 });
+      expect(await second.prune(NOW, { revokedGrantRetentionMs: DAY })).toEqual({
+        ephemeral: 0,
+        tokens: 0,
+        grants: 1,
+      });
+      await expect(first.prune(NOW, { batchSize: 0 })).rejects.toThrow(/batchSize/);
+    } finally {
+      await close();
+    }
+  });
+
+  test(`replaces a grant by user and client, and refuses a grant id taken by another pair${suffix}`, async () => {
+    const storage = await connectStorage(url(), { migrate: true });
+    try {
+      await storage.grants.save(grant('g1', 'u', 'c', NOW));
+      await storage.grants.save({ ...grant('g2', 'u', 'c'), scopes: ['read', 'write'] });
+      expect(await storage.grants.list({ userId: 'u', clientId: 'c' })).toEqual([
+        { ...grant('g2', 'u', 'c'), scopes: ['read', 'write'] },
+      ]);
+      await expect(storage.grants.save(grant('g2', 'v', 'c'))).rejects.toThrow();
+      expect(await storage.grants.list({ clientId: 'c' })).toHaveLength(1);
     } finally {
       await storage.close();
     }
   });
 
-  test(`keeps a client's PKCE requirement${suffix}`, async () => {
+  test(`updates only the client fields given, and removes a client so no token of it comes back${suffix}`, async () => {
     const storage = await connectStorage(url(), { migrate: true });
     try {
-      const client = {
-        clientId: 'native',
-        applicationName: 'Native',
-        redirectUri: 'https://native.example/cb',
-        grantType: 'authorization_code' as const,
-        secretHash: 'h',
-        scopes: [],
-        disabled: false,
-        createdAt: 1,
-      };
-      await storage.clients.create({ ...client, requirePkce: true });
+      await storage.clients.create({ ...client('native'), requirePkce: true, contacts: ['ops@example.com'] });
+      await expect(storage.clients.create(client('native'))).rejects.toThrow();
       expect((await storage.clients.find('native'))?.requirePkce).toBe(true);
-      await storage.clients.update('native', { requirePkce: false });
-      expect((await storage.clients.find('native'))?.requirePkce).toBeUndefined();
+      const updated = await storage.clients.update('native', {
+        requirePkce: false,
+        applicationName: undefined,
+        defaultScopes: undefined,
+      });
+      expect(updated).toEqual({
+        ...client('native'),
+        contacts: ['ops@example.com'],
+        defaultScopes: null,
+        requirePkce: false,
+      });
+      expect(await storage.clients.update('native', {})).toEqual(updated);
+      expect(await storage.clients.update('nobody', { disabled: true })).toBeNull();
+
+      await storage.grants.save(grant('g', 'u', 'native'));
+      await storage.tokens.save(token('t', 'g', 'native', null));
+      expect(await storage.clients.remove('native')).toBe(true);
+      expect(await storage.clients.remove('native')).toBe(false);
+      await storage.clients.create(client('native'));
+      const found = await storage.tokens.find('t');
+      expect(found?.grant ?? null).toBeNull();
+      expect(await storage.grants.list({ clientId: 'native' })).toEqual([]);
     } finally {
       await storage.close();
     }
@@ -126,6 +252,7 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
       const secrets = [code, tokens.access_token!, tokens.refresh_token!, t.codeClient.clientSecret];
       const dump = JSON.stringify(await everyRow(databaseUrl));
       expect(dump).toContain(t.codeClient.clientId); // The dump does hold the rows.
+      expect(dump).toContain('"access_token"');
       for (const secret of secrets) expect(dump).not.toContain(secret);
     } finally {
       await t.close();
@@ -169,33 +296,52 @@ describe('database URLs', () => {
       [schema],
     );
     await client.end();
-    expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toContain('oauth_access_tokens');
+    expect(tables.rows.map((row: { table_name: string }) => row.table_name)).toEqual(
+      expect.arrayContaining(['oauth_ephemeral', 'oauth_grants', 'oauth_tokens']),
+    );
     await storage.close();
   });
 
-  it.skipIf(!postgres.ok)(
-    'reports an unreachable PostgreSQL as an error, within the connection timeout',
-    async () => {
-      const storage = await connectStorage('postgres://root@127.0.0.1:1/test', { connectionTimeoutMs: 1000 });
-      await expect(storage.clients.find('x')).rejects.toThrow();
+  it('reports an unreachable PostgreSQL as StorageUnavailableError from every method', async () => {
+    const storage = await connectStorage('postgres://root@127.0.0.1:1/test', { connectionTimeoutMs: 1000 });
+    try {
+      const calls: Record<string, () => Promise<unknown>> = {
+        'ephemeral.get': () => storage.ephemeral.get('k', NOW),
+        'ephemeral.set': () => storage.ephemeral.set('k', 'v', NOW + 1, NOW),
+        'ephemeral.add': () => storage.ephemeral.add('k', 'v', NOW + 1, NOW),
+        'ephemeral.take': () => storage.ephemeral.take('k', NOW),
+        'ephemeral.increment': () => storage.ephemeral.increment('k', NOW + 1, NOW),
+        'ephemeral.delete': () => storage.ephemeral.delete('k'),
+        'ephemeral.prune': () => storage.ephemeral.prune(NOW),
+        'clients.find': () => storage.clients.find('c'),
+        'clients.create': () => storage.clients.create(client('c')),
+        'clients.list': () => storage.clients.list(),
+        'clients.update': () => storage.clients.update('c', { disabled: true }),
+        'clients.remove': () => storage.clients.remove('c'),
+        'users.findOrCreate': () => storage.users.findOrCreate({ identifier: 'i', provider: 'p' }, 'u', NOW),
+        'users.find': () => storage.users.find('u'),
+        'grants.list': () => storage.grants.list({}),
+        'grants.save': () => storage.grants.save(grant('g', 'u', 'c')),
+        'tokens.save': () => storage.tokens.save(token('t', 'g', 'c', null)),
+        'tokens.find': () => storage.tokens.find('t'),
+        prune: () => storage.prune(NOW),
+      };
+      const methods = (['ephemeral', 'clients', 'users', 'grants', 'tokens'] as const).flatMap((domain) =>
+        Object.keys(storage[domain]).map((method) => `${domain}.${method}`),
+      );
+      expect(Object.keys(calls).sort()).toEqual([...methods, 'prune'].sort());
+      for (const [name, call] of Object.entries(calls)) {
+        await expect(call(), name).rejects.toBeInstanceOf(StorageUnavailableError);
+      }
+    } finally {
       await storage.close();
-    },
-  );
+    }
+  });
 });
 
 /** Every row of every table of the adapter, read over a connection of its own. */
 async function everyRow(databaseUrl: string): Promise<unknown[]> {
-  const tables = [
-    'oauth_clients',
-    'oauth_users',
-    'oauth_consents',
-    'oauth_codes',
-    'oauth_access_tokens',
-    'oauth_refresh_tokens',
-    'oauth_revoked_grants',
-    'oauth_nonces',
-    'oauth_sessions',
-  ];
+  const tables = ['oauth_clients', 'oauth_users', 'oauth_grants', 'oauth_tokens', 'oauth_ephemeral'];
   if (databaseUrl.startsWith('sqlite:')) {
     const db = new Database(databaseUrl.slice('sqlite:'.length), { readonly: true });
     try {

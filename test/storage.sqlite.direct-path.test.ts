@@ -36,35 +36,35 @@ function counted(database: Database.Database) {
   return { db, run, counts };
 }
 
-/** A sessions table and its prepared queries, run through `run`. */
-async function sessions(database = new Database(':memory:')) {
+/** An ephemeral table and its prepared queries, run through `run`. */
+async function entries(database = new Database(':memory:')) {
   const { db, run, counts } = counted(database);
-  await sql`create table oauth_sessions (sid text primary key, data text not null, expires_at integer not null)`.execute(
+  await sql`create table oauth_ephemeral (key text primary key, value text not null, expires_at integer not null)`.execute(
     db,
   );
   const options = { runDirectly: run };
   const q = {
     save: prepareQuery(
-      (p: { sid: string; data: string }) =>
-        db.insertInto('oauth_sessions').values({ sid: p.sid, data: p.data, expires_at: 1 }),
+      (p: { key: string; value: string }) =>
+        db.insertInto('oauth_ephemeral').values({ key: p.key, value: p.value, expires_at: 1 }),
       options,
     ),
     find: prepareQuery(
-      (p: { sid: string }) =>
-        db.selectFrom('oauth_sessions').select(['sid', 'data']).where('sid', '=', p.sid),
+      (p: { key: string }) =>
+        db.selectFrom('oauth_ephemeral').select(['key', 'value']).where('key', '=', p.key),
       options,
     ),
     touch: prepareQuery(
-      (p: { sid: string; expiresAt: number }) =>
+      (p: { key: string; expiresAt: number }) =>
         db
-          .updateTable('oauth_sessions')
+          .updateTable('oauth_ephemeral')
           .set({ expires_at: p.expiresAt })
-          .where('sid', '=', p.sid)
-          .returning(['sid', 'expires_at']),
+          .where('key', '=', p.key)
+          .returning(['key', 'expires_at']),
       options,
     ),
     destroy: prepareQuery(
-      (p: { sid: string }) => db.deleteFrom('oauth_sessions').where('sid', '=', p.sid),
+      (p: { key: string }) => db.deleteFrom('oauth_ephemeral').where('key', '=', p.key),
       options,
     ),
   };
@@ -73,7 +73,7 @@ async function sessions(database = new Database(':memory:')) {
 
 describe('the direct path on SQLite', () => {
   it('gives exactly the results Kysely gives, for reads, writes and RETURNING', async () => {
-    const { db, q, counts } = await sessions();
+    const { db, q, counts } = await entries();
     const viaKysely = async <R>(run: () => Promise<R>): Promise<R> => {
       // A transaction held open on the side sends the query through Kysely's queue.
       let release!: () => void;
@@ -85,13 +85,13 @@ describe('the direct path on SQLite', () => {
       return result;
     };
     const steps: [string, () => Promise<unknown>][] = [
-      ['insert', () => q.save(db, { sid: `s${files++}`, data: 'x' })],
-      ['select hit', () => q.find(db, { sid: 'fixed' })],
-      ['select miss', () => q.find(db, { sid: 'nobody' })],
-      ['update returning', () => q.touch(db, { sid: 'fixed', expiresAt: 5 })],
-      ['delete none', () => q.destroy(db, { sid: 'nobody' })],
+      ['insert', () => q.save(db, { key: `s${files++}`, value: 'x' })],
+      ['select hit', () => q.find(db, { key: 'fixed' })],
+      ['select miss', () => q.find(db, { key: 'nobody' })],
+      ['update returning', () => q.touch(db, { key: 'fixed', expiresAt: 5 })],
+      ['delete none', () => q.destroy(db, { key: 'nobody' })],
     ];
-    await q.save(db, { sid: 'fixed', data: 'y' });
+    await q.save(db, { key: 'fixed', value: 'y' });
     for (const [name, step] of steps) {
       const before = counts.direct;
       const direct = await step();
@@ -108,100 +108,100 @@ describe('the direct path on SQLite', () => {
         expect(Object.keys(direct as object), name).toEqual(Object.keys(queued as object));
       }
     }
-    expect((await q.find(db, { sid: 'fixed' })).rows).toEqual([{ sid: 'fixed', data: 'y' }]);
+    expect((await q.find(db, { key: 'fixed' })).rows).toEqual([{ key: 'fixed', value: 'y' }]);
     await db.destroy();
   });
 
   it('never joins a transaction: queries asked for during one run after it, outside it', async () => {
-    const { db, q, counts } = await sessions();
+    const { db, q, counts } = await entries();
     let read: Promise<unknown> | undefined;
     let write: Promise<unknown> | undefined;
     await expect(
       db.transaction().execute(async (trx) => {
         await trx
-          .insertInto('oauth_sessions')
-          .values({ sid: 'rolled-back', data: 'x', expires_at: 1 })
+          .insertInto('oauth_ephemeral')
+          .values({ key: 'rolled-back', value: 'x', expires_at: 1 })
           .execute();
         // Inside the transaction, through it: sees its own row.
-        expect((await q.find(trx, { sid: 'rolled-back' })).rows).toHaveLength(1);
+        expect((await q.find(trx, { key: 'rolled-back' })).rows).toHaveLength(1);
         // Beside the transaction: must wait for it, not run on its connection.
-        read = q.find(db, { sid: 'rolled-back' });
-        write = q.save(db, { sid: 'kept', data: 'y' });
+        read = q.find(db, { key: 'rolled-back' });
+        write = q.save(db, { key: 'kept', value: 'y' });
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(counts.direct).toBe(0);
     expect((await read!) as unknown).toEqual({ rows: [] });
     await write;
-    expect((await q.find(db, { sid: 'kept' })).rows).toEqual([{ sid: 'kept', data: 'y' }]);
-    expect((await q.find(db, { sid: 'rolled-back' })).rows).toEqual([]);
+    expect((await q.find(db, { key: 'kept' })).rows).toEqual([{ key: 'kept', value: 'y' }]);
+    expect((await q.find(db, { key: 'rolled-back' })).rows).toEqual([]);
     await db.destroy();
   });
 
   it('never overtakes a Kysely query asked for earlier', async () => {
-    const { db, q } = await sessions();
-    await q.find(db, { sid: 'warm-up' });
+    const { db, q } = await entries();
+    await q.find(db, { key: 'warm-up' });
     const insert = db
-      .insertInto('oauth_sessions')
-      .values({ sid: 'first', data: 'x', expires_at: 1 })
+      .insertInto('oauth_ephemeral')
+      .values({ key: 'first', value: 'x', expires_at: 1 })
       .execute();
-    const read = q.find(db, { sid: 'first' });
+    const read = q.find(db, { key: 'first' });
     await insert;
-    expect((await read).rows).toEqual([{ sid: 'first', data: 'x' }]);
+    expect((await read).rows).toEqual([{ key: 'first', value: 'x' }]);
     await db.destroy();
   });
 
   it("never overtakes the very first Kysely query, which waits for the driver's initialisation", async () => {
     const database = new Database(':memory:');
     database.exec(
-      'create table oauth_sessions (sid text primary key, data text not null, expires_at integer)',
+      'create table oauth_ephemeral (key text primary key, value text not null, expires_at integer)',
     );
     const { db, run, counts } = counted(database);
     const find = prepareQuery(
-      (p: { sid: string }) =>
-        db.selectFrom('oauth_sessions').select(['sid', 'data']).where('sid', '=', p.sid),
+      (p: { key: string }) =>
+        db.selectFrom('oauth_ephemeral').select(['key', 'value']).where('key', '=', p.key),
       { runDirectly: run },
     );
     const insert = db
-      .insertInto('oauth_sessions')
-      .values({ sid: 'first', data: 'x', expires_at: 1 })
+      .insertInto('oauth_ephemeral')
+      .values({ key: 'first', value: 'x', expires_at: 1 })
       .execute();
-    const read = find(db, { sid: 'first' });
+    const read = find(db, { key: 'first' });
     await insert;
-    expect((await read).rows).toEqual([{ sid: 'first', data: 'x' }]);
+    expect((await read).rows).toEqual([{ key: 'first', value: 'x' }]);
     expect(counts.queued).toBe(1);
     await db.destroy();
   });
 
   it('leaves a Kysely instance with plugins (a result transform) to Kysely', async () => {
-    const { db, q, counts } = await sessions();
-    await q.save(db, { sid: 's', data: 'x' });
+    const { db, q, counts } = await entries();
+    await q.save(db, { key: 's', value: 'x' });
     const camel = db.withPlugin(new CamelCasePlugin());
     const before = counts.direct;
-    expect((await q.touch(camel, { sid: 's', expiresAt: 7 })).rows).toEqual([{ sid: 's', expiresAt: 7 }]);
+    expect((await q.touch(camel, { key: 's', expiresAt: 7 })).rows).toEqual([{ key: 's', expiresAt: 7 }]);
     expect(counts.direct).toBe(before);
     await db.destroy();
   });
 
   it('waits for an open stream instead of writing while its statement iterates', async () => {
-    const { db, q } = await sessions();
-    for (const sid of ['a', 'b', 'c']) await q.save(db, { sid, data: sid });
+    const { db, q } = await entries();
+    for (const key of ['a', 'b', 'c']) await q.save(db, { key, value: key });
     const writes: Promise<unknown>[] = [];
     const seen: string[] = [];
-    for await (const row of db.selectFrom('oauth_sessions').select('sid').orderBy('sid').stream()) {
-      seen.push(row.sid);
-      writes.push(q.save(db, { sid: `${row.sid}2`, data: 'z' }));
+    for await (const row of db.selectFrom('oauth_ephemeral').select('key').orderBy('key').stream()) {
+      seen.push(row.key);
+      writes.push(q.save(db, { key: `${row.key}2`, value: 'z' }));
     }
     expect(seen).toEqual(['a', 'b', 'c']);
     await Promise.all(writes);
-    expect((await q.find(db, { sid: 'c2' })).rows).toEqual([{ sid: 'c2', data: 'z' }]);
+    expect((await q.find(db, { key: 'c2' })).rows).toEqual([{ key: 'c2', value: 'z' }]);
     await db.destroy();
   });
 
   it('rejects, never throws, with the driver error Kysely would reject with', async () => {
-    const { db, q, counts } = await sessions();
-    await q.save(db, { sid: 'dup', data: 'x' });
-    const again = q.save(db, { sid: 'dup', data: 'x' });
+    const { db, q, counts } = await entries();
+    await q.save(db, { key: 'dup', value: 'x' });
+    const again = q.save(db, { key: 'dup', value: 'x' });
     const rejected = expect(again).rejects.toMatchObject({ code: 'SQLITE_CONSTRAINT_PRIMARYKEY' });
     // Asked twice, ran once: the second threw on the direct path.
     expect(counts).toEqual({ asked: 2, direct: 1, queued: 0 });

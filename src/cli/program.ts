@@ -65,7 +65,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
   program
     .command('prune')
     .description(
-      'delete expired codes, tokens, nonces and sessions, in batches (safe to run from several hosts)',
+      'delete expired ephemeral entries, tokens that can no longer work and old revoked grants, in batches (safe to run from several hosts)',
     )
     .option('--batch-size <n>', 'rows deleted per statement', positiveInteger, 1000)
     .action((options: { batchSize: number }) =>
@@ -217,7 +217,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
 
   clients
     .command('remove')
-    .description('delete a client with its consents, codes and tokens')
+    .description('delete a client with its grants: its tokens and codes stop working at once')
     .argument('<client_id>')
     .action((clientId: string) =>
       withStorage(true, async (storage) => {
@@ -232,7 +232,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
 
   const grants = program
     .command('grants')
-    .description("list and revoke users' trust in applications (their consents and tokens)");
+    .description("list and revoke users' trust in applications (their grants)");
 
   grants
     .command('list')
@@ -268,7 +268,9 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
 
   grants
     .command('revoke')
-    .description("end a user's trust in an application: revokes its grant, with every token and code, at once")
+    .description(
+      "end a user's trust in an application: revokes its grant, with every token and code, at once",
+    )
     .requiredOption('--user <user_id>', 'the user')
     .requiredOption('--client <client_id>', 'the client')
     .action((options: { user: string; client: string }) =>

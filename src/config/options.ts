@@ -93,7 +93,7 @@ export const optionsSchema = z.object({
       .int()
       .min(60)
       .default(8 * 3600),
-    /** An express-session store; by default the storage adapter's `sessions`. */
+    /** An express-session store; by default one over the storage's ephemeral store. */
     store: z
       .custom<ExpressSessionStore>(
         (value) => typeof (value as { get?: unknown } | undefined)?.get === 'function',

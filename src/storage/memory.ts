@@ -59,6 +59,11 @@ export function memoryStorage(): MemoryStorage {
         return copy(updated);
       },
       async remove(clientId) {
+        for (const [key, grant] of grants) {
+          if (grant.clientId !== clientId) continue;
+          grants.delete(key);
+          grantPairs.delete(grant.grantId);
+        }
         return clients.delete(clientId);
       },
     },

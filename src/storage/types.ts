@@ -55,7 +55,8 @@ export interface EphemeralStore {
   /**
    * Required. Adds one to the integer counter of `key` and resolves it. An absent or expired
    * counter starts at `1`, expiring at `expiresAt`; a live one keeps its expiry. However many
-   * callers race, each sees a distinct count.
+   * callers race, each sees a distinct count. The counter's value, as `get` reads it, is the count
+   * in decimal (`'3'`).
    */
   increment(key: string, expiresAt: number, now: number): Promise<EphemeralCounter>;
   /** Required. Deletes `key`; no error if absent. */
@@ -133,9 +134,10 @@ export interface ClientStore {
    */
   update?(clientId: string, changes: ClientChanges): Promise<ClientRecord | null>;
   /**
-   * Operator (optional). Deletes the client; resolves `true` if it existed. Its tokens stop
-   * working as it returns, because a token is only accepted with its client (see
-   * {@link TokenStore.find}); the adapter may delete its grants and tokens too.
+   * Operator (optional). Deletes the client and its grants; resolves `true` if the client
+   * existed. Its tokens stop working as it returns, because a token is only accepted with its
+   * client and its grant (see {@link TokenStore.find}), and a client registered again under the
+   * same id starts with no grant. The adapter may delete the tokens too, or leave them to prune.
    */
   remove?(clientId: string): Promise<boolean>;
 }

@@ -51,7 +51,10 @@ export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStor
     async remove(clientId) {
       return db.transaction().execute(async (trx) => {
         await trx.deleteFrom('oauth_grants').where('client_id', '=', clientId).execute();
-        const removed = await trx.deleteFrom('oauth_clients').where('client_id', '=', clientId).executeTakeFirst();
+        const removed = await trx
+          .deleteFrom('oauth_clients')
+          .where('client_id', '=', clientId)
+          .executeTakeFirst();
         return removed.numDeletedRows > 0n;
       });
     },

@@ -12,7 +12,13 @@ import type { Database, Millis, NullableMillis } from './schema.js';
 
 /** The tables migration 005 moves out of, as migrations 001 to 004 left them. */
 interface Before {
-  oauth_consents: { user_id: string; client_id: string; scopes: string; created_at: Millis; updated_at: Millis };
+  oauth_consents: {
+    user_id: string;
+    client_id: string;
+    scopes: string;
+    created_at: Millis;
+    updated_at: Millis;
+  };
   oauth_codes: {
     code_hash: string;
     client_id: string;
@@ -54,16 +60,21 @@ interface Before {
 
 type Db = Kysely<Before & Database>;
 
+/**
+ * In the order they are dropped: the revoked grants last, since moving tokens and codes reads
+ * them, so that a table still there never lacks one it is moved with.
+ */
 const OLD_TABLES = [
   'oauth_consents',
-  'oauth_codes',
   'oauth_access_tokens',
   'oauth_refresh_tokens',
-  'oauth_revoked_grants',
-  'oauth_nonces',
+  'oauth_codes',
   'oauth_sessions',
+  'oauth_nonces',
   'oauth_rate_limits',
+  'oauth_revoked_grants',
 ] as const;
+type OldTable = (typeof OLD_TABLES)[number];
 
 /** Rows read and written per statement while moving. */
 const PAGE = 500;
@@ -86,20 +97,29 @@ const PAGE = 500;
  * - unexpired sessions, nonces and rate-limit counters move under their ephemeral keys, a
  *   counter's count as text and its expiry its `reset_at`.
  *
- * It runs in one transaction: the migrator's on PostgreSQL, and on SQLite a `BEGIN IMMEDIATE` of
- * its own. That takes the write lock before reading anything, so a second SQLite process
- * migrating at once waits, then finds the old tables gone and only recreates nothing (see the
- * idempotency notes in migrations.ts). There is no `down`: grant ids and the codes' JSON cannot
- * be turned back into the old rows.
+ * On PostgreSQL it runs in the migrator's transaction: all or nothing, once. SQLite runs each
+ * statement on its own (see migrations.ts), so a crash can stop it half way and two processes
+ * starting at once can both run it; every step is therefore idempotent. A grant is inserted only
+ * for a user and client without one, and whatever moves re-points to the grant the table holds
+ * then; rows are inserted only under keys not yet taken; a step runs only while its old table is
+ * there, and the old tables are dropped last. Running it again finishes the move. There is no
+ * `down`: grant ids and the codes' JSON cannot be turned back into the old rows.
  */
 export const storageByLifetime: Migration = {
-  async up(db: Kysely<unknown>) {
-    await inWriteTransaction(db as Db, async (trx) => {
-      await createTables(trx);
-      if (!(await oldTablesPresent(trx))) return;
-      await moveData(trx, Date.now());
-      for (const table of OLD_TABLES) await trx.schema.dropTable(table).ifExists().execute();
-    });
+  async up(untyped: Kysely<unknown>) {
+    const db = untyped as Db;
+    const now = Date.now();
+    await createTables(db);
+    const old = await oldTables(db);
+    if (old.has('oauth_consents')) await grantsFromConsents(db);
+    await grantsForPairsWithoutConsent(db, now, old);
+    if (old.has('oauth_access_tokens')) await moveAccessTokens(db, now);
+    if (old.has('oauth_refresh_tokens')) await moveRefreshTokens(db, now);
+    if (old.has('oauth_codes')) await moveCodes(db, now);
+    if (old.has('oauth_sessions')) await moveSessions(db, now);
+    if (old.has('oauth_nonces')) await moveNonces(db, now);
+    if (old.has('oauth_rate_limits')) await moveRateLimits(db, now);
+    for (const table of OLD_TABLES) await db.schema.dropTable(table).ifExists().execute();
   },
 };
 
@@ -165,23 +185,16 @@ async function createTables(db: Db): Promise<void> {
 }
 
 /**
- * Whether the old tables are still there. On PostgreSQL the migrator's lock and transaction run
- * this migration once, after 004; on SQLite a process that waited for another's run finds them
- * gone.
+ * The old tables still there. On PostgreSQL, all of them: the migrator's lock and transaction run
+ * this migration once, after 004.
  */
-async function oldTablesPresent(db: Db): Promise<boolean> {
-  if (!isSqlite(db)) return true;
-  const found = await sql<{ name: string }>`
-    select name from sqlite_master where type = 'table' and name = 'oauth_consents'`.execute(db);
-  return found.rows.length > 0;
-}
-
-async function moveData(db: Db, now: number): Promise<void> {
-  await grantsFromConsents(db);
-  await grantsForPairsWithoutConsent(db, now);
-  await moveTokens(db, now);
-  await moveCodes(db, now);
-  await moveSessionsNoncesAndCounters(db, now);
+async function oldTables(db: Db): Promise<Set<OldTable>> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) return new Set(OLD_TABLES);
+  const { rows } = await sql<{ name: string }>`select name from sqlite_master where type = 'table'`.execute(
+    db,
+  );
+  const present = new Set(rows.map((row) => row.name));
+  return new Set(OLD_TABLES.filter((table) => present.has(table)));
 }
 
 const newGrantId = () => randomBytes(16).toString('base64url');
@@ -257,28 +270,34 @@ function stillWorkedWithoutGrant<T extends OldRow>(eb: OldRowBuilder<T>) {
  * A grant for each user and client that had a live token or an unused code but no consent, with
  * the union of their scopes, created when the first of them was and updated when the last was.
  */
-async function grantsForPairsWithoutConsent(db: Db, now: number): Promise<void> {
+async function grantsForPairsWithoutConsent(db: Db, now: number, old: Set<OldTable>): Promise<void> {
   const columns = ['o.user_id', 'o.client_id', 'o.scopes', 'o.created_at'] as const;
   const uses = [
-    ...(await db
-      .selectFrom('oauth_access_tokens as o')
-      .select(columns)
-      .where('o.expires_at', '>', now)
-      .where(stillWorkedWithoutGrant)
-      .execute()),
-    ...(await db
-      .selectFrom('oauth_refresh_tokens as o')
-      .select(columns)
-      .where((eb) => eb.or([eb('o.expires_at', 'is', null), eb('o.expires_at', '>', now)]))
-      .where(stillWorkedWithoutGrant)
-      .execute()),
-    ...(await db
-      .selectFrom('oauth_codes as o')
-      .select(columns)
-      .where('o.expires_at', '>', now)
-      .where('o.used_at', 'is', null)
-      .where(stillWorkedWithoutGrant)
-      .execute()),
+    ...(old.has('oauth_access_tokens')
+      ? await db
+          .selectFrom('oauth_access_tokens as o')
+          .select(columns)
+          .where('o.expires_at', '>', now)
+          .where(stillWorkedWithoutGrant)
+          .execute()
+      : []),
+    ...(old.has('oauth_refresh_tokens')
+      ? await db
+          .selectFrom('oauth_refresh_tokens as o')
+          .select(columns)
+          .where((eb) => eb.or([eb('o.expires_at', 'is', null), eb('o.expires_at', '>', now)]))
+          .where(stillWorkedWithoutGrant)
+          .execute()
+      : []),
+    ...(old.has('oauth_codes')
+      ? await db
+          .selectFrom('oauth_codes as o')
+          .select(columns)
+          .where('o.expires_at', '>', now)
+          .where('o.used_at', 'is', null)
+          .where(stillWorkedWithoutGrant)
+          .execute()
+      : []),
   ];
   const grants = new Map<string, Insertable<Database['oauth_grants']> & { scopeSet: Set<string> }>();
   for (const use of uses) {
@@ -299,7 +318,10 @@ async function grantsForPairsWithoutConsent(db: Db, now: number): Promise<void> 
     grant.updated_at = Math.max(grant.updated_at, at);
     grants.set(pair, grant);
   }
-  const rows = [...grants.values()].map(({ scopeSet, ...grant }) => ({ ...grant, scopes: [...scopeSet].join(' ') }));
+  const rows = [...grants.values()].map(({ scopeSet, ...grant }) => ({
+    ...grant,
+    scopes: [...scopeSet].join(' '),
+  }));
   for (let i = 0; i < rows.length; i += PAGE) await insertGrants(db, rows.slice(i, i + PAGE));
 }
 
@@ -312,26 +334,28 @@ async function insertGrants(db: Db, rows: Insertable<Database['oauth_grants']>[]
     .execute();
 }
 
+/** The columns of `oauth_tokens`, in the order the token moves select them. */
+const TOKEN_COLUMNS = [
+  'token_hash',
+  'type',
+  'grant_id',
+  'client_id',
+  'user_id',
+  'scopes',
+  'created_at',
+  'expires_at',
+  'origin',
+  'rotated_at',
+] as const;
+
 /**
- * Live access and refresh tokens of grants not revoked, into `oauth_tokens` in two statements,
- * each re-pointed to the grant of its user and client (which every one of them now has).
+ * Live access tokens of grants not revoked, into `oauth_tokens` in one statement, each re-pointed
+ * to the grant of its user and client (which every one of them now has).
  */
-async function moveTokens(db: Db, now: number): Promise<void> {
-  const columns = [
-    'token_hash',
-    'type',
-    'grant_id',
-    'client_id',
-    'user_id',
-    'scopes',
-    'created_at',
-    'expires_at',
-    'origin',
-    'rotated_at',
-  ] as const;
+async function moveAccessTokens(db: Db, now: number): Promise<void> {
   await db
     .insertInto('oauth_tokens')
-    .columns(columns)
+    .columns(TOKEN_COLUMNS)
     .expression(
       db
         .selectFrom('oauth_access_tokens as o')
@@ -355,9 +379,13 @@ async function moveTokens(db: Db, now: number): Promise<void> {
     )
     .onConflict((oc) => oc.column('token_hash').doNothing())
     .execute();
+}
+
+/** Live refresh tokens of grants not revoked, likewise, with their `rotated_at`. */
+async function moveRefreshTokens(db: Db, now: number): Promise<void> {
   await db
     .insertInto('oauth_tokens')
-    .columns(columns)
+    .columns(TOKEN_COLUMNS)
     .expression(
       db
         .selectFrom('oauth_refresh_tokens as o')
@@ -406,8 +434,16 @@ async function moveCodes(db: Db, now: number): Promise<void> {
         codes.map((code) => {
           const expiresAt = Number(code.expires_at);
           if (code.used_at !== null) {
-            const used: UsedCode = { grantId: code.new_grant_id, clientId: code.client_id, userId: code.user_id };
-            return { key: ephemeralKeys.usedCode(code.code_hash), value: JSON.stringify(used), expires_at: expiresAt };
+            const used: UsedCode = {
+              grantId: code.new_grant_id,
+              clientId: code.client_id,
+              userId: code.user_id,
+            };
+            return {
+              key: ephemeralKeys.usedCode(code.code_hash),
+              value: JSON.stringify(used),
+              expires_at: expiresAt,
+            };
           }
           const stored: StoredCode = {
             clientId: code.client_id,
@@ -420,13 +456,17 @@ async function moveCodes(db: Db, now: number): Promise<void> {
             createdAt: Number(code.created_at),
             expiresAt,
           };
-          return { key: ephemeralKeys.code(code.code_hash), value: JSON.stringify(stored), expires_at: expiresAt };
+          return {
+            key: ephemeralKeys.code(code.code_hash),
+            value: JSON.stringify(stored),
+            expires_at: expiresAt,
+          };
         }),
       ),
   );
 }
 
-async function moveSessionsNoncesAndCounters(db: Db, now: number): Promise<void> {
+async function moveSessions(db: Db, now: number): Promise<void> {
   await eachPage(
     (after: { sid: string } | undefined) =>
       db
@@ -440,9 +480,16 @@ async function moveSessionsNoncesAndCounters(db: Db, now: number): Promise<void>
     (sessions) =>
       insertEphemeral(
         db,
-        sessions.map((s) => ({ key: ephemeralKeys.session(s.sid), value: s.data, expires_at: Number(s.expires_at) })),
+        sessions.map((s) => ({
+          key: ephemeralKeys.session(s.sid),
+          value: s.data,
+          expires_at: Number(s.expires_at),
+        })),
       ),
   );
+}
+
+async function moveNonces(db: Db, now: number): Promise<void> {
   await eachPage(
     (after: { scope: string; nonce: string } | undefined) =>
       db
@@ -466,6 +513,10 @@ async function moveSessionsNoncesAndCounters(db: Db, now: number): Promise<void>
         })),
       ),
   );
+}
+
+/** A counter's count as text, expiring when its window ended. */
+async function moveRateLimits(db: Db, now: number): Promise<void> {
   await eachPage(
     (after: { key: string } | undefined) =>
       db
@@ -512,24 +563,3 @@ async function eachPage<R>(
 }
 
 const scopesOf = (text: string) => (text === '' ? [] : text.split(' '));
-
-const isSqlite = (db: Db) => db.getExecutor().adapter instanceof SqliteAdapter;
-
-/**
- * Runs `work` in one transaction: the caller's if `db` is one (the migrator's, on PostgreSQL),
- * else on SQLite one begun `IMMEDIATE`, holding the write lock from its first statement.
- */
-async function inWriteTransaction(db: Db, work: (db: Db) => Promise<void>): Promise<void> {
-  if (db.isTransaction) return work(db);
-  if (!isSqlite(db)) return db.transaction().execute(work);
-  await db.connection().execute(async (connection) => {
-    await sql`begin immediate`.execute(connection);
-    try {
-      await work(connection);
-    } catch (err) {
-      await sql`rollback`.execute(connection).catch(() => undefined);
-      throw err;
-    }
-    await sql`commit`.execute(connection);
-  });
-}

@@ -89,7 +89,10 @@ function cannotWork(now: number) {
       ),
       eb.not(
         eb.exists(
-          eb.selectFrom('oauth_clients as c').select('c.client_id').whereRef('c.client_id', '=', 't.client_id'),
+          eb
+            .selectFrom('oauth_clients as c')
+            .select('c.client_id')
+            .whereRef('c.client_id', '=', 't.client_id'),
         ),
       ),
     ]);

@@ -46,7 +46,7 @@ export function toClient(row: ClientRow): ClientRecord {
     defaultScopes: row.default_scopes === null ? null : scopesOf(row.default_scopes),
     contacts: scopesOf(row.contacts),
     disabled: row.disabled !== 0,
-    ...(row.require_pkce !== 0 ? { requirePkce: true } : {}),
+    requirePkce: row.require_pkce !== 0,
     createdAt: millis(row.created_at),
   };
 }

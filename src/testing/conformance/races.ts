@@ -323,8 +323,10 @@ export function raceTests(suite: ConformanceSuite): void {
     suite.explored(runs, seen.size);
     if (details.failed) {
       const report = fc.defaultReportMessage(details) ?? 'the property failed';
+      const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance);
       throw new Error(
-        `Race property failed (rotation ${rotate ? 'on' : 'off'}). Replay it with races: { seed: ${details.seed}, path: ${JSON.stringify(details.counterexamplePath)} }.\n${report}`,
+        `Race property failed (rotation ${rotate ? 'on' : 'off'}): ${cause}\n` +
+          `Replay it with the option races: { seed: ${details.seed}, path: ${JSON.stringify(details.counterexamplePath)} }.\n${report}`,
       );
     }
   }
