@@ -177,11 +177,15 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
       ) as {
         user_id: string;
         user_identifier: string;
-        last_used_at: string | null;
+        grant_id: string;
+        authorized_at: string;
+        updated_at: string;
       }[];
       expect(grants).toHaveLength(1);
       expect(grants[0]!.user_identifier).toContain('alice');
-      expect(grants[0]!.last_used_at).not.toBeNull();
+      const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+      expect(grants[0]!.grant_id).toBe(grant!.grantId);
+      expect(new Date(grants[0]!.authorized_at).getTime()).toBe(grant!.createdAt);
       expect(JSON.parse((await cli('--json', 'grants', 'list', '--user', 'nobody')).stdout)).toEqual([]);
 
       const revoked = await cli(
@@ -192,7 +196,13 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
         '--client',
         t.codeClient.clientId,
       );
-      expect(revoked.stdout).toMatch(/^Revoked: the consent and 2 token\(s\)\./);
+      expect(revoked.stdout).toMatch(/^Revoked: the grant and every token and code issued under it\./);
+      const [after] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+      expect(after!.revokedAt).toEqual(expect.any(Number));
+      // A revoked grant is no longer listed.
+      expect(
+        JSON.parse((await cli('--json', 'grants', 'list', '--client', t.codeClient.clientId)).stdout),
+      ).toEqual([]);
       expect(
         (await t.agent.get('/v1/realms').set('Authorization', `Bearer ${tokens.access_token}`)).status,
       ).toBe(401);

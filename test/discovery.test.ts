@@ -35,7 +35,7 @@ describe('options', () => {
     ],
     [{ session: { secret: 'short' } }, 'session.secret'],
     [{ tokens: { codeTtl: 601 } }, 'tokens.codeTtl'],
-    [{ storage: {} }, 'storage: must implement the storage interfaces'],
+    [{ storage: {} }, 'storage: must implement the storage contract; missing: ephemeral.get'],
   ])('a wrong option fails at start-up with its path: %j', (override, message) => {
     expect(() =>
       createAuthorizationServer({ baseUrl: 'https://auth.example.com', ...options, ...override } as never),

@@ -151,7 +151,7 @@ describe.skipIf(!availability.ok)(
       await locker.connect();
       try {
         await locker.query('begin');
-        await locker.query(`lock table ${table('oauth_access_tokens')} in access exclusive mode`);
+        await locker.query(`lock table ${table('oauth_tokens')} in access exclusive mode`);
         const pending = api(t, accessToken);
         const waiting = await eventually(async () => {
           const rows = await cluster.query(
@@ -183,7 +183,7 @@ describe.skipIf(!availability.ok)(
       try {
         await locker.query('begin');
         await locker.query(
-          `lock table ${table('oauth_access_tokens')}, ${table('oauth_codes')} in access exclusive mode`,
+          `lock table ${table('oauth_tokens')}, ${table('oauth_ephemeral')} in access exclusive mode`,
         );
         // Twice the pool: half wait on the lock, half for a connection.
         const answers = await Promise.all(Array.from({ length: POOL * 2 }, () => api(t, accessToken)));
@@ -208,7 +208,7 @@ describe.skipIf(!availability.ok)(
       await locker.connect();
       try {
         await locker.query('begin');
-        await locker.query(`lock table ${table('oauth_access_tokens')} in access exclusive mode`);
+        await locker.query(`lock table ${table('oauth_tokens')} in access exclusive mode`);
         expectApiUnavailable(await api(t, accessToken), 800);
         expect(driverCode(reported.warnings.at(-1)!.error)).toBe('55P03');
       } finally {

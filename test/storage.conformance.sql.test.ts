@@ -7,7 +7,13 @@
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { connectStorage } from '../src/index.js';
 import { describeStorageConformance } from '../src/testing/index.js';
-import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema, type Availability } from './support/databases.js';
+import {
+  dropSchema,
+  postgresAvailability,
+  postgresUrlFor,
+  uniqueSchema,
+  type Availability,
+} from './support/databases.js';
 
 const test = { describe, it, beforeAll, afterAll };
 

@@ -130,6 +130,7 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
         Array.from({ length: 30 }, (_, i) => i + 1),
       );
       expect(new Set(counts.map((c) => c.expiresAt))).toEqual(new Set([NOW + 60_000]));
+      expect(await first.ephemeral.get('counter', NOW)).toBe('30');
       // An expired counter starts again from 1, with the new expiry.
       expect(await second.ephemeral.increment('counter', NOW + 120_000, NOW + 60_000)).toEqual({
         count: 1,

@@ -254,9 +254,9 @@ describe('the SQLite adapter over the direct path', () => {
     const database = new Database(join(dir, `wired-${files++}.db`));
     const storage = sqlStorage({ sqlite: database });
     await storage.migrate();
-    const saving = storage.sessions.set('sid', '{}', Date.now() + 1000);
+    const saving = storage.ephemeral.set('session:s', '{}', Date.now() + 1000, Date.now());
     // No await yet: only the direct path can have run the insert.
-    expect(database.prepare('select sid from oauth_sessions').all()).toEqual([{ sid: 'sid' }]);
+    expect(database.prepare('select key from oauth_ephemeral').all()).toEqual([{ key: 'session:s' }]);
     await saving;
     await storage.close();
   });
@@ -279,62 +279,58 @@ describe('the SQLite adapter over the direct path', () => {
         createdAt: now,
       });
       out.push(await s.clients.find('c'), await s.clients.find('nobody'));
-      const user = await s.users.findOrCreate({ provider: 'https://op.example', identifier: 'id' }, 'u', now);
+      const identity = { provider: 'https://op.example', identifier: 'id' };
       out.push(
-        user,
-        await s.users.findOrCreate({ provider: 'https://op.example', identifier: 'id' }, 'v', now),
+        await s.users.findOrCreate(identity, 'u', now),
+        await s.users.findOrCreate(identity, 'v', now),
       );
-      out.push(await s.users.find('u'), await s.consents.find('u', 'c'));
-      const code = {
-        codeHash: 'code',
+      out.push(await s.users.find('u'), await s.users.find('v'));
+      const grant = {
+        grantId: 'g',
+        userId: 'u',
+        clientId: 'c',
+        scopes: ['read'],
+        createdAt: now,
+        updatedAt: now,
+        revokedAt: null,
+      };
+      out.push(await s.grants.list({ userId: 'u', clientId: 'c' }));
+      await s.grants.save(grant);
+      out.push(await s.grants.list({ userId: 'u', clientId: 'c' }));
+      const token = {
+        grantId: 'g',
         clientId: 'c',
         userId: 'u',
-        redirectUri: 'https://app.example/cb',
         scopes: ['read'],
-        grantId: 'g',
-        codeChallenge: null,
-        codeChallengeMethod: null,
         createdAt: now,
-        expiresAt: now + 60_000,
+        origin: 'authorization_code' as const,
+        rotatedAt: null,
       };
-      await s.codes.create(code);
-      out.push(
-        await s.codes.consume('code', now),
-        await s.codes.consume('code', now),
-        await s.codes.consume('x', now),
-      );
-      const token = { grantId: 'g', clientId: 'c', userId: 'u', scopes: ['read'], createdAt: now };
-      await s.tokens.saveAccessToken({
+      await s.tokens.save({ ...token, tokenHash: 'a', type: 'access_token', expiresAt: now + 1 });
+      await s.tokens.save({ ...token, tokenHash: 'r', type: 'refresh_token', expiresAt: null });
+      out.push(await s.tokens.find('a'), await s.tokens.find('r'), await s.tokens.find('x'));
+      await s.tokens.save({
         ...token,
-        tokenHash: 'a',
-        origin: 'authorization_code',
-        expiresAt: now + 1,
+        tokenHash: 'r',
+        type: 'refresh_token',
+        expiresAt: null,
+        rotatedAt: now,
       });
-      await s.tokens.saveRefreshToken({ ...token, tokenHash: 'r', expiresAt: null, rotatedAt: null });
-      out.push(await s.tokens.findAccessToken('a'), await s.tokens.findRefreshToken('r'));
+      await s.grants.save({ ...grant, revokedAt: now });
+      out.push(await s.tokens.find('r'));
+      const e = s.ephemeral;
       out.push(
-        await s.tokens.rotateRefreshToken(
-          'r',
-          { ...token, tokenHash: 'r2', expiresAt: null, rotatedAt: null },
-          now,
-        ),
-        await s.tokens.rotateRefreshToken(
-          'r',
-          { ...token, tokenHash: 'r3', expiresAt: null, rotatedAt: null },
-          now,
-        ),
+        await e.add('code:x', '{"a":1}', now + 1000, now),
+        await e.add('code:x', '{}', now + 1000, now),
       );
-      out.push(await s.nonces.use('op', 'n', now + 1000), await s.nonces.use('op', 'n', now + 1000));
-      out.push(await s.rateLimits.increment('k', 1000, now), await s.rateLimits.increment('k', 1000, now));
-      out.push(await s.rateLimits.get('k', now), await s.rateLimits.get('k', now + 1000));
-      await s.rateLimits.reset('k');
-      out.push(await s.rateLimits.get('k', now));
-      await s.sessions.set('sid', '{"a":1}', now + 1000);
-      await s.sessions.touch('sid', now + 2000);
-      out.push(await s.sessions.get('sid', now + 1500));
-      await s.sessions.destroy('sid');
-      out.push(await s.sessions.get('sid', now));
-      out.push(await s.tokens.revokeGrant('g', now), await s.tokens.findAccessToken('a'));
+      out.push(await e.get('code:x', now), await e.take('code:x', now), await e.take('code:x', now));
+      out.push(await e.increment('rate:k', now + 1000, now), await e.increment('rate:k', now + 1000, now));
+      out.push(await e.increment('rate:k', now + 2000, now + 1000));
+      await e.set('session:s', '{"a":1}', now + 1000, now);
+      await e.set('session:s', '{"a":2}', now + 2000, now);
+      out.push(await e.get('session:s', now + 1500), await e.get('session:s', now + 2000));
+      await e.delete('session:s');
+      out.push(await e.get('session:s', now));
       return out;
     };
     const expected = await script(plain);
@@ -350,7 +346,7 @@ describe('the SQLite adapter over the direct path', () => {
     try {
       other.exec('BEGIN EXCLUSIVE');
       const before = { ...counts };
-      const saving = direct.sessions.set('sid', '{}', Date.now() + 1000);
+      const saving = direct.ephemeral.set('session:s', '{}', Date.now() + 1000, Date.now());
       // Asked, neither ran nor queued: it threw on the direct path.
       expect(counts).toEqual({ ...before, asked: before.asked + 1 });
       const err = await saving.then(
@@ -364,7 +360,7 @@ describe('the SQLite adapter over the direct path', () => {
       other.exec('ROLLBACK');
       other.close();
     }
-    await direct.sessions.set('sid', '{}', Date.now() + 1000);
+    await direct.ephemeral.set('session:s', '{}', Date.now() + 1000, Date.now());
     await Promise.all([direct.close(), plain.close()]);
   });
 
@@ -373,7 +369,7 @@ describe('the SQLite adapter over the direct path', () => {
     await Promise.all([direct.close(), plain.close()]);
     const queued = counts.queued;
     const message = async (s: typeof direct) =>
-      s.tokens.findAccessToken('a').then(
+      s.tokens.find('a').then(
         () => 'resolved',
         (err: Error) => err.message,
       );

@@ -1,41 +1,109 @@
 /**
- * The token tables keep only the indexes the adapter's own statements need, since each one costs
- * every token insert. Whatever reads them by user, client, grant or expiry must still find an
- * index: SQLite's plan for each such statement the adapter runs searches, never scans.
+ * The tables keep only the indexes the adapter's own statements need, since each one costs every
+ * insert: the token table none besides its primary key. Whatever the adapter reads by key,
+ * client, grant, revocation or expiry must still find an index: SQLite's plan for each statement
+ * it runs searches, never scans.
  */
 import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { expect, it } from 'vitest';
-import { Kysely, SqliteDialect } from 'kysely';
 import { migrations, sqlStorage } from '../src/index.js';
 
-it('prune, client removal, consent listing and revoke-by-user-and-client search the token tables by index', async () => {
+const indexesOf = (database: Database.Database, table: string) =>
+  (
+    database
+      .prepare("select name from sqlite_master where type = 'index' and tbl_name = ? order by name")
+      .all(table) as { name: string }[]
+  ).map((row) => row.name);
+
+it('every statement of the contract and of prune searches its tables by index', async () => {
   const ran: string[] = [];
   // better-sqlite3 reports each statement it runs, with its parameters filled in.
   const database = new Database(':memory:', { verbose: (text) => ran.push(String(text)) });
   const storage = sqlStorage({ sqlite: database });
+  const now = Date.now();
   try {
     await storage.migrate();
     ran.length = 0;
-    await storage.prune(Date.now());
+    const e = storage.ephemeral;
+    await e.set('k', 'v', now + 1, now);
+    await e.get('k', now);
+    await e.add('k', 'v', now + 1, now);
+    await e.take('k', now);
+    await e.increment('n', now + 1, now);
+    await e.delete('n');
+    await e.prune(now);
+    await storage.clients.find('client');
+    await storage.users.findOrCreate({ provider: 'op', identifier: 'alice' }, 'user', now);
+    await storage.users.find('user');
+    await storage.grants.list({ userId: 'user', clientId: 'client' });
+    await storage.grants.list({ userId: 'user' });
+    await storage.grants.list({ clientId: 'client' });
+    await storage.grants.save({
+      grantId: 'g',
+      userId: 'user',
+      clientId: 'client',
+      scopes: [],
+      createdAt: now,
+      updatedAt: now,
+      revokedAt: null,
+    });
+    await storage.tokens.save({
+      tokenHash: 't',
+      type: 'access_token',
+      grantId: 'g',
+      clientId: 'client',
+      userId: 'user',
+      scopes: [],
+      createdAt: now,
+      expiresAt: now + 1,
+      origin: 'authorization_code',
+      rotatedAt: null,
+    });
+    await storage.tokens.find('t');
+    await storage.prune(now, { batchSize: 1 });
     await storage.clients.remove('client');
-    await storage.consents.list({ userId: 'user' });
-    await storage.tokens.revokeForUserAndClient('user', 'client', Date.now());
 
-    const steps = ran
-      .filter((text) => /oauth_(access|refresh)_tokens/.test(text))
-      .flatMap((text) => database.prepare(`explain query plan ${text}`).all() as { detail: string }[])
-      .map((row) => row.detail);
-    expect(steps.filter((step) => step.startsWith('SCAN'))).toEqual([]);
-    for (const index of [
-      'oauth_access_tokens_expires_at',
-      'oauth_refresh_tokens_expires_at_set',
-      'oauth_access_tokens_grant_id',
-      'oauth_refresh_tokens_grant_id',
-      'oauth_access_tokens_client_user',
-      'oauth_refresh_tokens_client_user',
-    ]) {
-      expect(steps.some((step) => step.includes(`USING INDEX ${index} (`))).toBe(true);
+    const statements = ran.filter((text) => /oauth_/.test(text) && !/^(begin|commit)/i.test(text));
+    const plans = statements.map((text) => ({
+      text,
+      steps: (database.prepare(`explain query plan ${text}`).all() as { detail: string }[]).map(
+        (row) => row.detail,
+      ),
+    }));
+    expect(plans.filter((plan) => plan.steps.some((step) => step.startsWith('SCAN')))).toEqual([]);
+    const steps = plans.flatMap((plan) => plan.steps);
+    for (const index of ['oauth_ephemeral_expires_at', 'oauth_grants_client_id', 'oauth_grants_revoked_at']) {
+      expect(steps.some((step) => step.includes(`INDEX ${index} (`))).toBe(true);
     }
+    // tokens.find: one statement, by the token's key, its grant's unique grant_id and its client's key.
+    const find = plans.find((plan) => / left join /.test(plan.text));
+    expect(find?.steps).toEqual([
+      expect.stringMatching(/^SEARCH t USING INDEX sqlite_autoindex_oauth_tokens_1 \(token_hash=\?\)$/),
+      expect.stringMatching(/^SEARCH g USING INDEX sqlite_autoindex_oauth_grants_\d \(grant_id=\?\)/),
+      expect.stringMatching(/^SEARCH c USING INDEX sqlite_autoindex_oauth_clients_1 \(client_id=\?\)/),
+    ]);
+  } finally {
+    await storage.close();
+  }
+});
+
+it('leaves the token table with its primary key only, once 005 has replaced the token tables of 004', async () => {
+  const database = new Database(':memory:');
+  const storage = sqlStorage({ sqlite: database });
+  try {
+    await storage.migrate();
+    expect(indexesOf(database, 'oauth_tokens')).toEqual(['sqlite_autoindex_oauth_tokens_1']);
+    expect(indexesOf(database, 'oauth_grants')).toEqual([
+      'oauth_grants_client_id',
+      'oauth_grants_revoked_at',
+      'sqlite_autoindex_oauth_grants_1',
+      'sqlite_autoindex_oauth_grants_2',
+    ]);
+    expect(indexesOf(database, 'oauth_ephemeral')).toEqual([
+      'oauth_ephemeral_expires_at',
+      'sqlite_autoindex_oauth_ephemeral_1',
+    ]);
   } finally {
     await storage.close();
   }
@@ -43,7 +111,6 @@ it('prune, client removal, consent listing and revoke-by-user-and-client search 
 
 it('migration 004 swaps the token indexes on the way up, and puts the old ones back on the way down', async () => {
   const database = new Database(':memory:');
-  const storage = sqlStorage({ sqlite: database });
   const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
   const tokenIndexes = () =>
     (
@@ -72,14 +139,16 @@ it('migration 004 swaps the token indexes on the way up, and puts the old ones b
     'oauth_refresh_tokens_user_client',
   ];
   try {
-    await storage.migrate();
+    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+    const migration = '2026-11-21-004-fewer-token-indexes';
+    const { error } = await migrator.migrateTo(migration);
+    expect(error).toBeUndefined();
     expect(tokenIndexes()).toEqual(after);
-    const migration = migrations['2026-11-21-004-fewer-token-indexes']!;
-    await migration.down!(db);
+    await migrations[migration]!.down!(db);
     expect(tokenIndexes()).toEqual(before);
-    await migration.up(db);
+    await migrations[migration]!.up(db);
     expect(tokenIndexes()).toEqual(after);
   } finally {
-    await storage.close();
+    await db.destroy();
   }
 });

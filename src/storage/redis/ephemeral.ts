@@ -151,7 +151,9 @@ function unavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   const code = (err as NodeJS.ErrnoException).code;
   return (
+    // node-redis leaves `name` as 'Error' on some of its classes: the class name tells.
     UNAVAILABLE_NAMES.has(err.name) ||
+    UNAVAILABLE_NAMES.has(err.constructor.name) ||
     (code !== undefined && UNAVAILABLE_CODES.has(code)) ||
     UNAVAILABLE_REPLIES.test(err.message)
   );

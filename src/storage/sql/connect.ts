@@ -84,9 +84,8 @@ async function openSqlite(path: string, options: ConnectStorageOptions): Promise
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
-  // A page cache of up to 64 MiB instead of SQLite's 2 MiB, filled only as pages are read: with a
-  // million stored tokens fewer index pages come from the file (the bench's GET /v1/realms at
-  // 1,000,000 tokens: 136 → 124 µs of CPU per request, one run each).
+  // A page cache of up to 64 MiB instead of SQLite's 2 MiB, filled only as pages are read: with
+  // many stored tokens fewer index pages come from the file (see the bench README).
   database.pragma('cache_size = -65536');
   return sqlStorage({ sqlite: database });
 }

@@ -65,7 +65,29 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
       return rows.map(toGrant);
     },
     async save(grant) {
-      await upsert(db, { ...grant, scopes: scopeText(grant.scopes) });
+      const row = { ...grant, scopes: scopeText(grant.scopes) };
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await upsert(db, row);
+          return;
+        } catch (err) {
+          if (attempt === SAVE_ATTEMPTS || !isGrantIdConflict(err)) throw err;
+        }
+      }
     },
   };
+}
+
+/**
+ * PostgreSQL arbitrates an upsert on one unique index only, (user_id, client_id) here. Saves that
+ * insert the same grant at once (its row just deleted, say by a client removal) therefore meet at
+ * the `grant_id` index, and all but one fail there. Tried again, such a save finds the row the
+ * winner inserted and updates it; a `grant_id` genuinely taken by another user or client fails
+ * every attempt and rejects.
+ */
+const SAVE_ATTEMPTS = 3;
+
+function isGrantIdConflict(err: unknown): boolean {
+  const { code, constraint } = err as { code?: unknown; constraint?: unknown };
+  return code === '23505' && constraint === 'oauth_grants_grant_id';
 }

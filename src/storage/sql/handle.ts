@@ -30,8 +30,9 @@ export type SqlDatabaseHandle =
  * and PostgreSQL. Run `await storage.migrate()` once at start (or the CLI's `migrate`).
  * `storage.close()` closes the handle.
  *
- * Single use is decided by the database itself (conditional `UPDATE … RETURNING`, `INSERT … ON
- * CONFLICT DO NOTHING`), so any number of app instances can share one PostgreSQL database.
+ * Single use is decided by the database itself (`DELETE … RETURNING` for `ephemeral.take`, an
+ * upsert that overwrites only an expired row for `ephemeral.add`), so any number of app instances
+ * can share one PostgreSQL database.
  *
  * A driver error meaning the database is unavailable (connection refused or lost, a timeout, too
  * many connections, a lock timeout, `SQLITE_BUSY`) is rethrown as a `StorageUnavailableError`,

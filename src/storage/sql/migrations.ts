@@ -1,5 +1,5 @@
 import type { Kysely, Migration, MigrationProvider } from 'kysely';
-import { storageByLifetime } from './migration-005-storage-by-lifetime.js';
+import { storageByLifetime } from './migration-005/index.js';
 
 /**
  * The schema, as migrations shipped with the package. Never edit a released migration: add the

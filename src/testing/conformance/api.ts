@@ -57,8 +57,9 @@ export interface StorageConformanceOptions<S extends Storage = Storage> {
 /** How the race tests explore interleavings. */
 export interface RaceOptions {
   /**
-   * Runs per race property, each one an interleaving chosen by fast-check's scheduler. Default
-   * 40: a few seconds on PostgreSQL. Raise it when hunting a race.
+   * Runs per race property (there are two: rotation off and on), each one an interleaving chosen
+   * by fast-check's scheduler. Default 100: about two seconds on PostgreSQL. Raise it when
+   * hunting a race.
    */
   runs?: number;
   /** Replays a failure: the `seed` and `path` its message gives. */
@@ -83,9 +84,7 @@ export interface ConformanceSuite {
   /** The race options, defaults applied. */
   races: Required<Pick<RaceOptions, 'runs' | 'timeLimitMs'>> & Pick<RaceOptions, 'seed' | 'path'>;
   /** Adds to the count of interleavings the race tests explored. */
-  explored(runs: number, distinct: number): void;
-  /** Hooks, for groups that report after their tests. */
-  afterAll: ConformanceTestApi['afterAll'];
+  explored(runs: number, distinct: number, interrupted: boolean): void;
 }
 
 /** What `describeStorageConformance` returns: filled in as the tests run. */
@@ -94,4 +93,6 @@ export interface ConformanceStats {
   raceRuns: number;
   /** Distinct interleavings among them (two runs that released the same calls in the same order count once). */
   interleavings: number;
+  /** Race properties stopped by `races.timeLimitMs` before their runs were done. */
+  interrupted: number;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ConformanceSuite } from './api.js';
 import { isNull, sameRecord } from './check.js';
-import { clientRecord, freshId } from './fixtures.js';
+import { clientRecord, freshId, without } from './fixtures.js';
 
 /** `clients.find`: the one method of the client store on the request path. */
 export function clientTests({ describe, it, storage, putClient }: ConformanceSuite): void {
@@ -18,7 +18,10 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
 
     it('returns an implicit client (secretHash null) and a client without optional fields', async () => {
       const now = Date.now();
-      const { defaultScopes: _none, ...implicit } = clientRecord(now, { grantType: 'implicit', secretHash: null });
+      const implicit = without(
+        clientRecord(now, { grantType: 'implicit', secretHash: null }),
+        'defaultScopes',
+      );
       await putClient({ ...implicit, defaultScopes: null });
       const foundImplicit = await storage().clients.find(implicit.clientId);
       sameRecord(foundImplicit, implicit, 'clients.find must return an implicit client with secretHash null');
@@ -27,7 +30,7 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         `clients.find: defaultScopes was registered null, so it must be null or absent; ` +
           `received ${JSON.stringify(foundImplicit.defaultScopes)}`,
       );
-      const { defaultScopes: _d, contacts: _c, requirePkce: _r, ...minimal } = clientRecord(now);
+      const minimal = without(clientRecord(now), 'defaultScopes', 'contacts', 'requirePkce');
       await putClient(minimal);
       const found = await storage().clients.find(minimal.clientId);
       sameRecord(found, minimal, 'clients.find must return a client registered without the optional fields');

@@ -54,10 +54,12 @@ export function faultSweepTests(suite: ConformanceSuite): void {
   const { describe, it, storage, putClient } = suite;
 
   async function noneWork(tokens: readonly string[], guarantee: string) {
-    for (const token of tokens) assert.ok(!(await works(storage(), token)), `${guarantee}: a token still works`);
+    for (const token of tokens)
+      assert.ok(!(await works(storage(), token)), `${guarantee}: a token still works`);
   }
   async function allWork(tokens: readonly string[], guarantee: string) {
-    for (const token of tokens) assert.ok(await works(storage(), token), `${guarantee}: a token does not work`);
+    for (const token of tokens)
+      assert.ok(await works(storage(), token), `${guarantee}: a token does not work`);
   }
 
   /** A fresh enrolment with a code exchanged, and a bystander grant of the same user at another client. */
@@ -83,7 +85,10 @@ export function faultSweepTests(suite: ConformanceSuite): void {
         events,
         request: (s) => exchange(grantDeps(s, false, events), enrolment, code),
         async done(value) {
-          await allWork(tokensOf(value as TokenResponse), 'the tokens of a successful code exchange must work');
+          await allWork(
+            tokensOf(value as TokenResponse),
+            'the tokens of a successful code exchange must work',
+          );
         },
       };
     },
@@ -102,7 +107,10 @@ export function faultSweepTests(suite: ConformanceSuite): void {
         request: (s) => refresh(grantDeps(s, rotate, events), enrolment, tokens.refresh_token!),
         async done(value) {
           const kept = rotate ? [tokens.access_token] : tokensOf(tokens);
-          await allWork([...kept, ...tokensOf(value as TokenResponse)], 'after a successful refresh, its tokens and the earlier ones must work');
+          await allWork(
+            [...kept, ...tokensOf(value as TokenResponse)],
+            'after a successful refresh, its tokens and the earlier ones must work',
+          );
         },
       };
     },
@@ -121,9 +129,17 @@ export function faultSweepTests(suite: ConformanceSuite): void {
         events,
         request: (s) => revoke(grantDeps(s, false, events), enrolment),
         async done() {
-          assert.equal(await standingGrant(grantDeps(storage(), false), enrolment.userId, enrolment.client.clientId), null, 'a completed revocation must leave no standing grant');
+          assert.equal(
+            await standingGrant(grantDeps(storage(), false), enrolment.userId, enrolment.client.clientId),
+            null,
+            'a completed revocation must leave no standing grant',
+          );
           await noneWork(tokensOf(tokens), 'a completed revocation');
-          assert.deepStrictEqual(await ledger.working({ grantId: enrolment.grant.grantId }), [], 'no token of a revoked grant may work');
+          assert.deepStrictEqual(
+            await ledger.working({ grantId: enrolment.grant.grantId }),
+            [],
+            'no token of a revoked grant may work',
+          );
           await allWork(tokensOf(bystander.tokens), 'a revocation must not touch another grant');
         },
       };
@@ -156,7 +172,10 @@ export function faultSweepTests(suite: ConformanceSuite): void {
       const beforeCommit = k < commitAt || timing === 'before';
       const retry: Outcome<unknown> = await settle(c.request(c.ledger.storage));
       if (beforeCommit) {
-        assert.ok(retry.ok, `${where}, then retried: the retry must succeed (the failure came before the commit point); got ${retry.ok ? '' : describeError(retry.error)}`);
+        assert.ok(
+          retry.ok,
+          `${where}, then retried: the retry must succeed (the failure came before the commit point); got ${retry.ok ? '' : describeError(retry.error)}`,
+        );
         assert.deepStrictEqual(
           replays(c.events).map((event) => event.type),
           [],
@@ -172,10 +191,22 @@ export function faultSweepTests(suite: ConformanceSuite): void {
       } else {
         // The commit ran but its answer was lost: the retry cannot tell a retry from a replay. It
         // may succeed or be refused; whichever, a revoked grant has no working token.
-        assert.ok(retry.ok || isInvalidGrant(retry.error), `${where}, then retried: expected success or invalid_grant, got ${retry.ok ? '' : describeError(retry.error)}`);
+        assert.ok(
+          retry.ok || isInvalidGrant(retry.error),
+          `${where}, then retried: expected success or invalid_grant, got ${retry.ok ? '' : describeError(retry.error)}`,
+        );
         if (operation === revokeOp) await c.done(retry.ok ? retry.value : undefined);
-        const grant = await standingGrant(grantDeps(storage(), false), c.enrolment.userId, c.enrolment.client.clientId);
-        if (!grant) assert.deepStrictEqual(await c.ledger.working({ grantId: c.enrolment.grant.grantId }), [], `${where}: no token of a revoked grant may work`);
+        const grant = await standingGrant(
+          grantDeps(storage(), false),
+          c.enrolment.userId,
+          c.enrolment.client.clientId,
+        );
+        if (!grant)
+          assert.deepStrictEqual(
+            await c.ledger.working({ grantId: c.enrolment.grant.grantId }),
+            [],
+            `${where}: no token of a revoked grant may work`,
+          );
       }
     }
   }

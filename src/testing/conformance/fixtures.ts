@@ -85,3 +85,10 @@ export function refreshTokenRecord(
 ): TokenRecord {
   return accessTokenRecord(now, grant, { type: 'refresh_token', expiresAt: null, ...overrides });
 }
+
+/** `record` without `keys`: what an adapter may leave out, or what a test does not compare. */
+export function without<T extends object, K extends keyof T>(record: T, ...keys: K[]): Omit<T, K> {
+  const copy = { ...record };
+  for (const key of keys) delete copy[key];
+  return copy;
+}

@@ -50,12 +50,19 @@ export async function enrol(
 ): Promise<Enrolment> {
   const now = Date.now();
   if (!client) {
-    client = clientRecord(now, { scopes: ['realms:read', 'profile'], defaultScopes: null, requirePkce: false });
+    client = clientRecord(now, {
+      scopes: ['realms:read', 'profile'],
+      defaultScopes: null,
+      requirePkce: false,
+    });
     await putClient(client);
   }
   const identity = { identifier: `https://id.example/${freshId('user')}`, provider: 'Example' };
   const user = await storage.users.findOrCreate(identity, randomId(), now);
-  const grant = await recordConsent(grantDeps(storage, false), user.id, client.clientId, ['realms:read', 'profile']);
+  const grant = await recordConsent(grantDeps(storage, false), user.id, client.clientId, [
+    'realms:read',
+    'profile',
+  ]);
   return { client, userId: user.id, grant };
 }
 
@@ -102,7 +109,9 @@ export async function works(storage: Storage, plaintext: string): Promise<boolea
 
 /** The plaintexts of a token response. */
 export function tokensOf(response: TokenResponse): string[] {
-  return response.refresh_token === undefined ? [response.access_token] : [response.access_token, response.refresh_token];
+  return response.refresh_token === undefined
+    ? [response.access_token]
+    : [response.access_token, response.refresh_token];
 }
 
 /** Every token saved through a view of `storage`, so that a test can check the ones never returned. */
@@ -113,6 +122,7 @@ export interface TokenLedger {
   working(filter: { grantId?: string; clientId?: string }): Promise<TokenRecord[]>;
 }
 
+/** A view of `storage` that records every token saved through it. */
 export function tokenLedger(storage: Storage): TokenLedger {
   const saved: TokenRecord[] = [];
   return {
@@ -126,7 +136,11 @@ export function tokenLedger(storage: Storage): TokenLedger {
       const now = Date.now();
       const hashes = new Set(
         saved
-          .filter((t) => (filter.grantId === undefined || t.grantId === filter.grantId) && (filter.clientId === undefined || t.clientId === filter.clientId))
+          .filter(
+            (t) =>
+              (filter.grantId === undefined || t.grantId === filter.grantId) &&
+              (filter.clientId === undefined || t.clientId === filter.clientId),
+          )
           .map((t) => t.tokenHash),
       );
       const out: TokenRecord[] = [];
@@ -142,6 +156,7 @@ export function tokenLedger(storage: Storage): TokenLedger {
 /** The settled outcome of a request. */
 export type Outcome<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
+/** The outcome of `promise`, which never rejects. */
 export function settle<T>(promise: Promise<T>): Promise<Outcome<T>> {
   return promise.then(
     (value) => ({ ok: true as const, value }),

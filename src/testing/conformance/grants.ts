@@ -15,14 +15,23 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
       await storage().grants.save(grant);
       const listed = await storage().grants.list({ userId: grant.userId, clientId: grant.clientId });
       equal(listed.length, 1, 'grants.list({ userId, clientId }) must return the one saved grant');
-      sameRecord(listed[0], grant, 'grants.list must return every field as saved (revokedAt null stays null)');
+      sameRecord(
+        listed[0],
+        grant,
+        'grants.list must return every field as saved (revokedAt null stays null)',
+      );
     });
 
     it('save of the same grant replaces it: scopes, updatedAt and a numeric revokedAt round-trip', async () => {
       const now = Date.now();
       const grant = grantRecord(now);
       await storage().grants.save(grant);
-      const revoked = { ...grant, scopes: ['realms:read', 'profile', 'realms:write'], updatedAt: now + SECOND, revokedAt: now + 2 * SECOND };
+      const revoked = {
+        ...grant,
+        scopes: ['realms:read', 'profile', 'realms:write'],
+        updatedAt: now + SECOND,
+        revokedAt: now + 2 * SECOND,
+      };
       await storage().grants.save(revoked);
       const listed = await storage().grants.list({ userId: grant.userId, clientId: grant.clientId });
       equal(listed.length, 1, 'grants.save of the same grant must replace it, not add a row');
@@ -39,7 +48,11 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
       await storage().grants.save(next);
       const newToken = accessTokenRecord(now, next);
       await storage().tokens.save(newToken);
-      for (const filter of [{ userId: old.userId, clientId: old.clientId }, { userId: old.userId }, { clientId: old.clientId }]) {
+      for (const filter of [
+        { userId: old.userId, clientId: old.clientId },
+        { userId: old.userId },
+        { clientId: old.clientId },
+      ]) {
         const listed = await storage().grants.list(filter);
         assert.deepStrictEqual(
           ids(listed),
@@ -64,7 +77,12 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
 
     it('list filters by user, by client, by both, or not at all', async () => {
       const now = Date.now();
-      const [userA, userB, clientX, clientY] = [freshId('user'), freshId('user'), freshId('client'), freshId('client')];
+      const [userA, userB, clientX, clientY] = [
+        freshId('user'),
+        freshId('user'),
+        freshId('client'),
+        freshId('client'),
+      ];
       const ax = grantRecord(now, { userId: userA, clientId: clientX });
       const ay = grantRecord(now + SECOND, { userId: userA, clientId: clientY, revokedAt: now + 2 * SECOND });
       const bx = grantRecord(now + 2 * SECOND, { userId: userB, clientId: clientX });
@@ -84,9 +102,13 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
           `grants.list(${JSON.stringify(filter)}) must return exactly the grants matching every field of the filter ` +
             `(revoked ones included), by createdAt`,
         );
-        listed.forEach((grant, index) => sameRecord(grant, expected[index]!, 'grants.list must return every field'));
+        listed.forEach((grant, index) =>
+          sameRecord(grant, expected[index]!, 'grants.list must return every field'),
+        );
       }
-      const all = ids(await storage().grants.list({})).filter((id) => [ax, ay, bx].some((g) => g.grantId === id));
+      const all = ids(await storage().grants.list({})).filter((id) =>
+        [ax, ay, bx].some((g) => g.grantId === id),
+      );
       assert.deepStrictEqual(all, ids([ax, ay, bx]), 'grants.list({}) must return every grant, by createdAt');
     });
 
@@ -94,7 +116,8 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
       const now = Date.now();
       const userId = freshId('user');
       const prefix = freshId('client');
-      const at = (suffix: string, createdAt: number) => grantRecord(createdAt, { userId, clientId: `${prefix}-${suffix}` });
+      const at = (suffix: string, createdAt: number) =>
+        grantRecord(createdAt, { userId, clientId: `${prefix}-${suffix}` });
       const grants = [at('b', now), at('d', now + DAY), at('a', now), at('c', now - DAY)];
       for (const grant of grants) await storage().grants.save(grant);
       assert.deepStrictEqual(
@@ -135,6 +158,20 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
       assert.ok(
         grants.some((grant) => grant.grantId === listed[0]!.grantId),
         'grants.list must return one of the grants saved',
+      );
+    });
+
+    it(`${RACERS} concurrent saves of the same new grant (two revocations at once) all resolve, one grant`, async () => {
+      const now = Date.now();
+      const grant = grantRecord(now, { revokedAt: now });
+      await race('grants.save', RACERS, (index) =>
+        storage().grants.save({ ...grant, updatedAt: now + index }),
+      );
+      const listed = await storage().grants.list({ userId: grant.userId, clientId: grant.clientId });
+      assert.deepStrictEqual(
+        ids(listed),
+        [grant.grantId],
+        `grants.save: after ${RACERS} concurrent saves of one grant there must be that one grant`,
       );
     });
 

@@ -9,6 +9,7 @@ import type {
 } from './api.js';
 import { clientAdminTests } from './client-admin.js';
 import { clientTests } from './clients.js';
+import { without } from './fixtures.js';
 import { ephemeralTests } from './ephemeral.js';
 import { faultSweepTests } from './fault-sweeps.js';
 import { grantTests } from './grants.js';
@@ -27,17 +28,19 @@ export type {
   RegisterBlock,
   StorageConformanceOptions,
 } from './api.js';
-export {
-  describeEphemeralStoreConformance,
-  type EphemeralStoreConformanceOptions,
-} from './ephemeral.js';
+export { describeEphemeralStoreConformance, type EphemeralStoreConformanceOptions } from './ephemeral.js';
 export { withFaults, type FaultTiming, type FaultyStorage, type RecordedCall } from './faults.js';
 export { instrumentStorage, type AroundCall, type StorageCall } from './instrument.js';
 
 /** Each optional part, and the methods that make it up. */
 const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = {
   prune: (storage) => [storage.prune],
-  clientAdmin: (storage) => [storage.clients.create, storage.clients.list, storage.clients.update, storage.clients.remove],
+  clientAdmin: (storage) => [
+    storage.clients.create,
+    storage.clients.list,
+    storage.clients.update,
+    storage.clients.remove,
+  ],
   userFind: (storage) => [storage.users.find],
 };
 
@@ -76,7 +79,7 @@ export function describeStorageConformance<S extends Storage>(
   options: StorageConformanceOptions<S>,
 ): ConformanceStats {
   const absent = new Set(options.absent ?? []);
-  const stats: ConformanceStats = { raceRuns: 0, interleavings: 0 };
+  const stats: ConformanceStats = { raceRuns: 0, interleavings: 0, interrupted: 0 };
   test.describe(`storage conformance: ${options.name}`, () => {
     let created: S | undefined;
     test.beforeAll(async () => {
@@ -97,7 +100,6 @@ export function describeStorageConformance<S extends Storage>(
     const suite: ConformanceSuite = {
       it: test.it,
       describe: test.describe,
-      afterAll: test.afterAll,
       storage,
       has,
       part: (part) => registerOptional(test, absent, part),
@@ -105,9 +107,9 @@ export function describeStorageConformance<S extends Storage>(
         if (has('clientAdmin')) {
           const clients = storage().clients;
           if (!replace) return clients.create!(client);
-          const { clientId, grantType: _g, createdAt: _c, ...changes } = client;
-          const updated = await clients.update!(clientId, changes);
-          assert.ok(updated, `clients.update(${clientId}) resolved null for a registered client`);
+          const changes = without(client, 'clientId', 'grantType', 'createdAt');
+          const updated = await clients.update!(client.clientId, changes);
+          assert.ok(updated, `clients.update(${client.clientId}) resolved null for a registered client`);
           return;
         }
         assert.ok(
@@ -116,14 +118,20 @@ export function describeStorageConformance<S extends Storage>(
         );
         await options.putClient(storage(), client);
       },
-      races: { runs: 40, timeLimitMs: 15_000, ...options.races },
-      explored(runs, distinct) {
+      races: { runs: 100, timeLimitMs: 15_000, ...options.races },
+      explored(runs, distinct, interrupted) {
         stats.raceRuns += runs;
         stats.interleavings += distinct;
+        if (interrupted) stats.interrupted++;
       },
     };
 
-    ephemeralTests({ it: test.it, describe: test.describe, store: () => storage().ephemeral, prune: has('prune') });
+    ephemeralTests({
+      it: test.it,
+      describe: test.describe,
+      store: () => storage().ephemeral,
+      prune: has('prune'),
+    });
     rateLimitTests(suite);
     clientTests(suite);
     clientAdminTests(suite);
@@ -135,9 +143,12 @@ export function describeStorageConformance<S extends Storage>(
     faultSweepTests(suite);
     raceTests(suite);
     test.afterAll(async () => {
-      if (stats.raceRuns > 0) {
-        console.log(`storage conformance (${options.name}): races: ${stats.interleavings} interleavings explored (${stats.raceRuns} runs)`);
-      }
+      if (stats.raceRuns === 0) return;
+      const stopped = stats.interrupted ? `; ${stats.interrupted} stopped early by races.timeLimitMs` : '';
+      console.log(
+        `storage conformance (${options.name}): races: ${stats.interleavings} interleavings explored ` +
+          `(${stats.raceRuns} runs${stopped})`,
+      );
     });
     if (absent.size > 0) declaredAbsentTest(suite, absent);
   });

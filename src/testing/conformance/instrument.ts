@@ -15,9 +15,14 @@ const STORES = ['ephemeral', 'clients', 'users', 'grants', 'tokens'] as const;
 /** The names of the methods of `target`, its prototype chain included (adapters may be classes). */
 function methodNames(target: object): string[] {
   const names = new Set<string>();
-  for (let proto: object | null = target; proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto: object | null = target;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) {
-      if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function') names.add(name);
+      if (name !== 'constructor' && typeof (target as Record<string, unknown>)[name] === 'function')
+        names.add(name);
     }
   }
   return [...names];
@@ -38,10 +43,13 @@ export function instrumentStorage(storage: Storage, around: AroundCall): Storage
     }
     return view;
   };
-  const view = Object.fromEntries(STORES.map((store) => [store, wrap(storage[store], `${store}.`)])) as unknown as Storage;
+  const view = Object.fromEntries(
+    STORES.map((store) => [store, wrap(storage[store], `${store}.`)]),
+  ) as unknown as Storage;
   if (storage.prune) {
     const prune = storage.prune.bind(storage);
-    view.prune = (...args) => around({ method: 'prune', args }, () => prune(...args)) as ReturnType<typeof prune>;
+    view.prune = (...args) =>
+      around({ method: 'prune', args }, () => prune(...args)) as ReturnType<typeof prune>;
   }
   return view;
 }

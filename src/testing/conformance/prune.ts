@@ -2,7 +2,17 @@ import assert from 'node:assert/strict';
 import type { PruneResult, Storage, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { race } from './check.js';
-import { DAY, HOUR, MINUTE, SECOND, accessTokenRecord, clientRecord, freshId, grantRecord, refreshTokenRecord } from './fixtures.js';
+import {
+  DAY,
+  HOUR,
+  MINUTE,
+  SECOND,
+  accessTokenRecord,
+  clientRecord,
+  freshId,
+  grantRecord,
+  refreshTokenRecord,
+} from './fixtures.js';
 
 type Prune = NonNullable<Storage['prune']>;
 
@@ -40,12 +50,18 @@ export function pruneTests(suite: ConformanceSuite): void {
     const liveTokens = [
       { token: accessTokenRecord(now, standing), why: 'an unexpired access token of a standing grant' },
       { token: accessTokenRecord(now - HOUR + 1, standing), why: 'an access token expiring 1 ms after now' },
-      { token: refreshTokenRecord(now - DAY, standing), why: 'a refresh token without expiry of a standing grant' },
+      {
+        token: refreshTokenRecord(now - DAY, standing),
+        why: 'a refresh token without expiry of a standing grant',
+      },
       {
         token: refreshTokenRecord(now - DAY, standing, { rotatedAt: now - HOUR }),
         why: 'a rotated refresh token of a standing grant (kept: presented again, it reveals a leak)',
       },
-      { token: accessTokenRecord(now, atDisabled), why: 'a token of a disabled client (it works again if the client is enabled)' },
+      {
+        token: accessTokenRecord(now, atDisabled),
+        why: 'a token of a disabled client (it works again if the client is enabled)',
+      },
     ];
     const deadTokens = [
       accessTokenRecord(now - 2 * HOUR, standing),
@@ -103,7 +119,11 @@ export function pruneTests(suite: ConformanceSuite): void {
       assert.ok(await store.tokens.find(token.tokenHash), `prune must keep ${why}`);
     }
     for (const key of s.liveEntries) {
-      assert.equal(await store.ephemeral.get(key, now), 'live', `prune must keep an unexpired ephemeral entry (${key})`);
+      assert.equal(
+        await store.ephemeral.get(key, now),
+        'live',
+        `prune must keep an unexpired ephemeral entry (${key})`,
+      );
     }
     for (const grant of s.liveGrants) {
       assert.equal(
@@ -121,7 +141,9 @@ export function pruneTests(suite: ConformanceSuite): void {
     }
     if (result) {
       assert.ok(
-        result.tokens >= s.deadTokens.length && result.grants >= s.deadGrants.length && result.ephemeral >= s.deadEntries.length,
+        result.tokens >= s.deadTokens.length &&
+          result.grants >= s.deadGrants.length &&
+          result.ephemeral >= s.deadEntries.length,
         `prune must count what it deleted: at least ${JSON.stringify({
           ephemeral: s.deadEntries.length,
           tokens: s.deadTokens.length,
@@ -138,7 +160,11 @@ export function pruneTests(suite: ConformanceSuite): void {
       const result = await prune(now);
       await expectPruned(s, now, result);
       for (const key of s.deadEntries) {
-        assert.equal(await storage().ephemeral.add(key, 'again', now + HOUR, now), true, 'after prune, an expired key can be added again');
+        assert.equal(
+          await storage().ephemeral.add(key, 'again', now + HOUR, now),
+          true,
+          'after prune, an expired key can be added again',
+        );
       }
     });
 
@@ -159,9 +185,16 @@ export function pruneTests(suite: ConformanceSuite): void {
         'prune with revokedGrantRetentionMs one hour must delete the grant revoked two hours ago and keep the one revoked 30 minutes ago',
       );
       for (const token of expired) {
-        assert.equal(await storage().tokens.find(token.tokenHash), null, 'prune with batchSize 2 must still delete every dead token, batch after batch');
+        assert.equal(
+          await storage().tokens.find(token.tokenHash),
+          null,
+          'prune with batchSize 2 must still delete every dead token, batch after batch',
+        );
       }
-      assert.ok(result.tokens >= 7 && result.grants >= 1, `prune must count what it deleted; received ${JSON.stringify(result)}`);
+      assert.ok(
+        result.tokens >= 7 && result.grants >= 1,
+        `prune must count what it deleted; received ${JSON.stringify(result)}`,
+      );
     });
 
     it('is safe from several instances at once: 5 concurrent calls resolve and leave the same result', async () => {

@@ -17,7 +17,9 @@ export function rateLimitTests({ describe, it, storage }: ConformanceSuite): voi
       const counts = [];
       for (let i = 0; i < 3; i++) {
         // Each request passes the end of a window starting now: a live window must keep its own.
-        counts.push(await storage().ephemeral.increment(key, start + i * SECOND + MINUTE, start + i * SECOND));
+        counts.push(
+          await storage().ephemeral.increment(key, start + i * SECOND + MINUTE, start + i * SECOND),
+        );
       }
       assert.deepStrictEqual(
         counts,
@@ -35,7 +37,9 @@ export function rateLimitTests({ describe, it, storage }: ConformanceSuite): voi
     it(`${RACERS} concurrent requests of one client count 1 to ${RACERS}, once each`, async () => {
       const now = Date.now();
       const key = ephemeralKeys.rateLimit(`address:${freshId('ip')}`);
-      const counters = await race('ephemeral.increment', RACERS, () => storage().ephemeral.increment(key, now + MINUTE, now));
+      const counters = await race('ephemeral.increment', RACERS, () =>
+        storage().ephemeral.increment(key, now + MINUTE, now),
+      );
       assert.deepStrictEqual(
         counters.map((counter) => counter.count).sort((a, b) => a - b),
         Array.from({ length: RACERS }, (_, index) => index + 1),

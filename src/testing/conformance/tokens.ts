@@ -2,7 +2,16 @@ import assert from 'node:assert/strict';
 import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { isNull, race, sameRecord } from './check.js';
-import { HOUR, RACERS, SECOND, accessTokenRecord, clientRecord, freshHash, grantRecord, refreshTokenRecord } from './fixtures.js';
+import {
+  HOUR,
+  RACERS,
+  SECOND,
+  accessTokenRecord,
+  clientRecord,
+  freshHash,
+  grantRecord,
+  refreshTokenRecord,
+} from './fixtures.js';
 
 /** `tokens.save` and `tokens.find`: a token with its grant and client, in one read. */
 export function tokenTests(suite: ConformanceSuite): void {
@@ -31,8 +40,8 @@ export function tokenTests(suite: ConformanceSuite): void {
       await storage().tokens.save(token);
       const result = await found(token, 'a saved access token');
       sameRecord(result.token, token, 'tokens.find must return every field of the token as saved');
-      sameRecord(result.grant, grant, 'tokens.find must join the grant whose grantId is the token\'s');
-      sameRecord(result.client, client, 'tokens.find must join the client whose clientId is the token\'s');
+      sameRecord(result.grant, grant, "tokens.find must join the grant whose grantId is the token's");
+      sameRecord(result.client, client, "tokens.find must join the client whose clientId is the token's");
     });
 
     it('a refresh token round-trips expiresAt null and rotatedAt null, then a numeric rotatedAt', async () => {
@@ -40,10 +49,18 @@ export function tokenTests(suite: ConformanceSuite): void {
       const { grant } = await enrolled(now);
       const token = refreshTokenRecord(now, grant, { origin: 'refresh_token' });
       await storage().tokens.save(token);
-      sameRecord((await found(token, 'a saved refresh token')).token, token, 'tokens.find: expiresAt null and rotatedAt null must stay null');
+      sameRecord(
+        (await found(token, 'a saved refresh token')).token,
+        token,
+        'tokens.find: expiresAt null and rotatedAt null must stay null',
+      );
       const rotated = { ...token, rotatedAt: now + SECOND };
       await storage().tokens.save(rotated);
-      sameRecord((await found(token, 'a rotated refresh token')).token, rotated, 'tokens.save of the same hash must replace the token (rotatedAt a number)');
+      sameRecord(
+        (await found(token, 'a rotated refresh token')).token,
+        rotated,
+        'tokens.save of the same hash must replace the token (rotatedAt a number)',
+      );
     });
 
     it('an implicit access token round-trips its origin', async () => {
@@ -51,7 +68,11 @@ export function tokenTests(suite: ConformanceSuite): void {
       const { grant } = await enrolled(now);
       const token = accessTokenRecord(now, grant, { origin: 'implicit', scopes: [] });
       await storage().tokens.save(token);
-      sameRecord((await found(token, 'an implicit access token')).token, token, 'tokens.find must return origin implicit and empty scopes as saved');
+      sameRecord(
+        (await found(token, 'an implicit access token')).token,
+        token,
+        'tokens.find must return origin implicit and empty scopes as saved',
+      );
     });
 
     it('find matches the hash exactly, and gives null for an unknown one', async () => {
@@ -59,8 +80,16 @@ export function tokenTests(suite: ConformanceSuite): void {
       const { grant } = await enrolled(now);
       const token = accessTokenRecord(now, grant, { tokenHash: `${freshHash()}Ab` });
       await storage().tokens.save(token);
-      for (const hash of [token.tokenHash.toLowerCase(), token.tokenHash.slice(0, -1), `${token.tokenHash}x`, freshHash()]) {
-        isNull(await storage().tokens.find(hash), `tokens.find(${JSON.stringify(hash)}) must resolve null (hashes compare exactly)`);
+      for (const hash of [
+        token.tokenHash.toLowerCase(),
+        token.tokenHash.slice(0, -1),
+        `${token.tokenHash}x`,
+        freshHash(),
+      ]) {
+        isNull(
+          await storage().tokens.find(hash),
+          `tokens.find(${JSON.stringify(hash)}) must resolve null (hashes compare exactly)`,
+        );
       }
     });
 
@@ -73,7 +102,11 @@ export function tokenTests(suite: ConformanceSuite): void {
       await storage().tokens.save(rotated);
       const revoked = { ...grant, revokedAt: now + SECOND };
       await storage().grants.save(revoked);
-      sameRecord((await found(expired, 'an expired token (the library decides)')).token, expired, 'tokens.find');
+      sameRecord(
+        (await found(expired, 'an expired token (the library decides)')).token,
+        expired,
+        'tokens.find',
+      );
       const result = await found(rotated, 'a rotated token of a revoked grant (the library decides)');
       sameRecord(result.token, rotated, 'tokens.find');
       sameRecord(result.grant, revoked, 'tokens.find must join the grant as it is now (revokedAt set)');
@@ -86,12 +119,15 @@ export function tokenTests(suite: ConformanceSuite): void {
       await storage().tokens.save(token);
       const orphan = accessTokenRecord(now, { ...grant, grantId: `${grant.grantId}-never-saved` });
       await storage().tokens.save(orphan);
-      isNull((await found(orphan, 'a token whose grant was never saved')).grant, 'tokens.find: no grant has this grantId, so grant must be null');
+      isNull(
+        (await found(orphan, 'a token whose grant was never saved')).grant,
+        'tokens.find: no grant has this grantId, so grant must be null',
+      );
       const next = grantRecord(now + SECOND, { userId: grant.userId, clientId: grant.clientId });
       await storage().grants.save(next);
       isNull(
         (await found(token, 'a token of a replaced grant')).grant,
-        'tokens.find must join the grant by the token\'s grantId, not by user and client: the grant was replaced by another grantId',
+        "tokens.find must join the grant by the token's grantId, not by user and client: the grant was replaced by another grantId",
       );
     });
 
@@ -101,10 +137,17 @@ export function tokenTests(suite: ConformanceSuite): void {
       const token = accessTokenRecord(now, grant);
       await storage().tokens.save(token);
       await putClient({ ...client, disabled: true }, true);
-      sameRecord((await found(token, 'a token of a disabled client')).client, { ...client, disabled: true }, 'tokens.find must join the client as it is now (disabled)');
+      sameRecord(
+        (await found(token, 'a token of a disabled client')).client,
+        { ...client, disabled: true },
+        'tokens.find must join the client as it is now (disabled)',
+      );
       const stray = accessTokenRecord(now, { ...grant, clientId: `${client.clientId}-never-registered` });
       await storage().tokens.save(stray);
-      isNull((await found(stray, 'a token of an unknown client')).client, 'tokens.find: no client has this clientId, so client must be null');
+      isNull(
+        (await found(stray, 'a token of an unknown client')).client,
+        'tokens.find: no client has this clientId, so client must be null',
+      );
     });
 
     it(`${RACERS} concurrent saves of distinct tokens are all found`, async () => {
@@ -114,7 +157,8 @@ export function tokenTests(suite: ConformanceSuite): void {
         index % 2 ? accessTokenRecord(now, grant) : refreshTokenRecord(now, grant),
       );
       await race('tokens.save', RACERS, (index) => storage().tokens.save(tokens[index]!));
-      for (const token of tokens) sameRecord((await found(token, 'every token saved concurrently')).token, token, 'tokens.find');
+      for (const token of tokens)
+        sameRecord((await found(token, 'every token saved concurrently')).token, token, 'tokens.find');
     });
 
     it('stores a copy: changing the saved or the found scopes changes nothing stored', async () => {
@@ -129,7 +173,7 @@ export function tokenTests(suite: ConformanceSuite): void {
       first.grant?.scopes.push('admin');
       const again = await found(token, 'a saved token');
       sameRecord(again.token, token, 'tokens.save and tokens.find must not share arrays with the caller');
-      sameRecord(again.grant, grant, 'tokens.find must not share the grant\'s arrays with the caller');
+      sameRecord(again.grant, grant, "tokens.find must not share the grant's arrays with the caller");
     });
   });
 }

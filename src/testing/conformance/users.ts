@@ -61,8 +61,14 @@ export function userTests({ describe, it, storage, part }: ConformanceSuite): vo
       const user = await storage().users.findOrCreate(identity, freshId('user'), now);
       const tail = freshId('x');
       const variants = [
-        { what: 'the same identifier at another provider', identity: { ...identity, provider: freshId('Provider') } },
-        { what: 'another identifier at the same provider', identity: { ...identity, identifier: `${identity.identifier}x` } },
+        {
+          what: 'the same identifier at another provider',
+          identity: { ...identity, provider: freshId('Provider') },
+        },
+        {
+          what: 'another identifier at the same provider',
+          identity: { ...identity, identifier: `${identity.identifier}x` },
+        },
         {
           what: 'the identifier in other letter case (URL paths are case-sensitive)',
           identity: { ...identity, identifier: identity.identifier.toUpperCase() },
