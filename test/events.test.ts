@@ -286,7 +286,13 @@ describe('events of revocation', () => {
 
   it('lets the library report consent.revoked through emit(), with the time filled in', async () => {
     events = await start();
-    emit(t.server, { type: 'consent.revoked', userId: 'u1', clientId: 'code-client', grantId: 'g1', by: 'user' });
+    emit(t.server, {
+      type: 'consent.revoked',
+      userId: 'u1',
+      clientId: 'code-client',
+      grantId: 'g1',
+      by: 'user',
+    });
     expect(events).toEqual([
       {
         type: 'consent.revoked',

@@ -191,4 +191,3 @@ describe.skipIf(!postgres.ok)(
     });
   },
 );
-

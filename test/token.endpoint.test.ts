@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashSecret } from '../src/crypto/secrets.js';
 import { registerClient } from '../src/index.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from './support/app.js';
 import { exchangeCode, obtainCode } from './support/flow.js';

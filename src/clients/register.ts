@@ -57,7 +57,10 @@ export async function registerClient(
   }
   const clientId = registration.clientId ?? randomId();
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
-  await operatorMethod(storage, 'create')({
+  await operatorMethod(
+    storage,
+    'create',
+  )({
     clientId,
     applicationName: name,
     redirectUri: registration.redirectUri,
@@ -99,7 +102,9 @@ export function operatorMethod<K extends keyof Required<ClientStore>>(
 ): NonNullable<ClientStore[K]> {
   const method = storage.clients[name];
   if (typeof method !== 'function') {
-    throw new TypeError(`the storage adapter has no clients.${String(name)}(): its clients are managed elsewhere`);
+    throw new TypeError(
+      `the storage adapter has no clients.${String(name)}(): its clients are managed elsewhere`,
+    );
   }
   return method.bind(storage.clients) as NonNullable<ClientStore[K]>;
 }

@@ -34,9 +34,20 @@ export function revocationRouter(server: AuthorizationServer): Router {
       // Advisory only: an unknown hint is not `unsupported_token_type`, the search just covers both kinds.
       optionalParam(locals.params, 'token_type_hint');
       const found = await server.storage.tokens.find(hashSecret(token));
-      if (found && found.token.clientId === locals.client.clientId && (await revokeGrant(server, found.token))) {
+      if (
+        found &&
+        found.token.clientId === locals.client.clientId &&
+        (await revokeGrant(server, found.token))
+      ) {
         const { clientId, userId, grantId, type } = found.token;
-        emit(server, { type: 'token.revoked', clientId, userId, grantId, tokenType: type, ...eventContext(req) });
+        emit(server, {
+          type: 'token.revoked',
+          clientId,
+          userId,
+          grantId,
+          tokenType: type,
+          ...eventContext(req),
+        });
       }
       res.status(200).end();
     },

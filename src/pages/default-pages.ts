@@ -106,7 +106,8 @@ function applications(data: ApplicationsPageData): string {
                   : ''
               }
               <p class="muted">
-                Authorized ${when(app.authorizedAt)}${
+                Authorized
+                ${when(app.authorizedAt)}${
                   app.updatedAt > app.authorizedAt ? html` · more access given ${when(app.updatedAt)}` : ''
                 }
               </p>

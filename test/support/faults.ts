@@ -28,7 +28,11 @@ export async function seedTokens(t: TestApp): Promise<{ accessToken: string; ref
 
 /** A fresh authorization code for the test app's code client. */
 export function seedCode(t: TestApp): Promise<string> {
-  return seedCodeFor(t.server, { clientId: t.codeClient.clientId, redirectUri: CODE_REDIRECT, userId: 'fault-user' });
+  return seedCodeFor(t.server, {
+    clientId: t.codeClient.clientId,
+    redirectUri: CODE_REDIRECT,
+    userId: 'fault-user',
+  });
 }
 
 export const api = (t: TestApp, accessToken: string) =>

@@ -3,7 +3,12 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
-import { clearPending, sessionState, type PendingAuthorization, type SessionUser } from '../../session/state.js';
+import {
+  clearPending,
+  sessionState,
+  type PendingAuthorization,
+  type SessionUser,
+} from '../../session/state.js';
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
 import { redirectToClient, targetOf } from './redirect.js';
