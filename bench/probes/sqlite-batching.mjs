@@ -1,6 +1,7 @@
 /**
- * In-process probe, not a contender: what the SQLite writes of a code exchange cost in CPU (the
- * code marked used, an access token and a refresh token inserted), one transaction per statement
+ * In-process probe, not a contender: what the SQLite writes of a code exchange cost in CPU (an
+ * access and a refresh token inserted, the used-code marker written, the code taken from the
+ * ephemeral table: the commit point), one transaction per statement
  * as the library writes them, against k exchanges in one transaction (group commit), on the
  * library's own schema (migrations run by `connectStorage`), WAL and `synchronous = NORMAL` as
  * `connectStorage` sets them.
@@ -30,45 +31,51 @@ db.pragma('cache_size = -65536');
 
 const now = Date.now();
 const CODES = 60_000;
-const insertCode = db.prepare(
-  `insert into oauth_codes (code_hash, grant_id, client_id, user_id, scopes, redirect_uri, code_challenge,
-     code_challenge_method, created_at, expires_at, used_at) values (?, ?, ?, ?, ?, ?, null, null, ?, ?, null)`,
-);
+const insertCode = db.prepare('insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)');
 db.transaction(() => {
   for (let i = 0; i < CODES; i++) {
-    insertCode.run(
-      sha256(`code-${i}`),
-      randomBytes(16).toString('hex'),
-      'client',
-      'user',
-      'realms:read',
-      'https://client.example/cb',
-      now,
-      now + 3_600_000,
-    );
+    const code = {
+      clientId: 'client',
+      userId: 'user',
+      redirectUri: 'https://client.example/cb',
+      scopes: ['realms:read'],
+      grantId: 'grant',
+      codeChallenge: null,
+      codeChallengeMethod: null,
+      createdAt: now,
+      expiresAt: now + 3_600_000,
+    };
+    insertCode.run(`code:${sha256(`code-${i}`)}`, JSON.stringify(code), now + 3_600_000);
   }
 })();
-const consume = db.prepare(
-  'update oauth_codes set used_at = ? where code_hash = ? and used_at is null returning *',
+const readCode = db.prepare('select value from oauth_ephemeral where key = ? and expires_at > ?');
+const setUsed = db.prepare(
+  `insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)
+     on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at`,
 );
-const insertAccess = db.prepare(
-  `insert into oauth_access_tokens (token_hash, grant_id, client_id, user_id, scopes, origin, created_at, expires_at)
-     values (?, ?, ?, ?, ?, 'authorization_code', ?, ?)`,
-);
-const insertRefresh = db.prepare(
-  `insert into oauth_refresh_tokens (token_hash, grant_id, client_id, user_id, scopes, created_at, expires_at, rotated_at)
-     values (?, ?, ?, ?, ?, ?, null, null)`,
+const take = db.prepare('delete from oauth_ephemeral where key = ? and expires_at > ? returning value');
+const insertToken = db.prepare(
+  `insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id, scopes, created_at, expires_at, origin, rotated_at)
+     values (?, ?, ?, ?, ?, ?, ?, ?, 'authorization_code', null)`,
 );
 const begin = db.prepare('begin immediate');
 const commit = db.prepare('commit');
 
 let next = 0;
 function exchange() {
-  const code = consume.get(now, sha256(`code-${next++}`));
-  if (!code) throw new Error('ran out of codes');
-  const { grant_id: grant, client_id: client, user_id: user, scopes } = code;
-  insertAccess.run(sha256(secret()), grant, client, user, scopes, now, now + 3_600_000);
-  insertRefresh.run(sha256(secret()), grant, client, user, scopes, now);
+  const hash = sha256(`code-${next++}`);
+  const row = readCode.get(`code:${hash}`, now);
+  if (!row) throw new Error('ran out of codes');
+  const { grantId: grant, clientId: client, userId: user, scopes } = JSON.parse(row.value);
+  const scope = scopes.join(' ');
+  insertToken.run(sha256(secret()), 'access_token', grant, client, user, scope, now, now + 3_600_000);
+  insertToken.run(sha256(secret()), 'refresh_token', grant, client, user, scope, now, null);
+  setUsed.run(
+    `code-used:${hash}`,
+    JSON.stringify({ grantId: grant, clientId: client, userId: user }),
+    now + 3_600_000,
+  );
+  take.get(`code:${hash}`, now);
 }
 
 /** CPU microseconds per exchange over `count` exchanges, `perTransaction` to a transaction. */
