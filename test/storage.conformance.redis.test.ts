@@ -3,7 +3,8 @@ import { createClient, type RedisClientType } from 'redis';
 import { StorageUnavailableError } from '../src/errors/storage-unavailable.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisEphemeralStore, type RedisEphemeralClient } from '../src/storage/redis/index.js';
-import { describeEphemeralStoreConformance } from '../src/testing/index.js';
+import { connectStorage } from '../src/index.js';
+import { describeEphemeralStoreConformance, describeStorageConformance } from '../src/testing/index.js';
 
 /*
  * The ephemeral conformance kit against the shipped Redis store, on a real Redis (REDIS_URL,
@@ -54,6 +55,21 @@ if (redis instanceof Error) {
     {
       name: `redis (redisEphemeralStore at ${url})`,
       createStore: () => redisEphemeralStore(redis, { keyPrefix }),
+      absent: ['prune'],
+    },
+  );
+
+  // The deployment the store is for: durable rows in SQL, ephemeral state in Redis, with the
+  // library's rules, fault sweeps and races over both.
+  describeStorageConformance(
+    { describe, it, beforeAll, afterAll },
+    {
+      name: `SQLite durable + redis ephemeral (${url})`,
+      createStorage: async () => {
+        const { prune: _sqlPruneOnly, ...sql } = await connectStorage('sqlite::memory:', { migrate: true });
+        return { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` }) };
+      },
+      close: (storage) => storage.close(),
       absent: ['prune'],
     },
   );
