@@ -105,12 +105,7 @@ function applications(data: ApplicationsPageData): string {
                     </p>`
                   : ''
               }
-              <p class="muted">
-                Authorized
-                ${when(app.authorizedAt)}${
-                  app.updatedAt > app.authorizedAt ? html` · more access given ${when(app.updatedAt)}` : ''
-                }
-              </p>
+              <p class="muted">${authorizedLine(app)}</p>
               <form method="post" action="${data.revokeAction}">
                 <input type="hidden" name="client_id" value="${app.clientId}" />
                 <input type="hidden" name="csrf" value="${data.csrf}" />
@@ -138,3 +133,9 @@ function applications(data: ApplicationsPageData): string {
 
 /** The built-in pages: plain HTML with no scripts, readable on a phone. */
 export const defaultPages: PageRenderers = { selection, consent, error, applications };
+
+/** When the user trusted the application, and when they gave it more access, if they did. */
+function authorizedLine(app: { authorizedAt: number; updatedAt: number }): SafeHtml {
+  const more = app.updatedAt > app.authorizedAt ? html` · more access given ${when(app.updatedAt)}` : '';
+  return html`Authorized ${when(app.authorizedAt)}${more}`;
+}

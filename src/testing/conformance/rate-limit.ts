@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { ephemeralKeys } from '../../storage/keys.js';
+import type { EphemeralCounter } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { race } from './check.js';
 import { MINUTE, RACERS, freshId } from './fixtures.js';
@@ -16,7 +17,7 @@ export function rateLimitTests({ describe, it, storage }: ConformanceSuite): voi
       const WINDOW = 400;
       const key = ephemeralKeys.rateLimit(`client:${freshId('client')}`);
       const first = Date.now();
-      const counts = [];
+      const counts: EphemeralCounter[] = [];
       for (let i = 0; i < 3; i++) {
         const now = Date.now();
         // Each request asks for a window starting at its own time: a live window keeps its own.
