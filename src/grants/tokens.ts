@@ -25,9 +25,13 @@ export interface IssuedToken {
   record: TokenRecord;
 }
 
-/** Saves a new access token; resolves its plaintext and record. */
-export async function saveAccessToken(
+/**
+ * Saves a new token of `type`; resolves its plaintext, shown once, and its record. An access token
+ * lives `tokens.accessTokenTtl`; a refresh token until revoked (the spec).
+ */
+async function saveToken(
   deps: GrantDeps,
+  type: TokenRecord['type'],
   subject: Subject,
   origin: TokenRecord['origin'],
   now: number,
@@ -36,9 +40,9 @@ export async function saveAccessToken(
   const record: TokenRecord = {
     ...subject,
     tokenHash: hashSecret(token),
-    type: 'access_token',
+    type,
     createdAt: now,
-    expiresAt: now + deps.options.tokens.accessTokenTtl * 1000,
+    expiresAt: type === 'access_token' ? now + deps.options.tokens.accessTokenTtl * 1000 : null,
     origin,
     rotatedAt: null,
   };
@@ -46,26 +50,21 @@ export async function saveAccessToken(
   return { token, record };
 }
 
-/** Saves a new refresh token, valid until revoked (the spec); resolves its plaintext and record. */
-export async function saveRefreshToken(
+/** Saves a new access token; resolves its plaintext and record. */
+export const saveAccessToken = (
   deps: GrantDeps,
   subject: Subject,
   origin: TokenRecord['origin'],
   now: number,
-): Promise<IssuedToken> {
-  const token = generateSecret();
-  const record: TokenRecord = {
-    ...subject,
-    tokenHash: hashSecret(token),
-    type: 'refresh_token',
-    createdAt: now,
-    expiresAt: null,
-    origin,
-    rotatedAt: null,
-  };
-  await deps.storage.tokens.save(record);
-  return { token, record };
-}
+) => saveToken(deps, 'access_token', subject, origin, now);
+
+/** Saves a new refresh token, valid until revoked; resolves its plaintext and record. */
+export const saveRefreshToken = (
+  deps: GrantDeps,
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+) => saveToken(deps, 'refresh_token', subject, origin, now);
 
 /**
  * Whether a stored token works at `now`: unexpired, its grant standing (the very grant it was
