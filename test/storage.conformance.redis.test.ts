@@ -66,8 +66,10 @@ if (redis instanceof Error) {
     {
       name: `SQLite durable + redis ephemeral (${url})`,
       createStorage: async () => {
-        const { prune: _sqlPruneOnly, ...sql } = await connectStorage('sqlite::memory:', { migrate: true });
-        return { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` }) };
+        const sql = await connectStorage('sqlite::memory:', { migrate: true });
+        // Redis expires its own entries; the SQL prune would clean only the SQL tables.
+        const ephemeral = redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` });
+        return { ...sql, ephemeral, prune: undefined };
       },
       close: (storage) => storage.close(),
       absent: ['prune'],
