@@ -34,7 +34,8 @@ describe.skipIf(!availability.ok)(
         connectionTimeoutMs: 1000,
         statementTimeoutMs: 2000,
       });
-      t = await createTestApp({ storage });
+      // Codes live 10 minutes here: the 503 ones are retried after the restart, which may take a while.
+      t = await createTestApp({ storage, tokens: { codeTtl: 600 } });
     }, 60_000);
 
     afterAll(async () => {
@@ -98,12 +99,14 @@ describe.skipIf(!availability.ok)(
       const replayed: unknown[] = [];
       t.server.events.on('code.replayed', (event) => void replayed.push(event));
       const retried = await Promise.all(
-        unavailable.map(async (code) => (await exchange(t, code)).res.status),
+        unavailable.map(async (code) => {
+          const answer = await exchange(t, code);
+          return { status: answer.res.status, text: answer.text };
+        }),
       );
-      expect(retried.filter((status) => status !== 200 && status !== 400)).toEqual([]);
-      expect(retried.filter((status) => status === 200).length).toBeGreaterThanOrEqual(
-        unavailable.length - PARALLEL,
-      );
+      expect(retried.filter(({ status }) => status !== 200 && status !== 400)).toEqual([]);
+      const refused = retried.filter(({ status }) => status !== 200);
+      expect(refused.length, JSON.stringify(refused)).toBeLessThanOrEqual(PARALLEL);
       expect(replayed).toEqual([]);
       // Last, because a replay revokes the grant: every acknowledged code stays used.
       for (const { code } of acknowledged) {

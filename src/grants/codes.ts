@@ -4,7 +4,7 @@ import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
 import type { ClientRecord } from '../storage/types.js';
-import type { GrantDeps } from './deps.js';
+import { afterCommit, type GrantDeps } from './deps.js';
 import { revokeGrant, standingGrant } from './grant.js';
 import { saveAccessToken, saveRefreshToken, tokenResponse, type TokenResponse } from './tokens.js';
 
@@ -71,19 +71,18 @@ export async function exchangeCode(
   const access = await saveAccessToken(deps, subject, 'authorization_code', now);
   const refresh = await saveRefreshToken(deps, subject, 'authorization_code', now);
 
-  // Remembered before the commit, so that an exchange arriving right after it finds the replay.
-  // Harmless before: it is read only once the code itself is gone.
-  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  await deps.storage.ephemeral.set(
-    ephemeralKeys.usedCode(codeHash),
-    JSON.stringify(used),
-    code.expiresAt,
-    now,
-  );
   if ((await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now)) === null) {
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');
   }
+  // Remembered after the commit, never before: a retry whose commit went through but whose answer
+  // was lost (a storage failure at the take) then finds neither the code nor this marker, and is
+  // refused without being taken for a replay. The price: an exchange arriving in the one round
+  // trip between the take and this write is refused without revoking the grant.
+  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
+  await afterCommit(deps, () =>
+    deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), JSON.stringify(used), code.expiresAt, now),
+  );
 
   if (listened(deps, 'token.issued')) {
     emit(deps, {
