@@ -18,7 +18,17 @@ export async function issueCode(
   const code = generateSecret();
   const now = deps.clock();
   const expiresAt = now + deps.options.tokens.codeTtl * 1000;
-  const stored: StoredCode = { ...fields, createdAt: now, expiresAt };
+  const stored: StoredCode = {
+    clientId: fields.clientId,
+    userId: fields.userId,
+    redirectUri: fields.redirectUri,
+    scopes: fields.scopes,
+    grantId: fields.grantId,
+    codeChallenge: fields.codeChallenge,
+    codeChallengeMethod: fields.codeChallengeMethod,
+    createdAt: now,
+    expiresAt,
+  };
   await deps.storage.ephemeral.set(
     ephemeralKeys.code(hashSecret(code)),
     JSON.stringify(stored),
