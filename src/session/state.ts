@@ -33,16 +33,31 @@ export interface BridgeSessionState {
 
 const KEY = 'openidOAuthBridge';
 
-/** Ends the pending request: once answered, its consent form cannot be replayed. */
-export function clearPending(state: BridgeSessionState): void {
-  delete state.pending;
-  delete state.csrf;
+/** What a request without the library's session state reads: nothing, and it stays nothing. */
+const NONE: Readonly<BridgeSessionState> = Object.freeze({});
+
+/**
+ * The library's part of the session, for reading. Reading never creates or changes it, so a
+ * visitor who only reads (an error page, a selection page) gets no session row and no cookie
+ * (express-session's `saveUninitialized: false` then has nothing to save).
+ */
+export function readSessionState(req: Request): Readonly<BridgeSessionState> {
+  const store = req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined;
+  return store?.[KEY] ?? NONE;
 }
 
-/** The library's part of the session, created on first use. */
-export function sessionState(req: Request): BridgeSessionState {
+/** The library's part of the session, for writing: created on first use. */
+export function writableSessionState(req: Request): BridgeSessionState {
   const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;
   return (store[KEY] ??= {});
+}
+
+/** Ends the pending request: once answered, its consent form cannot be replayed. */
+export function clearPending(req: Request): void {
+  const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[KEY];
+  if (!state) return;
+  delete state.pending;
+  delete state.csrf;
 }
 
 /** The library's part of session data read from the store, without changing it. */

@@ -5,7 +5,7 @@ import { generateSecret } from '../../crypto/secrets.js';
 import type { AuthorizationServer } from '../../server.js';
 import {
   clearPending,
-  sessionState,
+  writableSessionState,
   type PendingAuthorization,
   type SessionUser,
 } from '../../session/state.js';
@@ -32,7 +32,7 @@ export async function consentOrComplete(
   if (grant && scopesCover(grant.scopes, pending.scopes)) {
     return complete(server, req, res, user, pending, grant);
   }
-  const state = sessionState(req);
+  const state = writableSessionState(req);
   state.csrf = generateSecret();
   res.type('html').send(
     server.pages.consent({
@@ -68,7 +68,7 @@ export async function complete(
   pending: PendingAuthorization,
   grant: GrantRecord,
 ): Promise<void> {
-  clearPending(sessionState(req));
+  clearPending(req);
   return issueAndRedirect(server, req, res, user, pending, grant);
 }
 

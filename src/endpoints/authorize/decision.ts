@@ -4,7 +4,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { formParams } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
-import { clearPending, sessionState } from '../../session/state.js';
+import { clearPending, readSessionState } from '../../session/state.js';
 import { recordConsent } from '../../grants/grant.js';
 import { activeClient, complete } from './complete.js';
 import { redirectError, targetOf, type AuthorizeLocals } from './redirect.js';
@@ -26,15 +26,14 @@ export async function decide(
   );
   checkSameOrigin(server, req, 'The consent form was submitted from another site.');
   const form = formParams(req.body);
-  const state = sessionState(req);
-  const { pending, user, csrf } = state;
+  const { pending, user, csrf } = readSessionState(req);
   if (!pending || !user || !csrf || form.get('transaction') !== pending.id) throw expired;
   if (!safeEqual(form.get('csrf') ?? '', csrf)) throw expired;
 
   res.locals.redirectTarget = targetOf(server, pending);
   const decision = form.get('decision');
   if (decision === 'deny') {
-    clearPending(state);
+    clearPending(req);
     emit(server, {
       type: 'consent.denied',
       userId: user.id,

@@ -4,7 +4,12 @@ import { emit, eventContext } from '../../events/emit.js';
 import { rawQuery } from '../../http/params.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import { findProvider, LOGIN_SESSION_KEY, type AuthorizationServer } from '../../server.js';
-import { sessionState, type PendingAuthorization, type SessionUser } from '../../session/state.js';
+import {
+  readSessionState,
+  writableSessionState,
+  type PendingAuthorization,
+  type SessionUser,
+} from '../../session/state.js';
 import type { UserRecord } from '../../storage/types.js';
 import { consentOrComplete } from './complete.js';
 import { randomId } from '../../crypto/secrets.js';
@@ -27,7 +32,7 @@ export interface LoginIdentity {
  * authorized-applications page; otherwise a page explaining that there is no sign-in in progress.
  */
 function purposeOf(req: Request): PendingAuthorization | 'applications' {
-  const { pending, signInFor } = sessionState(req);
+  const { pending, signInFor } = readSessionState(req);
   if (pending) return pending;
   if (signInFor === 'applications') return signInFor;
   throw new OAuthError(
@@ -76,11 +81,11 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
   // session fixation).
   if (purpose === 'applications') {
-    sessionState(req).user = sessionUser(user);
+    writableSessionState(req).user = sessionUser(user);
     res.redirect(303, `${server.urls.base}/oauth/applications`);
     return;
   }
-  Object.assign(sessionState(req), { user: sessionUser(user), pending: purpose });
+  Object.assign(writableSessionState(req), { user: sessionUser(user), pending: purpose });
   await consentOrComplete(server, req, res, sessionUser(user), purpose);
 }
 
@@ -139,7 +144,7 @@ function reportLoginFailure(
   outcome: 'failed' | 'error',
   reason: string,
 ): void {
-  const clientId = sessionState(req).pending?.clientId;
+  const clientId = readSessionState(req).pending?.clientId;
   emit(server, {
     type: 'login.failed',
     outcome,

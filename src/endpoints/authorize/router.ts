@@ -6,7 +6,7 @@ import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { saveSessionFirst } from '../../session/save-first.js';
-import { sessionState } from '../../session/state.js';
+import { readSessionState, writableSessionState } from '../../session/state.js';
 import { scopesCover } from '../../scopes/scopes.js';
 import { standingGrant } from '../../grants/grant.js';
 import { consentOrComplete, issueAndRedirect } from './complete.js';
@@ -62,7 +62,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
 /** `GET /oauth/authorize`: validate, remember the request, then login, consent or redirect. */
 async function authorize(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   const request = await parseAuthorizationRequest(server, req, res);
-  const state = sessionState(req);
+  const state = writableSessionState(req);
   state.pending = request.pending;
   delete state.csrf;
   return proceed(server, req, res, request.provider, request.client);
@@ -115,7 +115,7 @@ async function proceed(
   provider: ConfiguredProvider | undefined,
   client: ClientRecord | undefined,
 ): Promise<void> {
-  const { pending, user } = sessionState(req);
+  const { pending, user } = readSessionState(req);
   if (!pending) {
     throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', {
       redirectable: false,
