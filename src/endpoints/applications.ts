@@ -3,12 +3,13 @@ import { authorizedApplications, revokeApplication } from '../applications/autho
 import { generateSecret, safeEqual } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { pageHeaders } from '../http/headers.js';
+import { refuseHead } from '../http/head.js';
 import { requestId } from '../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../http/scoped-router.js';
 import { saveSessionFirst } from '../session/save-first.js';
 import { formParams } from '../http/params.js';
 import type { AuthorizationServer } from '../server.js';
-import { sessionState } from '../session/state.js';
+import { readSessionState, writableSessionState } from '../session/state.js';
 import { checkSameOrigin } from './authorize/decision.js';
 import { authorizeErrors } from './authorize/errors.js';
 import { loginUrl } from './authorize/login.js';
@@ -29,7 +30,7 @@ export function applicationsRouter(server: AuthorizationServer): Router {
   const router = scopedRouter(pathsUnder('/oauth/applications'));
   const form = express.urlencoded({ extended: false, limit: '2kb', parameterLimit: 5 });
   const session = [server.session, saveSessionFirst(server)] as const;
-  router.use('/oauth/applications', requestId);
+  router.use('/oauth/applications', requestId, refuseHead);
   router.get('/oauth/applications', pageHeaders, ...session, (req, res) => showPage(server, req, res));
   router.post('/oauth/applications/revoke', pageHeaders, ...session, form, (req, res) =>
     revoke(server, req, res),
@@ -39,21 +40,21 @@ export function applicationsRouter(server: AuthorizationServer): Router {
 }
 
 async function showPage(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  const state = sessionState(req);
-  const user = state.user;
+  const { user } = readSessionState(req);
   if (!user) {
-    state.signInFor = 'applications';
+    // Nothing is stored for a visitor who only looks: the login link says what the sign-in is for.
     res.type('html').send(
       server.pages.selection({
         applicationName: 'your authorized applications',
         providers: server.options.providers.map((p) => ({
           name: p.name,
-          loginUrl: loginUrl(server, p.identifier),
+          loginUrl: loginUrl(server, p.identifier, 'applications'),
         })),
       }),
     );
     return;
   }
+  const state = writableSessionState(req);
   state.applicationsCsrf ??= generateSecret();
   const revokedId = typeof req.query.revoked === 'string' ? req.query.revoked : undefined;
   const applications = await authorizedApplications(server, user.id);
@@ -79,7 +80,7 @@ async function revoke(server: AuthorizationServer, req: Request, res: Response):
       redirectable: false,
     },
   );
-  const state = sessionState(req);
+  const state = readSessionState(req);
   const fields = formParams(req.body);
   const clientId = fields.get('client_id');
   if (!state.user || !state.applicationsCsrf || !clientId) throw expired;

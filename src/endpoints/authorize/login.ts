@@ -14,9 +14,14 @@ import type { UserRecord } from '../../storage/types.js';
 import { consentOrComplete } from './complete.js';
 import { randomId } from '../../crypto/secrets.js';
 
-/** The URL of the login route for one configured provider. */
-export function loginUrl(server: AuthorizationServer, identifier: string): string {
-  return `${server.urls.base}/oauth/login?${new URLSearchParams({ openid_identifier: identifier })}`;
+/**
+ * The URL of the login route for one configured provider; `for: 'applications'` signs in for the
+ * authorized-applications page rather than for a pending authorization.
+ */
+export function loginUrl(server: AuthorizationServer, identifier: string, purpose?: 'applications'): string {
+  const query = new URLSearchParams({ openid_identifier: identifier });
+  if (purpose) query.set('for', purpose);
+  return `${server.urls.base}/oauth/login?${query}`;
 }
 
 /** The identity a login strategy must pass to `success()`. */
@@ -48,14 +53,19 @@ function purposeOf(req: Request): PendingAuthorization | 'applications' {
  * would otherwise contact any identifier a visitor types.
  */
 export async function startLogin(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
-  purposeOf(req);
-  const identifier = new URLSearchParams(rawQuery(req.originalUrl)).getAll('openid_identifier');
+  const query = new URLSearchParams(rawQuery(req.originalUrl));
+  const forApplications = query.getAll('for').join() === 'applications';
+  if (!forApplications) purposeOf(req);
+  const identifier = query.getAll('openid_identifier');
   const [only, ...more] = identifier;
   if (only === undefined || more.length > 0 || findProvider(server, only)?.identifier !== only) {
     throw new OAuthError('invalid_request', 'This OpenID provider is not accepted here.', {
       redirectable: false,
     });
   }
+  // A sign-in for the applications page is remembered only now that it starts, not when the page
+  // with its link was shown; a pending authorization of this browser keeps precedence.
+  if (forApplications && !readSessionState(req).pending) writableSessionState(req).signInFor = 'applications';
   await runLogin(server, req, res, only);
 }
 

@@ -1,6 +1,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { pageHeaders, setPageHeaders } from '../../http/headers.js';
+import { refuseHead } from '../../http/head.js';
 import { requestId, requestIdOf } from '../../http/request-id.js';
 import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
@@ -37,12 +38,13 @@ export function authorizeRouter(server: AuthorizationServer): Router {
     path: '/oauth/authorize',
     errors,
     handle(req, res, next) {
+      if (req.method === 'HEAD') return refuseHead(req, res, next);
       requestIdOf(req, res);
       setPageHeaders(res);
       return authorizeAtOnce(server, req, res, next);
     },
   });
-  router.use(['/oauth/authorize', '/oauth/login'], requestId);
+  router.use(['/oauth/authorize', '/oauth/login'], requestId, refuseHead);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
   const session = [server.session, saveSessionFirst(server)] as const;
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
