@@ -12,7 +12,7 @@ import { OpenIdStrategy } from './login/openid/strategy.js';
 import { defaultPages } from './pages/default-pages.js';
 import type { PageRenderers } from './pages/types.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
-import { ownSession } from './session/own-session.js';
+import { loginSession, sessionCookieName } from './session/login-session.js';
 import { sessionPeek, type PeekedSession } from './session/peek.js';
 import { ephemeralNonces } from './login/nonces.js';
 import type { Storage } from './storage/types.js';
@@ -114,23 +114,16 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
 
   const sessionStore =
     options.session.store ?? new AdapterSessionStore(storage.ephemeral, clock, options.session.maxAge * 1000);
-  const basePath = new URL(`${base}/`).pathname;
-  const session = ownSession({
-    name: options.session.cookieName,
+  const secure = options.session.secureCookie ?? base.startsWith('https:');
+  const session = loginSession({
+    cookieName: options.session.cookieName,
     secret: options.session.secret,
     store: sessionStore,
-    resave: false,
-    saveUninitialized: false,
-    rolling: false,
-    proxy: undefined,
-    cookie: {
-      httpOnly: true,
-      // Lax: the provider's callback is a top-level GET navigation from another site.
-      sameSite: 'lax',
-      secure: options.session.secureCookie ?? base.startsWith('https:'),
-      path: basePath,
-      maxAge: options.session.maxAge * 1000,
-    },
+    secure,
+    path: new URL(`${base}/`).pathname,
+    idleMs: options.session.maxAge * 1000,
+    absoluteMs: options.session.absoluteMaxAge * 1000,
+    clock,
   });
 
   const loginStrategy =
@@ -161,7 +154,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     loginStrategy,
     session,
     peekSession: sessionPeek({
-      cookieName: options.session.cookieName,
+      cookieName: sessionCookieName(options.session.cookieName, secure),
       secrets: typeof options.session.secret === 'string' ? [options.session.secret] : options.session.secret,
       store: sessionStore,
     }),

@@ -34,6 +34,8 @@ async function setUp(storage?: TestApp['storage']) {
   const t = await createTestApp({
     clock,
     tokens: { rotateRefreshTokens: true },
+    // The clock is moved past an access token's hour; the login session must outlive it.
+    session: { secret: 'a test session secret that is long enough', maxAge: 7200 },
     ...(storage ? { storage } : {}),
   });
   const api = await registerClient(t.storage, {

@@ -79,32 +79,39 @@ export const optionsSchema = z.object({
       rotateRefreshTokens: z.boolean().default(false),
     })
     .prefault({}),
-  session: z.object({
-    /** Signs the session cookie; an array allows rotation (the first signs). */
-    secret: z.union([
-      z.string().min(32, 'must be at least 32 characters'),
-      z.array(z.string().min(32, 'must be at least 32 characters')).min(1),
-    ]),
-    /** The library's own cookie, so a host's session is left alone. */
-    cookieName: z.string().min(1).default('openid_oauth_bridge.sid'),
-    /** Login session lifetime in seconds. */
-    maxAge: z
-      .number()
-      .int()
-      .min(60)
-      .default(8 * 3600),
-    /** An express-session store; by default one over the storage's ephemeral store. */
-    store: z
-      .custom<ExpressSessionStore>(
-        (value) => typeof (value as { get?: unknown } | undefined)?.get === 'function',
-        {
-          error: 'must be an express-session store',
-        },
-      )
-      .optional(),
-    /** Defaults to true when `baseUrl` is https. */
-    secureCookie: z.boolean().optional(),
-  }),
+  session: z
+    .object({
+      /** Signs the session cookie; an array allows rotation (the first signs). */
+      secret: z.union([
+        z.string().min(32, 'must be at least 32 characters'),
+        z.array(z.string().min(32, 'must be at least 32 characters')).min(1),
+      ]),
+      /** The library's own cookie, so a host's session is left alone. */
+      cookieName: z.string().min(1).default('openid_oauth_bridge.sid'),
+      /** Idle timeout in seconds: a login session ends this long after its last request. */
+      maxAge: z.number().int().min(60).default(1800),
+      /** Absolute lifetime in seconds: a login session ends this long after it started, however active. */
+      absoluteMaxAge: z
+        .number()
+        .int()
+        .min(60)
+        .default(10 * 3600),
+      /** An express-session store; by default one over the storage's ephemeral store. */
+      store: z
+        .custom<ExpressSessionStore>(
+          (value) => typeof (value as { get?: unknown } | undefined)?.get === 'function',
+          {
+            error: 'must be an express-session store',
+          },
+        )
+        .optional(),
+      /** Defaults to true when `baseUrl` is https. */
+      secureCookie: z.boolean().optional(),
+    })
+    .refine((session) => session.absoluteMaxAge >= session.maxAge, {
+      path: ['absoluteMaxAge'],
+      error: 'must be at least session.maxAge (the idle timeout)',
+    }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),
   /**

@@ -54,7 +54,7 @@ async function showPage(server: AuthorizationServer, req: Request, res: Response
     );
     return;
   }
-  const state = writableSessionState(req);
+  const state = writableSessionState(req, server.clock());
   state.applicationsCsrf ??= generateSecret();
   const revokedId = typeof req.query.revoked === 'string' ? req.query.revoked : undefined;
   const applications = await authorizedApplications(server, user.id);

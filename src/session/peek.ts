@@ -2,6 +2,7 @@ import { parse as parseCookies } from 'cookie';
 import { unsign } from 'cookie-signature';
 import type { Request } from 'express';
 import type { SessionData, Store } from 'express-session';
+import { cookieCount } from './login-session.js';
 import { sessionStateOf, type BridgeSessionState } from './state.js';
 
 /** A login session read without express-session: its id, its data and the library's part. */
@@ -34,6 +35,8 @@ export function sessionPeek(
   return async (req) => {
     const header = req.headers.cookie;
     if (header === undefined || !header.includes(cookieName)) return undefined;
+    // Two cookies of the session's name: neither is trusted (as loginSession does).
+    if (cookieCount(header, cookieName) > 1) return undefined;
     const raw = parseCookies(header)[cookieName];
     if (raw === undefined || !raw.startsWith('s:')) return undefined;
     let sid: string | false = false;

@@ -29,9 +29,13 @@ export interface BridgeSessionState {
   signInFor?: 'applications';
   /** CSRF token of the authorized-applications page's revoke forms. */
   applicationsCsrf?: string;
+  /** When this session started (the server's clock, epoch ms): it ends at the absolute lifetime. */
+  startedAt?: number;
 }
 
-const KEY = 'openidOAuthBridge';
+/** Where the library keeps its part of the session. */
+export const LIBRARY_STATE_KEY = 'openidOAuthBridge';
+const KEY = LIBRARY_STATE_KEY;
 
 /** What a request without the library's session state reads: nothing, and it stays nothing. */
 const NONE: Readonly<BridgeSessionState> = Object.freeze({});
@@ -46,10 +50,13 @@ export function readSessionState(req: Request): Readonly<BridgeSessionState> {
   return store?.[KEY] ?? NONE;
 }
 
-/** The library's part of the session, for writing: created on first use. */
-export function writableSessionState(req: Request): BridgeSessionState {
+/**
+ * The library's part of the session, for writing: created on first use, stamped with `now` (the
+ * start of its absolute lifetime).
+ */
+export function writableSessionState(req: Request, now: number): BridgeSessionState {
   const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;
-  return (store[KEY] ??= {});
+  return (store[KEY] ??= { startedAt: now });
 }
 
 /** Ends the pending request: once answered, its consent form cannot be replayed. */

@@ -32,7 +32,7 @@ export async function consentOrComplete(
   if (grant && scopesCover(grant.scopes, pending.scopes)) {
     return complete(server, req, res, user, pending, grant);
   }
-  const state = writableSessionState(req);
+  const state = writableSessionState(req, server.clock());
   state.csrf = generateSecret();
   res.type('html').send(
     server.pages.consent({

@@ -65,7 +65,8 @@ export async function startLogin(server: AuthorizationServer, req: Request, res:
   }
   // A sign-in for the applications page is remembered only now that it starts, not when the page
   // with its link was shown; a pending authorization of this browser keeps precedence.
-  if (forApplications && !readSessionState(req).pending) writableSessionState(req).signInFor = 'applications';
+  if (forApplications && !readSessionState(req).pending)
+    writableSessionState(req, server.clock()).signInFor = 'applications';
   await runLogin(server, req, res, only);
 }
 
@@ -91,11 +92,11 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
   // The new session starts with only what the login needs to carry over (RFC 6819 4.4.1.x: no
   // session fixation).
   if (purpose === 'applications') {
-    writableSessionState(req).user = sessionUser(user);
+    writableSessionState(req, server.clock()).user = sessionUser(user);
     res.redirect(303, `${server.urls.base}/oauth/applications`);
     return;
   }
-  Object.assign(writableSessionState(req), { user: sessionUser(user), pending: purpose });
+  Object.assign(writableSessionState(req, server.clock()), { user: sessionUser(user), pending: purpose });
   await consentOrComplete(server, req, res, sessionUser(user), purpose);
 }
 

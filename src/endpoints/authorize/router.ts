@@ -7,6 +7,7 @@ import { pathsUnder, scopedRouter } from '../../http/scoped-router.js';
 import type { AuthorizationServer, ConfiguredProvider } from '../../server.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { saveSessionFirst } from '../../session/save-first.js';
+import { expired } from '../../session/login-session.js';
 import { readSessionState, writableSessionState } from '../../session/state.js';
 import { scopesCover } from '../../scopes/scopes.js';
 import { standingGrant } from '../../grants/grant.js';
@@ -64,7 +65,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
 /** `GET /oauth/authorize`: validate, remember the request, then login, consent or redirect. */
 async function authorize(server: AuthorizationServer, req: Request, res: Response): Promise<void> {
   const request = await parseAuthorizationRequest(server, req, res);
-  const state = writableSessionState(req);
+  const state = writableSessionState(req, server.clock());
   state.pending = request.pending;
   delete state.csrf;
   return proceed(server, req, res, request.provider, request.client);
@@ -87,6 +88,8 @@ async function authorizeAtOnce(
   const { user, pending, csrf } = session?.state ?? {};
   // A pending request or consent form would be cleared by this request: a change of the session.
   if (user === undefined || pending !== undefined || csrf !== undefined) return next();
+  // A session past its absolute lifetime is replaced by the full path.
+  if (expired(session!.state, server.clock(), server.options.session.absoluteMaxAge * 1000)) return next();
   let request: AuthorizationRequest;
   try {
     request = await parseAuthorizationRequest(server, req, res);

@@ -1,0 +1,100 @@
+import type { Request, RequestHandler } from 'express';
+import { ownSession } from './own-session.js';
+import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
+import type session from 'express-session';
+
+export interface LoginSessionOptions {
+  /** The cookie's name; over https it is `__Host-` prefixed. */
+  cookieName: string;
+  secret: string | string[];
+  store: session.Store;
+  /** `Secure` cookie: `__Host-` prefix, `Path=/`, no `Domain`. */
+  secure: boolean;
+  /** The cookie's path when not secure (the routers' mount path). */
+  path: string;
+  /** Ends a session this long after its last request, in ms (the cookie's and the store's expiry). */
+  idleMs: number;
+  /** Ends a session this long after it started, however active, in ms. */
+  absoluteMs: number;
+  clock: () => number;
+}
+
+/** The cookie name actually used: `__Host-` prefixed over https, so no other host can set it. */
+export function sessionCookieName(name: string, secure: boolean): string {
+  return secure && !name.startsWith('__Host-') ? `__Host-${name}` : name;
+}
+
+/**
+ * The library's login session: express-session, used plainly (`saveUninitialized: false`, the
+ * expiry sliding with each request), with what express-session leaves to its user:
+ *
+ * - a request that carries two cookies of the session's name is treated as carrying none, so a
+ *   cookie planted by a sibling subdomain or set for a narrower path cannot shadow the user's own
+ *   (login CSRF);
+ * - an absolute lifetime: a session older than `absoluteMs` is replaced by a new, empty one,
+ *   however active it was;
+ * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`.
+ */
+export function loginSession(options: LoginSessionOptions): RequestHandler {
+  const name = sessionCookieName(options.cookieName, options.secure);
+  const middleware = ownSession({
+    name,
+    secret: options.secret,
+    store: options.store,
+    resave: false,
+    saveUninitialized: false,
+    rolling: true,
+    proxy: undefined,
+    cookie: {
+      httpOnly: true,
+      // Lax: the provider's callback is a top-level GET navigation from another site.
+      sameSite: 'lax',
+      secure: options.secure,
+      path: options.secure ? '/' : options.path,
+      maxAge: options.idleMs,
+    },
+  });
+  return (req, res, next) => {
+    dropShadowedCookie(req, name);
+    middleware(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      if (!startedTooLongAgo(req, options)) return next();
+      req.session.regenerate((failed: unknown) => next(failed));
+    });
+  };
+}
+
+/** How many cookies named `name` a `Cookie` header carries. */
+export function cookieCount(header: string, name: string): number {
+  let count = 0;
+  for (const part of header.split(';')) {
+    const eq = part.indexOf('=');
+    if ((eq === -1 ? part : part.slice(0, eq)).trim() === name) count++;
+  }
+  return count;
+}
+
+/** Two cookies of the session's name: neither is trusted, the request carries no session. */
+function dropShadowedCookie(req: Request, name: string): void {
+  const header = req.headers.cookie;
+  if (header === undefined || !header.includes(name) || cookieCount(header, name) < 2) return;
+  req.headers.cookie = header
+    .split(';')
+    .filter((part) => {
+      const eq = part.indexOf('=');
+      return (eq === -1 ? part : part.slice(0, eq)).trim() !== name;
+    })
+    .join(';');
+}
+
+function startedTooLongAgo(req: Request, options: LoginSessionOptions): boolean {
+  const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[
+    LIBRARY_STATE_KEY
+  ];
+  return expired(state, options.clock(), options.absoluteMs);
+}
+
+/** Whether a session that started at `state.startedAt` has outlived the absolute lifetime. */
+export function expired(state: BridgeSessionState | undefined, now: number, absoluteMs: number): boolean {
+  return state?.startedAt !== undefined && now - state.startedAt >= absoluteMs;
+}
