@@ -13,6 +13,7 @@ import { readSessionState, writableSessionState } from '../session/state.js';
 import { checkSameOrigin } from './authorize/decision.js';
 import { authorizeErrors } from './authorize/errors.js';
 import { loginUrl } from './authorize/login.js';
+import { signOutForm } from './authorize/logout.js';
 
 /**
  * The end user's authorized-applications page: the applications they trust, when each was
@@ -66,6 +67,7 @@ async function showPage(server: AuthorizationServer, req: Request, res: Response
       applications,
       revokeAction: `${server.urls.base}/oauth/applications/revoke`,
       csrf: state.applicationsCsrf,
+      signOut: signOutForm(server, req, 'done'),
       ...(revoked === undefined ? {} : { revoked }),
     }),
   );

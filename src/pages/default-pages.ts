@@ -5,6 +5,7 @@ import type {
   ErrorPageData,
   PageRenderers,
   SelectionPageData,
+  SignOutForm,
 } from './types.js';
 
 const STYLE = `
@@ -72,8 +73,18 @@ function consent(data: ConsentPageData): string {
         </button>
         <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
       </form>
-      <p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>`,
+      <p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>
+      ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}</p>` : ''}
+      ${data.switchAccount ? signOutForm(data.switchAccount, 'Use another account') : ''}`,
   );
+}
+
+/** A sign-out button: its own form, so the page's main form stays the first one. */
+function signOutForm(form: SignOutForm, label: string): SafeHtml {
+  return html`<form method="post" action="${form.action}">
+    ${Object.entries(form.fields).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
+    <button class="secondary" type="submit">${label}</button>
+  </form>`;
 }
 
 function error(data: ErrorPageData): string {
@@ -127,7 +138,8 @@ function applications(data: ApplicationsPageData): string {
       ${list}
       <p class="muted">
         Revoking ends the application's access at once; it must ask you again to use your account.
-      </p>`,
+      </p>
+      ${data.signOut ? signOutForm(data.signOut, 'Sign out') : ''}`,
   );
 }
 

@@ -24,6 +24,19 @@ export interface ConsentPageData {
   action: string;
   /** Hidden fields the form must send back unchanged. */
   fields: { transaction: string; csrf: string };
+  /** The signed-in user's external identifier (the OpenID claimed identifier). */
+  signedInAs?: string;
+  /**
+   * A second form, to sign out and sign in with another account: POST to `action` with these
+   * hidden fields. The authorization request is kept and resumes at the provider selection.
+   */
+  switchAccount?: SignOutForm;
+}
+
+/** A sign-out form: POST to `action` with these hidden fields. */
+export interface SignOutForm {
+  action: string;
+  fields: Record<string, string>;
 }
 
 export interface ErrorPageData {
@@ -54,6 +67,8 @@ export interface ApplicationsPageData {
   csrf: string;
   /** Set right after a revocation: the application's name, for a confirmation. */
   revoked?: string;
+  /** A form that signs the user out. */
+  signOut?: SignOutForm;
 }
 
 /**

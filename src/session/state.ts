@@ -29,6 +29,8 @@ export interface BridgeSessionState {
   signInFor?: 'applications';
   /** CSRF token of the authorized-applications page's revoke forms. */
   applicationsCsrf?: string;
+  /** CSRF token of the sign-out forms, bound to this session. */
+  logoutCsrf?: string;
   /** When this session started (the server's clock, epoch ms): it ends at the absolute lifetime. */
   startedAt?: number;
 }

@@ -9,6 +9,13 @@ export interface HtmlForm {
 
 /** The first form of an HTML page: its action and the values of its inputs. */
 export function parseForm(html: string): HtmlForm {
+  const forms = parseForms(html);
+  expect(forms.length).toBeGreaterThan(0);
+  return forms[0]!;
+}
+
+/** Every form of a page, in order. */
+export function parseForms(html: string): HtmlForm[] {
   const doc = parseDocument(html);
   const forms: HtmlForm[] = [];
   const walk = (
@@ -26,8 +33,7 @@ export function parseForm(html: string): HtmlForm {
     for (const child of node.children ?? []) walk(child as typeof node, current);
   };
   walk(doc as unknown as Parameters<typeof walk>[0]);
-  expect(forms.length).toBeGreaterThan(0);
-  return forms[0]!;
+  return forms;
 }
 
 /** Path and query of an absolute URL on the auth server, for the supertest agent. */

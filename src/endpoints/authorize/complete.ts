@@ -11,6 +11,7 @@ import {
 } from '../../session/state.js';
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
+import { signOutForm } from './logout.js';
 import { redirectToClient, targetOf } from './redirect.js';
 import { scopesCover } from '../../scopes/scopes.js';
 
@@ -41,6 +42,8 @@ export async function consentOrComplete(
       scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
       action: `${server.urls.authorization}/decision`,
       fields: { transaction: pending.id, csrf: state.csrf },
+      signedInAs: user.identifier,
+      switchAccount: signOutForm(server, req, 'switch'),
     }),
   );
 }

@@ -15,6 +15,7 @@ import { consentOrComplete, issueAndRedirect } from './complete.js';
 import { decide } from './decision.js';
 import { authorizeErrors } from './errors.js';
 import { finishLogin, loginUrl, startLogin } from './login.js';
+import { logout } from './logout.js';
 import { parseAuthorizationRequest, type AuthorizationRequest } from './request.js';
 
 /**
@@ -34,7 +35,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
   // The busiest case runs without a walk of the router's stack, in one step with its request id
   // and page headers: a logged-in user who already trusts the client. Every other request of
   // GET /oauth/authorize goes on to the route below.
-  const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login'), {
+  const router = scopedRouter(pathsUnder('/oauth/authorize', '/oauth/login', '/oauth/logout'), {
     method: 'GET',
     path: '/oauth/authorize',
     errors,
@@ -45,7 +46,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
       return authorizeAtOnce(server, req, res, next);
     },
   });
-  router.use(['/oauth/authorize', '/oauth/login'], requestId, refuseHead);
+  router.use(['/oauth/authorize', '/oauth/login', '/oauth/logout'], requestId, refuseHead);
   const form = express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 });
   const session = [server.session, saveSessionFirst(server)] as const;
   const step = (handler: (server: AuthorizationServer, req: Request, res: Response) => Promise<void>) =>
@@ -58,7 +59,8 @@ export function authorizeRouter(server: AuthorizationServer): Router {
   );
   router.get('/oauth/login', ...step(startLogin));
   router.get('/oauth/login/callback', ...step(finishLogin));
-  router.use(['/oauth/authorize', '/oauth/login'], errors);
+  router.post('/oauth/logout', pageHeaders, ...session, form, (req, res) => logout(server, req, res));
+  router.use(['/oauth/authorize', '/oauth/login', '/oauth/logout'], errors);
   return router;
 }
 
