@@ -112,7 +112,7 @@ describe('a custom adapter throwing StorageUnavailableError', () => {
     });
     // The consent page first: the login and the client were fine.
     expect(res.status).toBe(200);
-    const form = /name="transaction" value="([^"]+)"[\s\S]*name="csrf" value="([^"]+)"/.exec(res.text)!;
+    const form = /name="transaction" value="([^"]+)"[\s\S]*?name="csrf" value="([^"]+)"/.exec(res.text)!;
     const decided = await t.agent
       .post('/oauth/authorize/decision')
       .type('form')

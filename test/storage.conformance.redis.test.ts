@@ -67,12 +67,12 @@ if (redis instanceof Error) {
       name: `SQLite durable + redis ephemeral (${url})`,
       createStorage: async () => {
         const sql = await connectStorage('sqlite::memory:', { migrate: true });
-        // Redis expires its own entries; the SQL prune would clean only the SQL tables.
-        const ephemeral = redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` });
-        return { ...sql, ephemeral, prune: undefined };
+        // As docs/storage.md composes it: Redis expires its own entries, the SQL prune cleans the
+        // SQL tables.
+        return { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` }) };
       },
       close: (storage) => storage.close(),
-      absent: ['prune'],
+      absent: ['ephemeralPrune'],
     },
   );
 

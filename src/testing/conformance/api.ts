@@ -18,11 +18,13 @@ export interface ConformanceTestApi {
 /**
  * A part of the contract an adapter may leave out:
  * - `'prune'`: `storage.prune`;
+ * - `'ephemeralPrune'`: `storage.ephemeral.prune` (a store with native expiry, such as Redis, has
+ *   none; `storage.prune` then cleans the durable stores only);
  * - `'clientAdmin'`: `clients.create`, `clients.list`, `clients.update` and `clients.remove`
  *   (clients managed elsewhere); the kit then needs {@link StorageConformanceOptions.putClient};
  * - `'userFind'`: `users.find`.
  */
-export type OptionalPart = 'prune' | 'clientAdmin' | 'userFind';
+export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your

@@ -35,6 +35,7 @@ export { instrumentStorage, type AroundCall, type StorageCall } from './instrume
 /** Each optional part, and the methods that make it up. */
 const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = {
   prune: (storage) => [storage.prune],
+  ephemeralPrune: (storage) => [storage.ephemeral.prune],
   clientAdmin: (storage) => [
     storage.clients.create,
     storage.clients.list,
@@ -130,7 +131,7 @@ export function describeStorageConformance<S extends Storage>(
       it: test.it,
       describe: test.describe,
       store: () => storage().ephemeral,
-      prune: has('prune'),
+      prune: has('ephemeralPrune'),
     });
     rateLimitTests(suite);
     clientTests(suite);

@@ -143,7 +143,8 @@ export function pruneTests(suite: ConformanceSuite): void {
       assert.ok(
         result.tokens >= s.deadTokens.length &&
           result.grants >= s.deadGrants.length &&
-          result.ephemeral >= s.deadEntries.length,
+          // A store with native expiry (no ephemeral.prune) has nothing left for prune to count.
+          (store.ephemeral.prune === undefined || result.ephemeral >= s.deadEntries.length),
         `prune must count what it deleted: at least ${JSON.stringify({
           ephemeral: s.deadEntries.length,
           tokens: s.deadTokens.length,
@@ -159,6 +160,9 @@ export function pruneTests(suite: ConformanceSuite): void {
       const s = await scenario(now);
       const result = await prune(now);
       await expectPruned(s, now, result);
+      // Entries the kit wrote as of an hour ago: a store with native expiry (no ephemeral.prune)
+      // gave them an hour to live in its own time, so only a pruned store is asked about them.
+      if (storage().ephemeral.prune === undefined) return;
       for (const key of s.deadEntries) {
         assert.equal(
           await storage().ephemeral.add(key, 'again', now + HOUR, now),
