@@ -17,10 +17,13 @@ describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip
   test(`migrate applies the schema once, then reports it up to date${suffix}`, async () => {
     const databaseUrl = url();
     const first = await runCli(['migrate', '--json'], { DATABASE_URL: databaseUrl });
-    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first, `stderr: ${first.stderr}`).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(first.stdout)).toEqual({ applied: Object.keys(migrations) });
     const second = await runCli(['--database-url', databaseUrl, 'migrate']);
-    expect(second).toMatchObject({ code: 0, stdout: 'The schema is up to date.\n' });
+    expect(second, `stderr: ${second.stderr}`).toMatchObject({
+      code: 0,
+      stdout: 'The schema is up to date.\n',
+    });
   });
 
   test(`prune removes expired rows and keeps live ones${suffix}`, async () => {
