@@ -64,6 +64,8 @@ describe('the login session is saved before the response', () => {
     let down = false;
     storage.ephemeral = slowSessions(storage.ephemeral, () => down);
     t = await createTestApp({ storage });
+    const errors: unknown[] = [];
+    t.server.events.on('server.error', (event) => void errors.push(event));
     down = true;
     const res = await fetch(
       `${t.baseUrl}/oauth/authorize?${new URLSearchParams({
@@ -78,6 +80,10 @@ describe('the login session is saved before the response', () => {
     expect(res.status).toBe(503);
     expect(res.headers.get('location')).toBeNull();
     expect(res.headers.get('retry-after')).toBe('5');
+    // Reported once, like any other 5xx.
+    expect(errors).toEqual([
+      expect.objectContaining({ type: 'server.error', endpoint: 'authorization', error: expect.any(Error) }),
+    ]);
     expect(await res.text()).toContain('Temporarily unavailable');
   });
 });

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { toOAuthError } from '../errors/oauth-error.js';
 import { reportFailure } from '../errors/report.js';
+import { reportServerError } from '../events/emit.js';
 import type { AuthorizationServer } from '../server.js';
 
 /**
@@ -33,6 +34,7 @@ export function saveSessionFirst(server: AuthorizationServer): RequestHandler {
         }
         const error = toOAuthError(err);
         reportFailure(server, error, req, res);
+        reportServerError(server, req, 'authorization', error);
         const page = server.pages.error({
           status: error.status,
           title: error.status === 503 ? 'Temporarily unavailable' : 'Something went wrong',
