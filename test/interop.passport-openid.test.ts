@@ -8,7 +8,7 @@ import { Strategy as PassportOpenIdStrategy } from 'passport-openid';
 import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, redirectParams, type TestApp } from './support/app.js';
-import { answerConsent, exchangeCode, pathOf } from './support/flow.js';
+import { answerConsent, deliverCallback, exchangeCode, pathOf } from './support/flow.js';
 import { startCanary } from './support/openid-servers.js';
 import { codeQuery, expectRefusalPage, loginCallback } from './support/python-flow.js';
 import {
@@ -65,7 +65,7 @@ suite(`passport-openid as the login strategy, against python3-openid${missing}`,
     const callback = await loginCallback(t, t.agent, 'Python OP');
     // passport-openid asks with identifier_select too, but under an association.
     expect(callback.searchParams.get('openid.assoc_handle')).toMatch(/^\{HMAC-SHA/);
-    const consent = await t.agent.get(pathOf(callback.href));
+    const consent = await deliverCallback(t.agent, pathOf(callback.href));
     expect(consent.status, consent.text).toBe(200);
     expect(consent.text).toContain('Do you trust Photo Printer?');
     const done = await answerConsent(t, consent.text, 'allow');

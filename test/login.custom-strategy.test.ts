@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import { Strategy } from 'passport-strategy';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, redirectParams, type TestApp } from './support/app.js';
-import { answerConsent, pathOf } from './support/flow.js';
+import { answerConsent, deliverCallback, pathOf } from './support/flow.js';
 
 /**
  * A stand-in for a host's own passport strategy (passport-openid, say): it redirects to an
@@ -38,7 +38,7 @@ describe('a host-supplied passport strategy as the login', () => {
     expect(login.status).toBe(302);
     expect(login.headers.location).toBe('https://login.host.example/start');
 
-    const consent = await t.agent.get('/oauth/login/callback?who=bob');
+    const consent = await deliverCallback(t.agent, '/oauth/login/callback?who=bob');
     expect(consent.status).toBe(200);
     const done = await answerConsent(t, consent.text, 'allow');
     expect(redirectParams(done.headers.location!).code).toBeTruthy();

@@ -95,7 +95,9 @@ describe.skipIf(!postgres.ok)(
       // The provider sends the browser back; the load balancer picks B, which finishes the login
       // from the session A stored and shows the consent page.
       const callback = await signIn(toProvider.headers.get('location')!, 'alice');
-      const consentPage = await browser.request(b, callback);
+      const loggedIn = await browser.request(b, callback);
+      expect(loggedIn.status).toBe(303);
+      const consentPage = await browser.request(a, loggedIn.headers.get('location')!);
       expect(consentPage.status).toBe(200);
       const consent = parseForm(await consentPage.text());
 
@@ -141,7 +143,9 @@ describe.skipIf(!postgres.ok)(
       const selection = await browser.request(b, authorizeUrl());
       const loginHref = /<a href="([^"]+)">/.exec(await selection.text())![1]!.replaceAll('&amp;', '&');
       const toProvider = await browser.request(b, loginHref);
-      const consentPage = await browser.request(a, await signIn(toProvider.headers.get('location')!, 'bob'));
+      const loggedIn = await browser.request(a, await signIn(toProvider.headers.get('location')!, 'bob'));
+      expect(loggedIn.status).toBe(303);
+      const consentPage = await browser.request(b, loggedIn.headers.get('location')!);
       const consent = parseForm(await consentPage.text());
       const decided = await browser.request(b, consent.action, {
         method: 'POST',

@@ -197,7 +197,8 @@ async function logInAndTrust() {
   const form = parseForm(await signIn.text());
   const body = new URLSearchParams({ ...form.fields, dev_user: USER, dev_action: 'signin' });
   const back = expect(await get(form.action, { method: 'POST', body }), 302, 'provider sign-in');
-  const consent = expect(await get(back.headers.get('location')), 200, 'consent page');
+  const loggedIn = expect(await get(back.headers.get('location')), 303, 'login callback');
+  const consent = expect(await get(loggedIn.headers.get('location')), 200, 'consent page');
   const decision = parseForm(await consent.text());
   const allowed = await get(decision.action, {
     method: 'POST',
@@ -212,9 +213,10 @@ async function logInAndTrust() {
 
 /** The first form of a page: its action and hidden fields (the pages here are simple). */
 function parseForm(page) {
-  const action = /<form[^>]*action="([^"]+)"/.exec(page)[1].replaceAll('&amp;', '&');
+  const form = /<form[\s\S]*?<\/form>/.exec(page)[0];
+  const action = /<form[^>]*action="([^"]+)"/.exec(form)[1].replaceAll('&amp;', '&');
   const fields = {};
-  for (const [, name, value] of page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
+  for (const [, name, value] of form.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) {
     fields[name] = value.replaceAll('&amp;', '&').replaceAll('&quot;', '"');
   }
   return { action, fields };

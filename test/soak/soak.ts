@@ -152,7 +152,12 @@ async function authorize(user: string, query: Record<string, string>, kind: stri
     const toProvider = await timed(`${kind} login`, [302], () => browser.request(next().origin, login));
     if (!toProvider) return null;
     const callback = await signInAtDevelopmentProvider(toProvider.headers.get('location')!, user);
-    const back = await timed(`${kind} callback`, [200, 302], () => browser.request(next().origin, callback));
+    const loggedIn = await timed(`${kind} callback`, [303], () => browser.request(next().origin, callback));
+    if (!loggedIn) return null;
+    await loggedIn.body?.cancel();
+    // Post/redirect/get: the resumed request shows the consent page or redirects to the client.
+    const resumed = loggedIn.headers.get('location')!;
+    const back = await timed(`${kind} resume`, [200, 302], () => browser.request(next().origin, resumed));
     if (!back) return null;
     answer = back;
     if (back.status === 200) {

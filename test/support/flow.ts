@@ -1,4 +1,5 @@
 import { parseDocument } from 'htmlparser2';
+import type supertest from 'supertest';
 import { expect } from 'vitest';
 import type { TestApp } from './app.js';
 
@@ -82,7 +83,18 @@ export async function authorizeWithLogin(t: TestApp, query: Record<string, strin
   const toProvider = await t.agent.get(pathOf(loginLocation));
   expect(toProvider.status).toBe(302);
   const callback = await signInAtProvider(toProvider.headers.location!, user);
-  return t.agent.get(pathOf(callback));
+  return deliverCallback(t.agent, pathOf(callback));
+}
+
+/**
+ * Delivers the provider's answer to the login callback as a browser would: after a login the
+ * server answers 303 to the resumed authorization request (post/redirect/get), which is followed.
+ */
+export async function deliverCallback(agent: ReturnType<typeof supertest.agent>, path: string) {
+  const res = await agent.get(path);
+  const location = res.headers.location;
+  if (res.status === 303 && location?.endsWith('/oauth/authorize/resume')) return agent.get(pathOf(location));
+  return res;
 }
 
 /** Answers the consent page shown in `consentPage` with `decision`. */

@@ -11,7 +11,6 @@ import {
   type SessionUser,
 } from '../../session/state.js';
 import type { UserRecord } from '../../storage/types.js';
-import { consentOrComplete } from './complete.js';
 import { randomId } from '../../crypto/secrets.js';
 
 /**
@@ -97,7 +96,9 @@ export async function finishLogin(server: AuthorizationServer, req: Request, res
     return;
   }
   Object.assign(writableSessionState(req, server.clock()), { user: sessionUser(user), pending: purpose });
-  await consentOrComplete(server, req, res, sessionUser(user), purpose);
+  // Post/redirect/get: the consent page (or the redirect to the client) comes from the resumed
+  // request, so reloading it or going back never replays the provider's answer.
+  res.redirect(303, `${server.urls.authorization}/resume`);
 }
 
 /**
