@@ -71,7 +71,7 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
           await upsert(db, row);
           return;
         } catch (err) {
-          if (attempt === SAVE_ATTEMPTS || !isGrantIdConflict(err)) throw err;
+          if (attempt === SAVE_ATTEMPTS || !(isGrantIdConflict(err) || isDeadlock(err))) throw err;
         }
       }
     },
@@ -83,9 +83,14 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
  * insert the same grant at once (its row just deleted, say by a client removal) therefore meet at
  * the `grant_id` index, and all but one fail there. Tried again, such a save finds the row the
  * winner inserted and updates it; a `grant_id` genuinely taken by another user or client fails
- * every attempt and rejects.
+ * every attempt and rejects. Saves racing on both indexes can also deadlock (40P01): PostgreSQL
+ * then aborts one of them, which is safe to run again.
  */
-const SAVE_ATTEMPTS = 3;
+const SAVE_ATTEMPTS = 5;
+
+function isDeadlock(err: unknown): boolean {
+  return (err as { code?: unknown }).code === '40P01';
+}
 
 function isGrantIdConflict(err: unknown): boolean {
   const { code, constraint } = err as { code?: unknown; constraint?: unknown };
