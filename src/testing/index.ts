@@ -9,4 +9,4 @@ export * from './conformance/index.js';
 export {
   describeEphemeralStoreConformance,
   type EphemeralStoreConformanceOptions,
-} from './conformance/ephemeral.js';
+} from './conformance/ephemeral-describe.js';

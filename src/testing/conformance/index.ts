@@ -28,7 +28,10 @@ export type {
   RegisterBlock,
   StorageConformanceOptions,
 } from './api.js';
-export { describeEphemeralStoreConformance, type EphemeralStoreConformanceOptions } from './ephemeral.js';
+export {
+  describeEphemeralStoreConformance,
+  type EphemeralStoreConformanceOptions,
+} from './ephemeral-describe.js';
 export { withFaults, type FaultTiming, type FaultyStorage, type RecordedCall } from './faults.js';
 export { instrumentStorage, type AroundCall, type StorageCall } from './instrument.js';
 
