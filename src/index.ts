@@ -12,24 +12,28 @@ export type {
   Logger,
   ResolvedOptions,
 } from './config/options.js';
-export { oauthRouter, type OAuthRouterOptions } from './endpoints/oauth-router.js';
-export { authorizeRouter } from './endpoints/authorize/router.js';
-export type { LoginIdentity } from './endpoints/authorize/login.js';
-export { tokenRouter } from './endpoints/token/router.js';
-export { applicationsRouter } from './endpoints/applications.js';
-export { discoveryRouter, type RootResource } from './endpoints/discovery.js';
+export {
+  oauthRouter,
+  authorizeRouter,
+  tokenRouter,
+  applicationsRouter,
+  discoveryRouter,
+  revocationRouter,
+  introspectionRouter,
+  type OAuthRouterOptions,
+} from './endpoints/routers.js';
+export type { LoginIdentity } from './endpoints/login/run-login.js';
+export type { RootResource } from './endpoints/discovery/root.js';
 export {
   metadataRouter,
   authorizationServerMetadata,
   type AuthorizationServerMetadata,
   type MetadataOptions,
-} from './endpoints/metadata.js';
-export { revocationRouter } from './endpoints/revocation.js';
-export {
-  introspectionRouter,
-  type IntrospectionResponse,
-  type IntrospectionRouterOptions,
-} from './endpoints/introspection.js';
+} from './endpoints/discovery/metadata.js';
+export type {
+  IntrospectionResponse,
+  IntrospectionRouterOptions,
+} from './endpoints/introspection/endpoint.js';
 export { ServerEvents } from './events/emitter.js';
 export type * from './events/types.js';
 export {
@@ -38,7 +42,7 @@ export {
   type BearerContext,
   type BearerLocals,
   type RequireBearerOptions,
-} from './endpoints/bearer.js';
+} from './endpoints/bearer/require-bearer.js';
 export {
   OAuthError,
   STATUS_BY_CODE,

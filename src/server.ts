@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Strategy } from 'passport-strategy';
 import {
   resolveOptions,
@@ -12,8 +12,7 @@ import { OpenIdStrategy } from './login/openid/strategy.js';
 import { defaultPages } from './pages/default-pages.js';
 import type { PageRenderers } from './pages/types.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
-import { loginSession, sessionCookieName } from './session/login-session.js';
-import { sessionPeek, type PeekedSession } from './session/peek.js';
+import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
 import type { Storage } from './storage/types.js';
 
@@ -49,14 +48,11 @@ export interface AuthorizationServer {
   readonly events: ServerEvents;
   /** The passport strategy that logs users in. */
   readonly loginStrategy: Strategy;
-  /** The library's own session middleware (own cookie name, own store). */
-  readonly session: RequestHandler;
   /**
-   * Reads the library's session without changing it, for the authorization request's fast path.
-   *
-   * @internal
+   * The login session: the library's own express-session (own cookie, own store), or the host's
+   * (`session.middleware`).
    */
-  readonly peekSession: (req: Request) => Promise<PeekedSession | undefined>;
+  readonly session: { readonly middleware: RequestHandler; readonly own: boolean };
 }
 
 /** A configured OpenID provider. */
@@ -112,19 +108,25 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const clock = options.clock;
   const storage = options.storage;
 
-  const sessionStore =
-    options.session.store ?? new AdapterSessionStore(storage.ephemeral, clock, options.session.maxAge * 1000);
-  const secure = options.session.secureCookie ?? base.startsWith('https:');
-  const session = loginSession({
-    cookieName: options.session.cookieName,
-    secret: options.session.secret,
-    store: sessionStore,
-    secure,
-    path: new URL(`${base}/`).pathname,
-    idleMs: options.session.maxAge * 1000,
-    absoluteMs: options.session.absoluteMaxAge * 1000,
-    clock,
-  });
+  const absoluteMs = options.session.absoluteMaxAge * 1000;
+  const hostSession = options.session.middleware;
+  const session = hostSession
+    ? { middleware: hostLoginSession(hostSession, { absoluteMs, clock }), own: false }
+    : {
+        middleware: loginSession({
+          cookieName: options.session.cookieName,
+          secret: options.session.secret!,
+          store:
+            options.session.store ??
+            new AdapterSessionStore(storage.ephemeral, clock, options.session.maxAge * 1000),
+          secure: options.session.secureCookie ?? base.startsWith('https:'),
+          path: new URL(`${base}/`).pathname,
+          idleMs: options.session.maxAge * 1000,
+          absoluteMs,
+          clock,
+        }),
+        own: true,
+      };
 
   const loginStrategy =
     options.login.strategy ??
@@ -153,11 +155,6 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logger,
     loginStrategy,
     session,
-    peekSession: sessionPeek({
-      cookieName: sessionCookieName(options.session.cookieName, secure),
-      secrets: typeof options.session.secret === 'string' ? [options.session.secret] : options.session.secret,
-      store: sessionStore,
-    }),
   };
   return server;
 }

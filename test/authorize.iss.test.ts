@@ -3,7 +3,7 @@
  * error sent to the redirect URI) carries `iss`, equal to the issuer of the metadata.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { redirectUrl } from '../src/endpoints/authorize/redirect.js';
+import { redirectUrl } from '../src/http/redirect.js';
 import {
   CODE_REDIRECT,
   createTestApp,

@@ -248,6 +248,8 @@ describe('events of failures', () => {
       {
         type: 'server.error',
         endpoint: 'bearer',
+        status: 500,
+        requestId: expect.stringMatching(/^[\w-]+$/),
         error: outage,
         ip: expect.stringMatching(LOCAL),
         at: expect.any(Number),
@@ -255,6 +257,8 @@ describe('events of failures', () => {
       {
         type: 'server.error',
         endpoint: 'token',
+        status: 500,
+        requestId: expect.stringMatching(/^[\w-]+$/),
         error: outage,
         ip: expect.stringMatching(LOCAL),
         at: expect.any(Number),
@@ -262,6 +266,8 @@ describe('events of failures', () => {
       {
         type: 'server.error',
         endpoint: 'introspection',
+        status: 500,
+        requestId: expect.stringMatching(/^[\w-]+$/),
         error: outage,
         ip: expect.stringMatching(LOCAL),
         at: expect.any(Number),

@@ -129,6 +129,9 @@ suite(`passport-openid as the login strategy, against python3-openid${missing}`,
     const canary = await startCanary();
     try {
       await t.agent.get('/oauth/authorize').query(codeQuery);
+      // A login really started at the configured provider: the callback is the one it waits for.
+      const started = await t.agent.get('/oauth/login').query({ openid_identifier: op.identifier });
+      expect(started.status).toBe(302);
       const forged = new URLSearchParams({
         'openid.ns': 'http://specs.openid.net/auth/2.0',
         'openid.mode': 'id_res',

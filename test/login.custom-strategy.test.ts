@@ -55,6 +55,7 @@ describe('a host-supplied passport strategy as the login', () => {
     await t.agent
       .get('/oauth/authorize')
       .query({ response_type: 'code', client_id: 'code-client', redirect_uri: 'https://client.example/cb' });
+    await t.agent.get('/oauth/login').query({ openid_identifier: t.provider.identifier });
     const res = await t.agent.get('/oauth/login/callback?who=mallory');
     expect(res.status).toBe(400);
     expect(res.text).toContain('Mallory may not sign in.');

@@ -89,6 +89,7 @@ describe('pages: every value is escaped', () => {
   it('shows a login failure message as text on the error page', async () => {
     t = await createTestApp({ login: { strategy: new FailingStrategy() } });
     await t.agent.get('/oauth/authorize').query(codeQuery);
+    await t.agent.get('/oauth/login').query({ openid_identifier: t.provider.identifier });
     const res = await t.agent.get('/oauth/login/callback').query({ message: XSS });
     expect(res.status).toBe(400);
     expect(res.text).not.toContain('<img');

@@ -1,3 +1,4 @@
+import type { RequestHandler } from 'express';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import { z } from 'zod';
@@ -81,11 +82,26 @@ export const optionsSchema = z.object({
     .prefault({}),
   session: z
     .object({
-      /** Signs the session cookie; an array allows rotation (the first signs). */
-      secret: z.union([
-        z.string().min(32, 'must be at least 32 characters'),
-        z.array(z.string().min(32, 'must be at least 32 characters')).min(1),
-      ]),
+      /**
+       * Signs the session cookie; an array allows rotation (the first signs). Required unless
+       * `middleware` is given.
+       */
+      secret: z
+        .union([
+          z.string().min(32, 'must be at least 32 characters'),
+          z.array(z.string().min(32, 'must be at least 32 characters')).min(1),
+        ])
+        .optional(),
+      /**
+       * Your app's own express-session middleware, to keep the library's login state in your
+       * session (under its own key) instead of a cookie of its own. `secret`, `cookieName`,
+       * `store` and `secureCookie` then do not apply: your session's settings do.
+       */
+      middleware: z
+        .custom<RequestHandler>((value) => typeof value === 'function', {
+          error: "must be your app's express-session middleware",
+        })
+        .optional(),
       /** The library's own cookie, so a host's session is left alone. */
       cookieName: z.string().min(1).default('openid_oauth_bridge.sid'),
       /** Idle timeout in seconds: a login session ends this long after its last request. */
@@ -111,6 +127,10 @@ export const optionsSchema = z.object({
     .refine((session) => session.absoluteMaxAge >= session.maxAge, {
       path: ['absoluteMaxAge'],
       error: 'must be at least session.maxAge (the idle timeout)',
+    })
+    .refine((session) => session.secret !== undefined || session.middleware !== undefined, {
+      path: ['secret'],
+      error: 'is required (or pass your own express-session as session.middleware)',
     }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),

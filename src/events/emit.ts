@@ -1,9 +1,7 @@
 import type { Request } from 'express';
 import type { AuthorizationServer } from '../server.js';
 import { DISPATCH, LISTENED } from './emitter.js';
-import type { OAuthError } from '../errors/oauth-error.js';
 import type {
-  ServerErrorEvent,
   ServerEvent,
   ServerEventBase,
   ServerEventInput,
@@ -46,18 +44,4 @@ export type EventContext = Omit<ServerEventBase, 'at'>;
 export function eventContext(req: Request | undefined): EventContext {
   const ip = req?.ip;
   return ip === undefined ? {} : { ip };
-}
-
-/**
- * Reports an error answered with a 5xx as a `server.error` event, with what was thrown (the
- * error's private cause), never the request's parameters.
- */
-export function reportServerError(
-  server: AuthorizationServer,
-  req: Request | undefined,
-  endpoint: ServerErrorEvent['endpoint'],
-  error: OAuthError,
-): void {
-  if (error.status < 500) return;
-  emit(server, { type: 'server.error', endpoint, error: error.cause ?? error, ...eventContext(req) });
 }

@@ -140,8 +140,15 @@ export interface TokenRevokedEvent extends ServerEventBase {
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
-  /** Where it happened. */
+  /** Where it happened: the browser's routes are `authorization`, `requireBearer` is `bearer`. */
   endpoint: 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer';
+  /**
+   * The status answered: 500 for a bug, 502 for a provider that does not answer, 503 for an
+   * outage. Absent for a write after a commit point that failed: the request succeeded.
+   */
+  status?: number;
+  /** The request's id, as sent back in `X-Request-Id` and given to the logger and `onError`. */
+  requestId?: string;
   /**
    * What was thrown, as thrown (usually by the storage adapter or a login strategy). The library
    * adds no request data to it; an adapter's own errors are the adapter's to keep free of secrets.

@@ -1,28 +1,59 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { OAuthError } from '../errors/oauth-error.js';
-import { setNoStore } from './headers.js';
-import { requestIdOf } from './request-id.js';
-import { runStep } from './run-step.js';
+import { formParams } from './params.js';
+import type { Context, Step } from './pipeline.js';
+
+/** A context whose form parameters have been read. */
+export interface FormContext extends Context {
+  /** The form's parameters, strictly parsed: each at most once. */
+  params: Map<string, string>;
+}
 
 /**
- * The start of every endpoint that takes a form (token, revocation, introspection): the request's
- * id, no-store headers (RFC 6749 5.1), then only an `application/x-www-form-urlencoded` body
- * (RFC 6749 3.2, RFC 7009 2.1, RFC 7662 2.1), read by `parser` into `req.body`. JSON or other
- * bodies, and parameters in the URL, are refused outright.
+ * Step of the endpoints that take a client's form (token, revocation, introspection): only an
+ * `application/x-www-form-urlencoded` body (RFC 6749 3.2, RFC 7009 2.1, RFC 7662 2.1), bounded,
+ * read strictly; JSON or other bodies, and parameters in the URL, are refused outright.
  */
-export async function readFormRequest(parser: RequestHandler, req: Request, res: Response): Promise<void> {
-  requestIdOf(req, res);
-  setNoStore(res);
-  if (!req.is('application/x-www-form-urlencoded')) {
-    throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
-  }
-  if (req.originalUrl.includes('?')) {
-    throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
-  }
-  await runStep(parser, req, res);
+export function readClientForm(limit: string, parameterLimit: number): Step<FormContext> {
+  const parser = formParser(limit, parameterLimit);
+  return function readForm(ctx) {
+    const { req, res } = ctx;
+    if (!req.is('application/x-www-form-urlencoded')) {
+      throw new OAuthError('invalid_request', 'The body must be application/x-www-form-urlencoded.');
+    }
+    if (req.originalUrl.includes('?')) {
+      throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
+    }
+    return parse(parser, req, res).then(() => {
+      ctx.params = formParams(req.body);
+    });
+  };
+}
+
+/** Step of the endpoints that take a form of the library's own pages (consent, sign-out, revoke). */
+export function readPageForm(limit: string, parameterLimit: number): Step<FormContext> {
+  const parser = formParser(limit, parameterLimit);
+  return function readForm(ctx) {
+    return parse(parser, ctx.req, ctx.res).then(() => {
+      ctx.params = formParams(ctx.req.body);
+    });
+  };
+}
+
+/** Step of every endpoint that accepts only `POST`: other methods get `invalid_request`. */
+export function onlyPost(ctx: Context): void {
+  if (ctx.req.method === 'POST') return;
+  throw new OAuthError('invalid_request', 'This endpoint accepts POST only.', { headers: { Allow: 'POST' } });
 }
 
 /** A bounded form parser: no nested objects, a few parameters, a small body. */
-export function formParser(limit: string, parameterLimit: number): RequestHandler {
+function formParser(limit: string, parameterLimit: number): RequestHandler {
   return express.urlencoded({ extended: false, limit, parameterLimit });
+}
+
+/** Runs the body parser, which ends by calling `next()` or `next(error)`. */
+function parse(parser: RequestHandler, req: Request, res: Response): Promise<void> {
+  return new Promise((resolve, reject) => {
+    void parser(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
+  });
 }

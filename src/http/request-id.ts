@@ -1,4 +1,4 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { Request, Response } from 'express';
 import { randomId } from '../crypto/secrets.js';
 
 /**
@@ -7,34 +7,17 @@ import { randomId } from '../crypto/secrets.js';
  */
 const SANE_REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:/+=-]{0,127}$/;
 
-interface RequestIdLocals {
-  requestId?: string;
-}
-
 /**
- * The request's id, chosen once: one the response already carries (the host's own request-id
- * middleware), a sane incoming `X-Request-Id`, or a new UUID. It is sent back as `X-Request-Id`
- * and is what logs and the `onError` hook receive.
+ * The request's id, chosen once and kept on the response as `X-Request-Id`: one the response
+ * already carries (the host's own request-id middleware, or an earlier call), a sane incoming
+ * `X-Request-Id`, or a new UUID. It is what logs, the `onError` hook and events receive.
  */
 export function requestIdOf(req: Request, res: Response): string {
-  const locals = res.locals as RequestIdLocals;
-  if (locals.requestId !== undefined) return locals.requestId;
   // The Node accessors: Express's res.get and req.get add nothing for this header.
   const already = res.getHeader('X-Request-Id');
+  if (typeof already === 'string' && SANE_REQUEST_ID.test(already)) return already;
   const incoming = req.headers['x-request-id'];
-  const id =
-    typeof already === 'string' && SANE_REQUEST_ID.test(already)
-      ? already
-      : typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
-        ? incoming
-        : randomId();
-  locals.requestId = id;
+  const id = typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : randomId();
   if (!res.headersSent) res.setHeader('X-Request-Id', id);
   return id;
 }
-
-/** Gives the request its id before anything can fail. */
-export const requestId: RequestHandler = (req, res, next) => {
-  requestIdOf(req, res);
-  next();
-};

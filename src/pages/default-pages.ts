@@ -93,7 +93,8 @@ function error(data: ErrorPageData): string {
     html`<h1>${data.title}</h1>
       <p>${data.message}</p>
       ${data.retryUrl ? html`<p><a href="${data.retryUrl}">Try again</a></p>` : ''}
-      ${data.otherProviderUrl ? html`<p><a href="${data.otherProviderUrl}">Choose another provider</a></p>` : ''}`,
+      ${data.otherProviderUrl ? html`<p><a href="${data.otherProviderUrl}">Choose another provider</a></p>` : ''}
+      ${data.backUrl ? html`<p><a href="${data.backUrl}">${data.backLabel ?? 'Go back'}</a></p>` : ''}`,
   );
 }
 

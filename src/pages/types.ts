@@ -48,6 +48,13 @@ export interface ErrorPageData {
   retryUrl?: string;
   /** Offered as "choose another provider" when a provider does not answer and others are configured. */
   otherProviderUrl?: string;
+  /**
+   * The way back: to the client application with the error when its redirect URI is verified,
+   * otherwise to the sign-in in progress or to the site. Every error page has one.
+   */
+  backUrl?: string;
+  /** The link's text, e.g. "Return to the application". */
+  backLabel?: string;
 }
 
 export interface ApplicationsPageData {

@@ -87,14 +87,34 @@ function dropShadowedCookie(req: Request, name: string): void {
     .join(';');
 }
 
-function startedTooLongAgo(req: Request, options: LoginSessionOptions): boolean {
+/**
+ * The host's own express-session (`session.middleware`), run unless the host already ran it, with
+ * the library's absolute lifetime: past it, the library's state is dropped from the host's
+ * session (the host's own keys stay). The cookie, its name and the idle timeout are the host's.
+ */
+export function hostLoginSession(
+  middleware: RequestHandler,
+  options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>,
+): RequestHandler {
+  return (req, res, next) => {
+    const loaded = (err?: unknown) => {
+      if (err) return next(err);
+      if (req.session === undefined) {
+        return next(new TypeError('session.middleware did not set req.session: pass express-session'));
+      }
+      if (startedTooLongAgo(req, options)) {
+        delete (req.session as unknown as Record<string, unknown>)[LIBRARY_STATE_KEY];
+      }
+      next();
+    };
+    if (req.session !== undefined) return loaded();
+    middleware(req, res, loaded);
+  };
+}
+
+function startedTooLongAgo(req: Request, options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>): boolean {
   const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[
     LIBRARY_STATE_KEY
   ];
-  return expired(state, options.clock(), options.absoluteMs);
-}
-
-/** Whether a session that started at `state.startedAt` has outlived the absolute lifetime. */
-export function expired(state: BridgeSessionState | undefined, now: number, absoluteMs: number): boolean {
-  return state?.startedAt !== undefined && now - state.startedAt >= absoluteMs;
+  return state?.startedAt !== undefined && options.clock() - state.startedAt >= options.absoluteMs;
 }

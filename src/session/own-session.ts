@@ -25,6 +25,9 @@ export function ownSession(options: session.SessionOptions): RequestHandler {
     onHeaders(res, restore);
     const hostEnd = res.end;
     res.end = function restoreHostSession(this: typeof res, ...args: Parameters<typeof res.end>) {
+      // The headers go now, while req.session is still the library's: its cookie is set from a
+      // header hook, which must not see the host's session.
+      if (!res.headersSent) res.writeHead(res.statusCode);
       restore();
       res.end = hostEnd;
       return hostEnd.apply(this, args);

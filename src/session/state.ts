@@ -1,4 +1,3 @@
-import type { Request } from 'express';
 import type { UserRecord } from '../storage/types.js';
 
 /** The signed-in user, as the session keeps it. */
@@ -25,8 +24,14 @@ export interface BridgeSessionState {
   pending?: PendingAuthorization;
   /** CSRF token of the consent form, bound to this session. */
   csrf?: string;
-  /** A sign-in begun from the authorized-applications page rather than an authorization. */
-  signInFor?: 'applications';
+  /**
+   * What the login in progress is for: the id of the pending authorization it was started for
+   * (the code is issued for that request only, never one swapped in meanwhile), or the
+   * authorized-applications page.
+   */
+  loginFor?: string;
+  /** A one-time notice for the next page (post/redirect/get): never taken from the URL. */
+  notice?: { revoked: string };
   /** CSRF token of the authorized-applications page's revoke forms. */
   applicationsCsrf?: string;
   /** CSRF token of the sign-out forms, bound to this session. */
@@ -37,39 +42,3 @@ export interface BridgeSessionState {
 
 /** Where the library keeps its part of the session. */
 export const LIBRARY_STATE_KEY = 'openidOAuthBridge';
-const KEY = LIBRARY_STATE_KEY;
-
-/** What a request without the library's session state reads: nothing, and it stays nothing. */
-const NONE: Readonly<BridgeSessionState> = Object.freeze({});
-
-/**
- * The library's part of the session, for reading. Reading never creates or changes it, so a
- * visitor who only reads (an error page, a selection page) gets no session row and no cookie
- * (express-session's `saveUninitialized: false` then has nothing to save).
- */
-export function readSessionState(req: Request): Readonly<BridgeSessionState> {
-  const store = req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined;
-  return store?.[KEY] ?? NONE;
-}
-
-/**
- * The library's part of the session, for writing: created on first use, stamped with `now` (the
- * start of its absolute lifetime).
- */
-export function writableSessionState(req: Request, now: number): BridgeSessionState {
-  const store = req.session as unknown as Record<string, BridgeSessionState | undefined>;
-  return (store[KEY] ??= { startedAt: now });
-}
-
-/** Ends the pending request: once answered, its consent form cannot be replayed. */
-export function clearPending(req: Request): void {
-  const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[KEY];
-  if (!state) return;
-  delete state.pending;
-  delete state.csrf;
-}
-
-/** The library's part of session data read from the store, without changing it. */
-export function sessionStateOf(data: object): BridgeSessionState {
-  return (data as Record<string, BridgeSessionState | undefined>)[KEY] ?? {};
-}

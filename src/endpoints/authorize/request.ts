@@ -1,40 +1,37 @@
-import type { Request, Response } from 'express';
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import { findProvider, type AuthorizationServer, type ConfiguredProvider } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
-import type { AuthorizeLocals } from './redirect.js';
+import type { Context } from '../../http/pipeline.js';
 import { requestedScopes } from '../../scopes/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
 
-/** A validated authorization request (RFC 6749 4.1.1 / 4.2.1). */
-export interface AuthorizationRequest {
+/** The context of the authorization endpoint and of the steps that resume it. */
+export interface AuthorizeContext extends Context {
   client: ClientRecord;
+  /** The request being authorized: parsed now, or read back from the session. */
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
-  provider: ConfiguredProvider | undefined;
+  provider?: ConfiguredProvider;
 }
 
 const pageError = (description: string) =>
   new OAuthError('invalid_request', description, { redirectable: false });
 
 /**
- * Validates the request in the order RFC 6749 4.1.2.1 requires: the client and its redirect URI
- * first, reporting problems with them on a page; then everything else, reported to the verified
- * redirect URI. Reads nothing but storage; makes no outbound request.
+ * Step: validates the request in the order RFC 6749 4.1.2.1 requires: the client and its
+ * redirect URI first, reporting problems with them on a page; then everything else, reported to
+ * the verified redirect URI. Reads the client, nothing else; makes no outbound request.
  */
-export async function parseAuthorizationRequest(
-  server: AuthorizationServer,
-  req: Request,
-  res: Response<unknown, AuthorizeLocals>,
-): Promise<AuthorizationRequest> {
+export async function parseAuthorizationRequest(ctx: AuthorizeContext): Promise<void> {
+  const { server, req } = ctx;
   const params = parseQueryString(rawQuery(req.originalUrl));
   const client = await verifiedClient(server, params);
   const redirectUri = verifiedRedirectUri(client, params);
   const stateParam = params.repeated.has('state') ? null : (params.values.get('state') ?? null);
-  res.locals.redirectTarget = {
+  ctx.redirectTarget = {
     redirectUri,
     responseType: params.values.get('response_type') === 'token' ? 'token' : 'code',
     state: stateParam === '' ? null : stateParam,
@@ -82,20 +79,18 @@ export async function parseAuthorizationRequest(
     );
   }
 
-  return {
-    client,
-    provider,
-    pending: {
-      id: randomId(),
-      clientId: client.clientId,
-      redirectUri,
-      responseType,
-      state,
-      scopes,
-      codeChallenge,
-      codeChallengeMethod,
-      createdAt: server.clock(),
-    },
+  ctx.client = client;
+  if (provider) ctx.provider = provider;
+  ctx.pending = {
+    id: randomId(),
+    clientId: client.clientId,
+    redirectUri,
+    responseType,
+    state,
+    scopes,
+    codeChallenge,
+    codeChallengeMethod,
+    createdAt: server.clock(),
   };
 }
 

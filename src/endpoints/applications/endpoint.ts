@@ -1,0 +1,89 @@
+import { authorizedApplications, revokeApplication } from '../../applications/authorized.js';
+import { generateSecret, safeEqual } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { page, redirect } from '../../http/answer.js';
+import { readPageForm, type FormContext } from '../../http/form.js';
+import { endpoint, type Context } from '../../http/pipeline.js';
+import { sameOrigin } from '../../http/same-origin.js';
+import { loadSession } from '../../session/session.js';
+import { loginUrl } from '../login/url.js';
+import { signOutForm } from '../logout/endpoint.js';
+
+/**
+ * `GET /oauth/applications`: the end user's authorized applications, when each was authorized,
+ * and a revoke button for each. A visitor who is not signed in chooses a provider first; nothing
+ * is stored for a visitor who only looks.
+ */
+export const applicationsEndpoint = endpoint<Context>({
+  name: 'authorization',
+  method: 'GET',
+  path: '/oauth/applications',
+  kind: 'page',
+  steps: [loadSession, showApplications],
+});
+
+/**
+ * `POST /oauth/applications/revoke`: revokes the user's consent to one application, with every
+ * token issued under it, then shows the list again (post/redirect/get) with a one-time notice.
+ */
+export const revokeApplicationEndpoint = endpoint<FormContext>({
+  name: 'authorization',
+  method: 'POST',
+  path: '/oauth/applications/revoke',
+  kind: 'page',
+  steps: [
+    sameOrigin('The revoke form was submitted from another site.'),
+    readPageForm('2kb', 5),
+    loadSession,
+    revoke,
+  ],
+});
+
+async function showApplications(ctx: Context): Promise<void> {
+  const { server } = ctx;
+  const session = ctx.session!;
+  const { user, applicationsCsrf, notice } = session.state;
+  if (!user) {
+    ctx.answer = page(
+      server.pages.selection({
+        applicationName: 'your authorized applications',
+        providers: server.options.providers.map((p) => ({
+          name: p.name,
+          loginUrl: loginUrl(server, p.identifier, 'applications'),
+        })),
+      }),
+    );
+    return;
+  }
+  const csrf = applicationsCsrf ?? (session.write().applicationsCsrf = generateSecret());
+  // The notice of the revocation just made, shown once.
+  if (notice !== undefined) delete session.write().notice;
+  const applications = await authorizedApplications(server, user.id);
+  ctx.answer = page(
+    server.pages.applications({
+      signedInAs: user.identifier,
+      applications,
+      revokeAction: `${server.urls.base}/oauth/applications/revoke`,
+      csrf,
+      signOut: signOutForm(ctx, 'done'),
+      ...(notice === undefined ? {} : { revoked: notice.revoked }),
+    }),
+  );
+}
+
+async function revoke(ctx: FormContext): Promise<void> {
+  const { server, params } = ctx;
+  const session = ctx.session!;
+  const { user, applicationsCsrf } = session.state;
+  const clientId = params.get('client_id');
+  if (!user || !applicationsCsrf || !clientId || !safeEqual(params.get('csrf') ?? '', applicationsCsrf)) {
+    throw new OAuthError('invalid_request', 'This page has expired. Open your authorized applications again.', {
+      redirectable: false,
+    });
+  }
+  const client = await server.storage.clients.find(clientId);
+  if (await revokeApplication(server, user.id, clientId, ctx.req)) {
+    session.write().notice = { revoked: client?.applicationName ?? clientId };
+  }
+  ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+}

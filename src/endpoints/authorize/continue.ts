@@ -1,0 +1,148 @@
+import { generateSecret } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext, listened } from '../../events/emit.js';
+import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
+import { page, redirect } from '../../http/answer.js';
+import { backToClient, type RedirectTarget } from '../../http/redirect.js';
+import { scopesCover } from '../../scopes/scopes.js';
+import type { AuthorizationServer } from '../../server.js';
+import type { PendingAuthorization, SessionUser } from '../../session/state.js';
+import type { GrantRecord } from '../../storage/types.js';
+import { loginUrl } from '../login/url.js';
+import { signOutForm } from '../logout/endpoint.js';
+import type { AuthorizeContext } from './request.js';
+
+/**
+ * Step: where the authorization goes next. A user signed in (at the requested provider, if one is
+ * named) who already trusts the client with these scopes goes back to the client with a code or
+ * token at once; one who does not is asked on the consent page. Anyone else logs in at the named
+ * provider, or chooses one on the selection page. Only a request that must wait for the user is
+ * remembered in the session.
+ */
+export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
+  const { server, client, pending, provider } = ctx;
+  const session = ctx.session!;
+  const { user } = session.state;
+  if (user && (!provider || user.provider === provider.name)) {
+    const grant = await standingGrant(server, user.id, client.clientId);
+    if (grant && scopesCover(grant.scopes, pending.scopes)) {
+      session.clearPending();
+      return issue(ctx, user, grant);
+    }
+    const state = remember(ctx);
+    state.csrf = generateSecret();
+    ctx.answer = page(
+      server.pages.consent({
+        applicationName: client.applicationName,
+        clientId: client.clientId,
+        scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
+        action: `${server.urls.authorization}/decision`,
+        fields: { transaction: pending.id, csrf: state.csrf },
+        signedInAs: user.identifier,
+        switchAccount: signOutForm(ctx, 'switch'),
+      }),
+    );
+    return;
+  }
+  const state = remember(ctx);
+  delete state.csrf;
+  if (provider) {
+    ctx.answer = redirect(loginUrl(server, provider.identifier));
+    return;
+  }
+  ctx.answer = page(
+    server.pages.selection({
+      applicationName: client.applicationName,
+      providers: server.options.providers.map((p) => ({ name: p.name, loginUrl: loginUrl(server, p.identifier) })),
+    }),
+  );
+}
+
+/** The request is the session's pending one from now on; an older one is forgotten. */
+function remember(ctx: AuthorizeContext) {
+  const state = ctx.session!.write();
+  state.pending = ctx.pending;
+  return state;
+}
+
+/** Step of the resumed requests: the authorization in progress in this browser. */
+export function readPending(ctx: AuthorizeContext): void {
+  const { pending } = ctx.session!.state;
+  if (!pending) {
+    throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', {
+      redirectable: false,
+    });
+  }
+  ctx.pending = pending;
+}
+
+/**
+ * Step of the resumed requests: the client of the pending request, read again (it may have been
+ * disabled while the user was logging in or reading the consent page). Its redirect URI was
+ * verified when the request arrived: errors go back to it from now on.
+ */
+export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
+  const { server, pending } = ctx;
+  const client = await server.storage.clients.find(pending.clientId);
+  if (!client || client.disabled) {
+    throw new OAuthError('access_denied', 'The client application is no longer registered.', {
+      redirectable: false,
+    });
+  }
+  ctx.client = client;
+  ctx.redirectTarget = targetOf(server, pending);
+}
+
+export function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
+  return {
+    redirectUri: pending.redirectUri,
+    responseType: pending.responseType,
+    state: pending.state,
+    issuer: server.urls.issuer,
+  };
+}
+
+/**
+ * Issues the code or token of an authorization request the user has approved (now or before)
+ * and answers with the redirect back to the client.
+ */
+export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
+  const { server, pending, req } = ctx;
+  const { grantId } = grant;
+  const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
+  const target = targetOf(server, pending);
+  if (pending.responseType === 'code') {
+    const code = await issueCode(server, {
+      ...subject,
+      grantId,
+      redirectUri: pending.redirectUri,
+      codeChallenge: pending.codeChallenge,
+      codeChallengeMethod: pending.codeChallengeMethod,
+    });
+    if (listened(server, 'code.issued')) {
+      const pkce = pending.codeChallenge !== null;
+      emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
+    }
+    ctx.answer = backToClient(target, { code }, req.method);
+    return;
+  }
+  const access = await saveAccessToken(server, { ...subject, grantId }, 'implicit', server.clock());
+  emit(server, {
+    type: 'token.issued',
+    grantType: 'implicit',
+    ...subject,
+    grantId,
+    refreshToken: false,
+    ...eventContext(req),
+  });
+  ctx.answer = backToClient(
+    target,
+    {
+      access_token: access.token,
+      token_type: 'Bearer',
+      expires_in: String(server.options.tokens.accessTokenTtl),
+      ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
+    },
+    req.method,
+  );
+}

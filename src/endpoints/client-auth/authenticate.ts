@@ -1,0 +1,103 @@
+import type { Request } from 'express';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
+import { emit, eventContext } from '../../events/emit.js';
+import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
+import { optionalParam } from '../../http/params.js';
+import type { AuthorizationServer } from '../../server.js';
+import type { ClientRecord } from '../../storage/types.js';
+import type { Context } from '../../http/pipeline.js';
+import { parseBasic } from './credentials.js';
+import { clientAuthRateLimit } from './rate-limit.js';
+
+/** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
+const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
+
+/** The context of an endpoint that authenticates clients (token, revocation, introspection). */
+export interface ClientContext extends Context {
+  /** The form parameters, strictly parsed: each at most once. */
+  params: Map<string, string>;
+  /** The authenticated client, once {@link authenticateClient} has run. */
+  client: ClientRecord;
+  /** Why authentication failed; thrown once the rate limit has counted it. */
+  authFailure?: OAuthError;
+}
+
+/**
+ * Step: authenticate the client ({@link verifyClient}). A failure is kept, not thrown, so that
+ * {@link limitFailures} counts it first; malformed credentials are refused at once.
+ */
+export function authenticateClient(ctx: ClientContext): Promise<void> {
+  const { server, req, params } = ctx;
+  const basic = parseBasic(req.get('authorization'));
+  return verifyClient(server, req, params, ctx.endpoint.name as AuthEndpoint, basic).then(
+    (client) => {
+      ctx.client = client;
+    },
+    (err: unknown) => {
+      if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
+      ctx.authFailure = err;
+    },
+  );
+}
+
+/**
+ * Step: the rate limits on failed client authentications count a failure, or refuse a client or
+ * address over its limit with 429; then a failure is refused with 401 `invalid_client`.
+ */
+export function limitFailures(ctx: ClientContext): void | Promise<void> {
+  const limit = clientAuthRateLimit(ctx.server);
+  if (limit === undefined) return throwFailure(ctx);
+  return limit(ctx.req, ctx.authFailure !== undefined).then(() => throwFailure(ctx));
+}
+
+function throwFailure(ctx: ClientContext): void {
+  if (ctx.authFailure) throw ctx.authFailure;
+}
+
+type AuthEndpoint = ClientAuthenticationFailedEvent['endpoint'];
+
+/**
+ * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
+ * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
+ * (it has no secret) all give the same `invalid_client`, reported as a
+ * `client.authentication_failed` event of `endpoint`.
+ */
+async function verifyClient(
+  server: AuthorizationServer,
+  req: Request,
+  params: Map<string, string>,
+  endpoint: ClientAuthenticationFailedEvent['endpoint'],
+  basic: { id: string; secret: string } | undefined,
+): Promise<ClientRecord> {
+  const bodyId = optionalParam(params, 'client_id');
+  const bodySecret = optionalParam(params, 'client_secret');
+  if (basic && bodySecret !== undefined) {
+    throw new OAuthError('invalid_request', 'Use one client authentication method, not both.');
+  }
+  if (basic && bodyId !== undefined && bodyId !== basic.id) {
+    throw new OAuthError('invalid_request', 'client_id does not match the Authorization header.');
+  }
+  const id = basic?.id ?? bodyId;
+  const secret = basic?.secret ?? bodySecret;
+  const failed = () => {
+    const presented = id === undefined ? {} : { clientId: id };
+    emit(server, { type: 'client.authentication_failed', ...presented, endpoint, ...eventContext(req) });
+    return invalidClient(server);
+  };
+  if (id === undefined || secret === undefined) throw failed();
+
+  const client = await server.storage.clients.find(id);
+  const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
+  if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
+    throw failed();
+  }
+  return client;
+}
+
+/** RFC 6749 5.2: 401 with a `WWW-Authenticate` challenge (Basic, the scheme RFC 6749 2.3.1 requires). */
+function invalidClient(server: AuthorizationServer): OAuthError {
+  return new OAuthError('invalid_client', 'Client authentication failed.', {
+    headers: { 'WWW-Authenticate': `Basic realm="${new URL(server.urls.base).host}"` },
+  });
+}

@@ -1,0 +1,80 @@
+import { safeEqual } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import { recordConsent } from '../../grants/grant.js';
+import { readPageForm, type FormContext } from '../../http/form.js';
+import { endpoint } from '../../http/pipeline.js';
+import { backToClient } from '../../http/redirect.js';
+import { sameOrigin } from '../../http/same-origin.js';
+import type { SessionUser } from '../../session/state.js';
+import { loadSession } from '../../session/session.js';
+import { issue, loadActiveClient, targetOf } from '../authorize/continue.js';
+import type { AuthorizeContext } from '../authorize/request.js';
+
+interface ConsentContext extends AuthorizeContext, FormContext {
+  user: SessionUser;
+}
+
+/**
+ * `POST /oauth/authorize/decision`: the user's answer on the consent page. What is authorized is
+ * taken from the session, never from the form; the form only carries the decision, the
+ * transaction id and a CSRF token bound to the session, and must come from our own origin.
+ */
+export const consentEndpoint = endpoint<ConsentContext>({
+  name: 'authorization',
+  method: 'POST',
+  path: '/oauth/authorize/decision',
+  kind: 'page',
+  steps: [
+    sameOrigin('The consent form was submitted from another site.'),
+    readPageForm('4kb', 10),
+    loadSession,
+    checkConsentForm,
+    loadActiveClient,
+    decide,
+  ],
+});
+
+/** Step: the form answers the consent page this session showed last, with its CSRF token. */
+function checkConsentForm(ctx: ConsentContext): void {
+  const { pending, user, csrf } = ctx.session!.state;
+  const { params } = ctx;
+  if (
+    !pending ||
+    !user ||
+    !csrf ||
+    params.get('transaction') !== pending.id ||
+    !safeEqual(params.get('csrf') ?? '', csrf)
+  ) {
+    throw new OAuthError(
+      'invalid_request',
+      'This consent form has expired. Return to the application and start again.',
+      { redirectable: false },
+    );
+  }
+  ctx.pending = pending;
+  ctx.user = user;
+}
+
+async function decide(ctx: ConsentContext): Promise<void> {
+  const { server, pending, user, req } = ctx;
+  const decision = ctx.params.get('decision');
+  if (decision === 'deny') {
+    ctx.session!.clearPending();
+    emit(server, { type: 'consent.denied', userId: user.id, clientId: pending.clientId, ...eventContext(req) });
+    const denied = { error: 'access_denied', error_description: 'The user denied the request.' };
+    ctx.answer = backToClient(targetOf(server, pending), denied, req.method);
+    return;
+  }
+  if (decision !== 'allow') throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes);
+  emit(server, {
+    type: 'consent.given',
+    userId: user.id,
+    clientId: pending.clientId,
+    scopes: pending.scopes,
+    ...eventContext(req),
+  });
+  ctx.session!.clearPending();
+  await issue(ctx, user, grant);
+}

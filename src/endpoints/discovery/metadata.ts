@@ -1,0 +1,137 @@
+import type { RequestHandler } from 'express';
+import { Router } from 'express';
+import type { AuthorizationServer } from '../../server.js';
+
+/** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
+export interface MetadataOptions {
+  /** Advertise `revocation_endpoint` (mount `revocationRouter`). Default `true`. */
+  revocation?: boolean;
+  /** Advertise `introspection_endpoint` (mount `introspectionRouter`). Default `true`. */
+  introspection?: boolean;
+  /** An absolute http(s) URL of documentation for developers of client applications. */
+  serviceDocumentation?: string;
+}
+
+/** Authorization server metadata (RFC 8414 2), as this library fills it in. */
+export interface AuthorizationServerMetadata {
+  issuer: string;
+  authorization_endpoint: string;
+  token_endpoint: string;
+  revocation_endpoint?: string;
+  revocation_endpoint_auth_methods_supported?: string[];
+  introspection_endpoint?: string;
+  introspection_endpoint_auth_methods_supported?: string[];
+  scopes_supported?: string[];
+  response_types_supported: string[];
+  response_modes_supported: string[];
+  grant_types_supported: string[];
+  token_endpoint_auth_methods_supported: string[];
+  code_challenge_methods_supported: string[];
+  authorization_response_iss_parameter_supported: true;
+  service_documentation?: string;
+}
+
+/** RFC 6749 2.3.1, both ways the token endpoint accepts (RFC 8414 2 / IANA names). */
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+
+/**
+ * The metadata document (RFC 8414 2) of the server: every URL absolute and built from `baseUrl`,
+ * the issuer being `baseUrl` itself.
+ *
+ * @see RFC 8414 section 2, RFC 9207 section 3
+ */
+export function authorizationServerMetadata(
+  server: AuthorizationServer,
+  options: MetadataOptions = {},
+): AuthorizationServerMetadata {
+  const { urls } = server;
+  const scopes = Object.keys(server.options.scopes);
+  const documentation = checkDocumentationUrl(options.serviceDocumentation);
+  return {
+    issuer: urls.issuer,
+    authorization_endpoint: urls.authorization,
+    token_endpoint: urls.token,
+    ...(options.revocation === false
+      ? {}
+      : {
+          revocation_endpoint: urls.revocation,
+          revocation_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        }),
+    ...(options.introspection === false
+      ? {}
+      : {
+          introspection_endpoint: urls.introspection,
+          introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+        }),
+    // Only the operator's configured scopes: clients may be registered with others of their own.
+    ...(scopes.length ? { scopes_supported: scopes } : {}),
+    response_types_supported: ['code', 'token'],
+    response_modes_supported: ['query', 'fragment'],
+    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
+    token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+    code_challenge_methods_supported: ['S256'],
+    authorization_response_iss_parameter_supported: true,
+    ...(documentation === undefined ? {} : { service_documentation: documentation }),
+  };
+}
+
+/**
+ * The path of the metadata document relative to the origin (RFC 8414 3): the well-known segment
+ * goes between the host and the issuer's path, so issuer `https://example.com/auth` has its
+ * metadata at `/.well-known/oauth-authorization-server/auth`.
+ */
+export function metadataPath(server: AuthorizationServer): string {
+  return new URL(server.urls.metadata).pathname;
+}
+
+/**
+ * Answers `GET` (and `HEAD`) of the metadata document at its path: public, cacheable, readable
+ * from any origin. The path is compared as a string, not given to Express as a route pattern, so
+ * characters such as `:` or `*` in the path of `baseUrl` mean nothing special.
+ */
+export function metadataHandler(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
+  const path = metadataPath(server);
+  const json = JSON.stringify(authorizationServerMetadata(server, options));
+  return (req, res, next) => {
+    if ((req.method !== 'GET' && req.method !== 'HEAD') || req.path !== path) return next();
+    res
+      .set({ 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' })
+      .type('json')
+      .send(json);
+  };
+}
+
+/**
+ * Serves the metadata document (RFC 8414 3) at `GET /.well-known/oauth-authorization-server`
+ * followed by the issuer's path. **Mount it at the origin root** (`app.use(metadataRouter(server))`),
+ * whatever the path of `baseUrl`: that is where RFC 8414 clients look. `discoveryRouter` serves
+ * the same document when it is itself mounted at the origin root.
+ *
+ * @example
+ * // baseUrl: 'https://example.com/auth'
+ * app.use(metadataRouter(server)); // GET /.well-known/oauth-authorization-server/auth
+ * app.use('/auth', discoveryRouter(server), authorizeRouter(server), tokenRouter(server));
+ *
+ * @see RFC 8414 section 3
+ */
+export function metadataRouter(server: AuthorizationServer, options: MetadataOptions = {}): Router {
+  const router = Router();
+  router.use(metadataHandler(server, options));
+  return router;
+}
+
+function checkDocumentationUrl(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')) {
+    throw new TypeError(
+      'openid-oauth-bridge: invalid options\n  serviceDocumentation: must be an absolute http(s) URL',
+    );
+  }
+  return url;
+}

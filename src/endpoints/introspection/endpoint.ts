@@ -1,0 +1,105 @@
+import { hashSecret } from '../../crypto/secrets.js';
+import { usable } from '../../grants/tokens.js';
+import { json } from '../../http/answer.js';
+import { onlyPost, readClientForm } from '../../http/form.js';
+import { optionalParam, requiredParam } from '../../http/params.js';
+import { endpoint, type Endpoint } from '../../http/pipeline.js';
+import type { AuthorizationServer } from '../../server.js';
+import type { FoundTokenRecord } from '../../storage/types.js';
+import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
+
+export interface IntrospectionRouterOptions {
+  /**
+   * The `client_id`s of resource servers that may introspect every token. They are registered
+   * like code clients (`registerClient`; their `redirectUri` is never used) and authenticate
+   * with their secret. Every other code client may introspect only the tokens issued to it.
+   * Default: none.
+   */
+  resourceServers?: readonly string[];
+}
+
+/** The RFC 7662 2.2 answer. */
+export type IntrospectionResponse =
+  | { active: false }
+  | {
+      active: true;
+      /** Space-separated; absent when the token has no scope. */
+      scope?: string;
+      client_id: string;
+      /** `Bearer` for an access token; absent for a refresh token. */
+      token_type?: 'Bearer';
+      /** Seconds since the epoch; absent for a refresh token without expiry. */
+      exp?: number;
+      iat: number;
+      /** The library's id of the user, the same for every client. */
+      sub: string;
+      iss: string;
+    };
+
+const INACTIVE: IntrospectionResponse = { active: false };
+
+/**
+ * The token introspection endpoint (RFC 7662): `POST /oauth/introspect` with `token` and an
+ * optional `token_type_hint` in an `application/x-www-form-urlencoded` body, for resource servers
+ * that run in other processes. The caller authenticates as a client does at the token endpoint.
+ *
+ * Who may see what (RFC 7662 section 4): a client sees only the tokens issued to it, and the
+ * `resourceServers` see every token. Anything else, like an unknown, expired, revoked or
+ * rotated-away token, or one of a disabled or removed client, is `{ "active": false }`, so the
+ * answer never tells a caller that a token it may not see exists.
+ *
+ * @see RFC 7662 sections 2.1, 2.2, 2.3, 4
+ */
+export function introspectionEndpoint(options: IntrospectionRouterOptions = {}): Endpoint<ClientContext> {
+  const resourceServers = new Set(checkResourceServers(options.resourceServers));
+  return endpoint<ClientContext>({
+    name: 'introspection',
+    method: 'POST',
+    path: '/oauth/introspect',
+    kind: 'json',
+    steps: [
+      onlyPost,
+      readClientForm('8kb', 10),
+      authenticateClient,
+      limitFailures,
+      async function introspect(ctx) {
+        const { server, params, client } = ctx;
+        const token = requiredParam(params, 'token');
+        // RFC 7662 2.1: the hint is advisory; one lookup finds either kind.
+        optionalParam(params, 'token_type_hint');
+        const found = await server.storage.tokens.find(hashSecret(token));
+        const visible =
+          found !== null &&
+          (found.token.clientId === client.clientId || resourceServers.has(client.clientId));
+        ctx.answer = json(visible ? describe(server, found) : INACTIVE);
+      },
+    ],
+  });
+}
+
+/** Active exactly when `requireBearer` would accept the access token (or a refresh would work). */
+function describe(server: AuthorizationServer, found: FoundTokenRecord): IntrospectionResponse {
+  const { token } = found;
+  if (!usable(found, server.clock()) || token.rotatedAt !== null) return INACTIVE;
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+  return {
+    active: true,
+    ...(token.scopes.length ? { scope: token.scopes.join(' ') } : {}),
+    client_id: token.clientId,
+    ...(token.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
+    ...(token.expiresAt === null ? {} : { exp: seconds(token.expiresAt) }),
+    iat: seconds(token.createdAt),
+    sub: token.userId,
+    iss: server.urls.issuer,
+  };
+}
+
+function checkResourceServers(ids: readonly string[] | undefined): readonly string[] {
+  if (ids === undefined) return [];
+  if (!Array.isArray(ids) || ids.some((id) => typeof id !== 'string' || id === '')) {
+    throw new TypeError(
+      'openid-oauth-bridge: invalid options\n  resourceServers: must be an array of client ids',
+    );
+  }
+  return ids;
+}

@@ -1,0 +1,93 @@
+import { randomId } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import { redirect } from '../../http/answer.js';
+import type { Context } from '../../http/pipeline.js';
+import { findProvider, LOGIN_SESSION_KEY } from '../../server.js';
+import type { PendingAuthorization } from '../../session/state.js';
+import type { UserRecord } from '../../storage/types.js';
+import { runLogin, type LoginIdentity } from './run-login.js';
+
+export interface CallbackContext extends Context {
+  /** What the login is for: the authorization it was started for, or the applications page. */
+  purpose: PendingAuthorization | 'applications';
+  identity: LoginIdentity;
+  user: UserRecord;
+}
+
+/**
+ * Step: a login is in progress in this browser, and the authorization it was started for is still
+ * the one in progress: the code will be issued for the request whose consent the user sees,
+ * never for one swapped in while the login was pending.
+ */
+export function checkLoginInProgress(ctx: CallbackContext): void {
+  const { pending, loginFor } = ctx.session!.state;
+  if (loginFor === 'applications' && !pending) {
+    ctx.purpose = 'applications';
+    return;
+  }
+  if (pending && loginFor === pending.id) {
+    ctx.purpose = pending;
+    return;
+  }
+  throw new OAuthError(
+    'invalid_request',
+    pending
+      ? 'Another sign-in was started in this browser while this one was in progress. Start again.'
+      : 'There is no sign-in in progress in this browser. Return to the application and start again.',
+    { redirectable: false },
+  );
+}
+
+/** Step: the strategy checks the provider's answer. */
+export async function verifyAtProvider(ctx: CallbackContext): Promise<void> {
+  const identity = await runLogin(ctx, ctx.req, providerOfLogin(ctx));
+  if (identity !== undefined) ctx.identity = identity;
+}
+
+/** Step: the user of the verified identity, created at the first login. */
+export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
+  const { server, identity } = ctx;
+  const provider = identity.provider ?? defaultProviderName(ctx);
+  ctx.user = await server.storage.users.findOrCreate(
+    { identifier: identity.identifier, provider },
+    randomId(),
+    server.clock(),
+  );
+}
+
+/**
+ * Step: signs the user in with a new session id (no session fixation, RFC 6819 4.4.1.x) that
+ * carries over only what the login was for, then post/redirect/get: the consent page (or the
+ * redirect to the client) comes from the resumed request, so reloading it or going back never
+ * replays the provider's answer.
+ */
+export async function signIn(ctx: CallbackContext): Promise<void> {
+  const { server, user, purpose } = ctx;
+  emit(server, {
+    type: 'login.succeeded',
+    userId: user.id,
+    provider: user.provider,
+    ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
+    ...eventContext(ctx.req),
+  });
+  const state = await ctx.session!.regenerate();
+  state.user = { id: user.id, identifier: user.identifier, provider: user.provider };
+  if (purpose === 'applications') {
+    ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+    return;
+  }
+  state.pending = purpose;
+  ctx.answer = redirect(`${server.urls.authorization}/resume`, 303);
+}
+
+/** The provider of the built-in login in progress, read before the strategy clears its state. */
+function providerOfLogin(ctx: Context): string | undefined {
+  const session = ctx.req.session as unknown as Record<string, { provider?: unknown } | undefined>;
+  const name = session[LOGIN_SESSION_KEY]?.provider;
+  return typeof name === 'string' ? findProvider(ctx.server, name)?.identifier : undefined;
+}
+
+function defaultProviderName({ server }: Context): string {
+  return server.options.providers.length === 1 ? server.options.providers[0]!.name : 'openid';
+}

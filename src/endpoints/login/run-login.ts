@@ -1,0 +1,92 @@
+import type { Request } from 'express';
+import { LoginFailed, ProviderUnreachable } from '../../errors/login-failed.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import { redirect } from '../../http/answer.js';
+import type { Context } from '../../http/pipeline.js';
+import { runStrategy } from '../../login/run-strategy.js';
+import { loginUrl } from './url.js';
+
+/** The identity a login strategy must pass to `success()`. */
+export interface LoginIdentity {
+  /** Stable external identifier of the user (the OpenID claimed identifier). */
+  identifier: string;
+  /** Name of the provider; defaults to the only configured one's or `openid`. */
+  provider?: string;
+}
+
+/**
+ * Runs the login strategy on `req` (the request, or a view of it). A redirect becomes the answer
+ * and resolves `undefined`; a success resolves the identity; anything else throws the error
+ * page's error. `provider` is the identifier of the provider being logged in at, when known, for
+ * the page shown if it does not answer. The strategy keeps its state in the session.
+ */
+export async function runLogin(
+  ctx: Context,
+  req: Request,
+  provider: string | undefined,
+): Promise<LoginIdentity | undefined> {
+  const { server } = ctx;
+  ctx.session!.forStrategy();
+  const outcome = await runStrategy(server.loginStrategy, req, { session: false });
+  const resume = `${server.urls.authorization}/resume`;
+  switch (outcome.kind) {
+    case 'redirect':
+      ctx.answer = redirect(outcome.url);
+      return undefined;
+    case 'success':
+      if (!isLoginIdentity(outcome.user)) {
+        throw new OAuthError('server_error', 'The login strategy returned no identity.', {
+          redirectable: false,
+          cause: new TypeError('login strategy success() must receive { identifier: string, provider?: string }'),
+        });
+      }
+      return outcome.user;
+    case 'fail':
+    case 'pass': {
+      const reason =
+        outcome.kind === 'fail' ? failureMessage(outcome.challenge) : 'The sign-in could not be completed.';
+      reportLoginFailure(ctx, 'failed', reason);
+      if ((outcome as { challenge?: { kind?: unknown } }).challenge?.kind === 'provider_unreachable') {
+        const others = server.options.providers.length > 1 ? resume : undefined;
+        throw new ProviderUnreachable(reason, provider === undefined ? resume : loginUrl(server, provider), others);
+      }
+      throw new LoginFailed(reason, resume);
+    }
+    case 'error':
+      reportLoginFailure(ctx, 'error', 'The sign-in failed unexpectedly.');
+      throw new OAuthError('server_error', 'The sign-in failed unexpectedly.', {
+        redirectable: false,
+        cause: outcome.error,
+      });
+  }
+}
+
+/** Reports a login that did not complete, with the message the user is shown. */
+function reportLoginFailure(ctx: Context, outcome: 'failed' | 'error', reason: string): void {
+  const clientId = ctx.session!.state.pending?.clientId;
+  emit(ctx.server, {
+    type: 'login.failed',
+    outcome,
+    reason,
+    ...(clientId === undefined ? {} : { clientId }),
+    ...eventContext(ctx.req),
+  });
+}
+
+function failureMessage(challenge: unknown): string {
+  const message = (challenge as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && message.length < 300
+    ? message
+    : 'The sign-in at your OpenID provider failed.';
+}
+
+function isLoginIdentity(user: unknown): user is LoginIdentity {
+  const identity = user as LoginIdentity | undefined;
+  return (
+    typeof identity?.identifier === 'string' &&
+    identity.identifier.length > 0 &&
+    identity.identifier.length <= 2048 &&
+    (identity.provider === undefined || typeof identity.provider === 'string')
+  );
+}

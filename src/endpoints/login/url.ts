@@ -1,0 +1,11 @@
+import type { AuthorizationServer } from '../../server.js';
+
+/**
+ * The URL of the login route for one configured provider; `for: 'applications'` signs in for the
+ * authorized-applications page rather than for a pending authorization.
+ */
+export function loginUrl(server: AuthorizationServer, identifier: string, purpose?: 'applications'): string {
+  const query = new URLSearchParams({ openid_identifier: identifier });
+  if (purpose) query.set('for', purpose);
+  return `${server.urls.base}/oauth/login?${query}`;
+}

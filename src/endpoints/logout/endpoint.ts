@@ -1,0 +1,62 @@
+import { generateSecret, safeEqual } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { redirect } from '../../http/answer.js';
+import { readPageForm, type FormContext } from '../../http/form.js';
+import { endpoint, type Context } from '../../http/pipeline.js';
+import { sameOrigin } from '../../http/same-origin.js';
+import type { SignOutForm } from '../../pages/types.js';
+import { loadSession } from '../../session/session.js';
+
+/**
+ * `POST /oauth/logout`: ends the login session. The form must come from our own origin with the
+ * session's CSRF token. `then=switch` keeps the authorization request in progress in a new
+ * session and resumes it at the provider selection (sign in with another account); otherwise the
+ * session ends and the browser goes to the authorized-applications page.
+ */
+export const logoutEndpoint = endpoint<FormContext>({
+  name: 'authorization',
+  method: 'POST',
+  path: '/oauth/logout',
+  kind: 'page',
+  steps: [
+    sameOrigin('The sign-out form was submitted from another site.'),
+    readPageForm('2kb', 5),
+    loadSession,
+    checkLogoutForm,
+    signOut,
+  ],
+});
+
+function checkLogoutForm(ctx: FormContext): void {
+  const { logoutCsrf } = ctx.session!.state;
+  if (!logoutCsrf || !safeEqual(ctx.params.get('csrf') ?? '', logoutCsrf)) {
+    throw new OAuthError('invalid_request', 'This page has expired. Reload it and try again.', {
+      redirectable: false,
+    });
+  }
+}
+
+async function signOut(ctx: FormContext): Promise<void> {
+  const { server } = ctx;
+  const session = ctx.session!;
+  const { pending } = session.state;
+  if (ctx.params.get('then') === 'switch' && pending) {
+    // A new session id with only the request in progress: nothing of the signed-in user is left.
+    (await session.regenerate()).pending = pending;
+    ctx.answer = redirect(`${server.urls.authorization}/resume`, 303);
+    return;
+  }
+  await session.end();
+  ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+}
+
+/**
+ * The sign-out form of a page shown to a signed-in user, with the session's CSRF token (created
+ * here if the session has none yet). `switch`: the authorization in progress is kept and resumes
+ * at the provider selection.
+ */
+export function signOutForm(ctx: Context, then: 'switch' | 'done'): SignOutForm {
+  const session = ctx.session!;
+  const csrf = session.state.logoutCsrf ?? (session.write().logoutCsrf = generateSecret());
+  return { action: `${ctx.server.urls.base}/oauth/logout`, fields: { csrf, then } };
+}
