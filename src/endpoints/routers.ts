@@ -85,7 +85,10 @@ export function revocationRouter(server: AuthorizationServer): Router {
  * @example
  * app.use(introspectionRouter(server, { resourceServers: ['realms-api'] }));
  */
-export function introspectionRouter(server: AuthorizationServer, options: IntrospectionRouterOptions = {}): Router {
+export function introspectionRouter(
+  server: AuthorizationServer,
+  options: IntrospectionRouterOptions = {},
+): Router {
   return oauthRoutes(server, [introspectionEndpoint(options)]);
 }
 

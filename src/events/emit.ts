@@ -1,12 +1,7 @@
 import type { Request } from 'express';
 import type { AuthorizationServer } from '../server.js';
 import { DISPATCH, LISTENED } from './emitter.js';
-import type {
-  ServerEvent,
-  ServerEventBase,
-  ServerEventInput,
-  ServerEventType,
-} from './types.js';
+import type { ServerEvent, ServerEventBase, ServerEventInput, ServerEventType } from './types.js';
 
 /**
  * Reports an event to the server's listeners. Internal to the library: endpoints call it after

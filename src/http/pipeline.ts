@@ -65,7 +65,10 @@ export function endpoint<C extends Context>(definition: Endpoint<C>): Endpoint<C
  * has the headers, possibly to another instance), then sends the answer. Whatever a step throws
  * goes to the one error presenter. `HEAD` on a page endpoint is 405: its `GET` has side effects.
  */
-export function handle<C extends Context>(server: AuthorizationServer, endpoint: Endpoint<C>): RequestHandler {
+export function handle<C extends Context>(
+  server: AuthorizationServer,
+  endpoint: Endpoint<C>,
+): RequestHandler {
   const { steps, kind } = endpoint;
   const extend = endpoint.context ?? ((ctx: Context) => ctx as C);
   return function pipeline(req: Request, res: Response, next: NextFunction): void {

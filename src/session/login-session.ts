@@ -112,7 +112,10 @@ export function hostLoginSession(
   };
 }
 
-function startedTooLongAgo(req: Request, options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>): boolean {
+function startedTooLongAgo(
+  req: Request,
+  options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>,
+): boolean {
   const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[
     LIBRARY_STATE_KEY
   ];

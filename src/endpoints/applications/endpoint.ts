@@ -77,9 +77,13 @@ async function revoke(ctx: FormContext): Promise<void> {
   const { user, applicationsCsrf } = session.state;
   const clientId = params.get('client_id');
   if (!user || !applicationsCsrf || !clientId || !safeEqual(params.get('csrf') ?? '', applicationsCsrf)) {
-    throw new OAuthError('invalid_request', 'This page has expired. Open your authorized applications again.', {
-      redirectable: false,
-    });
+    throw new OAuthError(
+      'invalid_request',
+      'This page has expired. Open your authorized applications again.',
+      {
+        redirectable: false,
+      },
+    );
   }
   const client = await server.storage.clients.find(clientId);
   if (await revokeApplication(server, user.id, clientId, ctx.req)) {

@@ -53,7 +53,10 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   ctx.answer = page(
     server.pages.selection({
       applicationName: client.applicationName,
-      providers: server.options.providers.map((p) => ({ name: p.name, loginUrl: loginUrl(server, p.identifier) })),
+      providers: server.options.providers.map((p) => ({
+        name: p.name,
+        loginUrl: loginUrl(server, p.identifier),
+      })),
     }),
   );
 }

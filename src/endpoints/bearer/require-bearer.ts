@@ -54,7 +54,10 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  *
  * @see RFC 6750 sections 2, 2.1, 3, 3.1
  */
-export function requireBearer(server: AuthorizationServer, options: RequireBearerOptions = {}): RequestHandler {
+export function requireBearer(
+  server: AuthorizationServer,
+  options: RequireBearerOptions = {},
+): RequestHandler {
   const realm = (options.realm ?? new URL(server.urls.base).host).replace(/["\\]/g, '');
   const required = options.scopes ?? [];
   const refuse = (code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string) => {

@@ -108,9 +108,7 @@ function limiter(
     store,
     // The address key is express-rate-limit's own (with its checks of the `trust proxy` setting);
     // `keyOf` computes the same key for the reads.
-    ...(kind === 'address'
-      ? { ipv6Subnet: IPV6_SUBNET }
-      : { keyGenerator: (req: Request) => keyOf(req)! }),
+    ...(kind === 'address' ? { ipv6Subnet: IPV6_SUBNET } : { keyGenerator: (req: Request) => keyOf(req)! }),
     // Entered only for a failure or a key over its limit (see above): count it unless unkeyed.
     skip: (req) => keyOf(req) === undefined,
     // Only Retry-After: the remaining count is nobody's business.

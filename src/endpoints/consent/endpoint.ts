@@ -61,12 +61,18 @@ async function decide(ctx: ConsentContext): Promise<void> {
   const decision = ctx.params.get('decision');
   if (decision === 'deny') {
     ctx.session!.clearPending();
-    emit(server, { type: 'consent.denied', userId: user.id, clientId: pending.clientId, ...eventContext(req) });
+    emit(server, {
+      type: 'consent.denied',
+      userId: user.id,
+      clientId: pending.clientId,
+      ...eventContext(req),
+    });
     const denied = { error: 'access_denied', error_description: 'The user denied the request.' };
     ctx.answer = backToClient(targetOf(server, pending), denied, req.method);
     return;
   }
-  if (decision !== 'allow') throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  if (decision !== 'allow')
+    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes);
   emit(server, {
     type: 'consent.given',

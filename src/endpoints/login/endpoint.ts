@@ -1,6 +1,12 @@
 import { endpoint } from '../../http/pipeline.js';
 import { loadSession } from '../../session/session.js';
-import { checkLoginInProgress, findOrCreateUser, signIn, verifyAtProvider, type CallbackContext } from './callback.js';
+import {
+  checkLoginInProgress,
+  findOrCreateUser,
+  signIn,
+  verifyAtProvider,
+  type CallbackContext,
+} from './callback.js';
 import { chooseProvider, startAtProvider, type StartContext } from './start.js';
 
 /**

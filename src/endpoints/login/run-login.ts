@@ -38,7 +38,9 @@ export async function runLogin(
       if (!isLoginIdentity(outcome.user)) {
         throw new OAuthError('server_error', 'The login strategy returned no identity.', {
           redirectable: false,
-          cause: new TypeError('login strategy success() must receive { identifier: string, provider?: string }'),
+          cause: new TypeError(
+            'login strategy success() must receive { identifier: string, provider?: string }',
+          ),
         });
       }
       return outcome.user;
@@ -49,7 +51,11 @@ export async function runLogin(
       reportLoginFailure(ctx, 'failed', reason);
       if ((outcome as { challenge?: { kind?: unknown } }).challenge?.kind === 'provider_unreachable') {
         const others = server.options.providers.length > 1 ? resume : undefined;
-        throw new ProviderUnreachable(reason, provider === undefined ? resume : loginUrl(server, provider), others);
+        throw new ProviderUnreachable(
+          reason,
+          provider === undefined ? resume : loginUrl(server, provider),
+          others,
+        );
       }
       throw new LoginFailed(reason, resume);
     }

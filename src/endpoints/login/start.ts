@@ -21,11 +21,14 @@ export function chooseProvider(ctx: StartContext): void {
   const [only, ...more] = identifiers;
   const provider = only === undefined ? undefined : findProvider(ctx.server, only);
   if (provider === undefined || more.length > 0 || provider.identifier !== only) {
-    throw new OAuthError('invalid_request', 'This OpenID provider is not accepted here.', { redirectable: false });
+    throw new OAuthError('invalid_request', 'This OpenID provider is not accepted here.', {
+      redirectable: false,
+    });
   }
   const { pending } = ctx.session!.state;
   // A pending authorization of this browser keeps precedence over a sign-in for the applications page.
-  const loginFor = pending?.id ?? (query.getAll('for').join() === 'applications' ? 'applications' : undefined);
+  const loginFor =
+    pending?.id ?? (query.getAll('for').join() === 'applications' ? 'applications' : undefined);
   if (loginFor === undefined) {
     throw new OAuthError(
       'invalid_request',

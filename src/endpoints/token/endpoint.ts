@@ -37,7 +37,9 @@ function chooseGrant(ctx: TokenContext): void {
 }
 
 function issueTokens(ctx: TokenContext): Promise<void> {
-  return ctx.grant(ctx.server, ctx.client, ctx.params, () => eventContext(ctx.req)).then((tokens) => {
-    ctx.answer = json(tokens);
-  });
+  return ctx
+    .grant(ctx.server, ctx.client, ctx.params, () => eventContext(ctx.req))
+    .then((tokens) => {
+      ctx.answer = json(tokens);
+    });
 }
