@@ -16,6 +16,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
 import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import {
@@ -127,6 +128,30 @@ const WORKLOAD_TITLES = {
   authorize: 'authorize, logged in and already trusted (302)',
 };
 
+/**
+ * `before-memory`, `before-sqlite`, `before-postgres`: the library of another checkout (an older
+ * commit, built, with its bench installed), named by BENCH_BEFORE, measured in the same run as
+ * this one: `git worktree add /tmp/before <commit>`, then `npm ci && npm run build && npm install
+ * --prefix bench` there, then `BENCH_BEFORE=/tmp/before node bench/run.mjs --contenders
+ * express,library-memory,before-memory`.
+ */
+function beforeContender(id) {
+  const match = /^before-(memory|sqlite|postgres)$/.exec(id);
+  if (!match || !process.env.BENCH_BEFORE) return undefined;
+  const storage = match[1];
+  return {
+    id,
+    label: `openid-oauth-bridge before, ${storage}`,
+    script: join(process.env.BENCH_BEFORE, 'bench', 'contenders', 'library.mjs'),
+    env: { BENCH_STORAGE: storage },
+    needsPostgres: storage === 'postgres',
+  };
+}
+
+function scriptOf(contender) {
+  return contender.script ?? new URL(`contenders/${contender.file}`, here).pathname;
+}
+
 const postgresUrl = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 
 async function main() {
@@ -135,8 +160,8 @@ async function main() {
   // An id that is not a known contender names a file of bench/contenders: for experiments.
   const requested = args.contenders?.split(',') ?? CONTENDERS.filter((c) => !c.optional).map((c) => c.id);
   const selected = requested
-    .map((id) => CONTENDERS.find((c) => c.id === id) ?? { id, label: id, file: `${id}.mjs` })
-    .filter((c) => existsSync(new URL(`contenders/${c.file}`, here)));
+    .map((id) => CONTENDERS.find((c) => c.id === id) ?? beforeContender(id) ?? { id, label: id, file: `${id}.mjs` })
+    .filter((c) => existsSync(scriptOf(c)));
   for (const c of selected.filter((c) => c.needsPostgres && !postgres.ok)) {
     console.error(`skipping ${c.label}: PostgreSQL at ${postgresUrl} did not answer (${postgres.reason})`);
   }
@@ -467,7 +492,7 @@ async function run(load, seconds) {
 
 /** Starts a contender on the server core; resolves once it is listening with its fixtures stored. */
 async function start(contender, env) {
-  const script = new URL(`contenders/${contender.file}`, here).pathname;
+  const script = scriptOf(contender);
   // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' profiles the contenders.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const node = [process.execPath, '--expose-gc', ...extra, script];

@@ -59,7 +59,7 @@ export {
   authorizedApplications,
   revokeApplication,
   type AuthorizedApplication,
-} from './applications/authorized.js';
+} from './grants/applications.js';
 export {
   StorageUnavailableError,
   type StorageUnavailableErrorOptions,

@@ -2,7 +2,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { operatorMethod, registerClient, rotateClientSecret } from '../clients/register.js';
 import { ServerEvents } from '../events/emitter.js';
 import { revokeApplication } from '../grants/grant.js';
-import { SCOPE_TOKEN } from '../scopes/scopes.js';
+import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { connectStorage } from '../storage/sql/connect.js';
 import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';

@@ -3,7 +3,7 @@ import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
-import { SCOPE_TOKEN } from '../scopes/scopes.js';
+import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { Storage } from '../storage/types.js';
 
 /** The 12 required methods of the storage contract, by store. */

@@ -1,7 +1,7 @@
 import { hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
-import { requestedScopes } from '../scopes/scopes.js';
+import { requestedScopes } from './scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, TokenRecord } from '../storage/types.js';
 import { afterCommit, type GrantDeps } from './deps.js';

@@ -1,4 +1,4 @@
-import { authorizedApplications, revokeApplication } from '../../applications/authorized.js';
+import { authorizedApplications, revokeApplication } from '../../grants/applications.js';
 import { generateSecret, safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { page, redirect } from '../../http/answer.js';

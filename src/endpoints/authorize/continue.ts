@@ -4,7 +4,7 @@ import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
-import { scopesCover } from '../../scopes/scopes.js';
+import { scopesCover } from '../../grants/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { PendingAuthorization, SessionUser } from '../../session/state.js';
 import type { GrantRecord } from '../../storage/types.js';

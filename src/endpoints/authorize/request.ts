@@ -5,7 +5,7 @@ import { findProvider, type AuthorizationServer, type ConfiguredProvider } from 
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
-import { requestedScopes } from '../../scopes/scopes.js';
+import { requestedScopes } from '../../grants/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
 
 /** The context of the authorization endpoint and of the steps that resume it. */

@@ -214,8 +214,8 @@ export const migrations: Record<string, Migration> = {
     },
   },
   '2026-11-21-004-fewer-token-indexes': {
-    // Each secondary index costs a token insert about 1.2 WAL pages and 7-9 µs on SQLite. Tokens
-    // are looked up by user and client together or by client alone, never by user alone, so one
+    // Each secondary index makes every token insert dearer (bench/README.md). Tokens are looked
+    // up by user and client together or by client alone, never by user alone, so one
     // (client_id, user_id) index serves both; refresh tokens are mostly stored without expiry,
     // so only those with one need to be in the index prune reads (`expires_at <= now` implies
     // `IS NOT NULL`, so the planners use the partial index).

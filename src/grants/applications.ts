@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { eventContext } from '../events/emit.js';
-import { revokeApplication as revokeGrantOf } from '../grants/grant.js';
+import { revokeApplication as revokeGrantOf } from './grant.js';
 import type { AuthorizationServer } from '../server.js';
 
 /** An application the user trusts, as the authorized-applications page shows it. */
