@@ -71,23 +71,32 @@ function expectOneReport(
   expect(seen.logger.lines).toHaveLength(1);
 }
 
+/** Memory storage whose ephemeral reads of the keys `affected` picks fail once `down` is set. */
+function ephemeralOutage(affected: (key: string) => boolean) {
+  const base = memoryStorage();
+  const { ephemeral } = base;
+  const outage = {
+    down: false,
+    storage: {
+      ...base,
+      ephemeral: {
+        ...ephemeral,
+        get: (key: string, now: number) =>
+          outage.down && affected(key)
+            ? Promise.reject(new StorageUnavailableError('down'))
+            : ephemeral.get(key, now),
+      },
+    },
+  };
+  return outage;
+}
+
 describe('every 5xx is reported exactly once, with the same shape', () => {
   it('a storage outage at the token endpoint: 503 JSON, one report', async () => {
-    const storage = memoryStorage();
-    let down = false;
-    const { ephemeral } = storage;
-    const seen = await recording({
-      storage: {
-        ...storage,
-        ephemeral: {
-          ...ephemeral,
-          get: (key, now) =>
-            down ? Promise.reject(new StorageUnavailableError('down')) : ephemeral.get(key, now),
-        },
-      },
-    });
+    const outage = ephemeralOutage(() => true);
+    const seen = await recording({ storage: outage.storage });
     const { code } = await obtainCode(t);
-    down = true;
+    outage.down = true;
     const res = await t.agent.post('/oauth/token').type('form').send({
       grant_type: 'authorization_code',
       code,
@@ -101,23 +110,10 @@ describe('every 5xx is reported exactly once, with the same shape', () => {
   });
 
   it('a session store that fails to load: 503 page, one report', async () => {
-    const storage = memoryStorage();
-    let down = false;
-    const { ephemeral } = storage;
-    const seen = await recording({
-      storage: {
-        ...storage,
-        ephemeral: {
-          ...ephemeral,
-          get: (key, now) =>
-            down && key.startsWith(ephemeralKeys.session(''))
-              ? Promise.reject(new StorageUnavailableError('down'))
-              : ephemeral.get(key, now),
-        },
-      },
-    });
+    const outage = ephemeralOutage((key) => key.startsWith(ephemeralKeys.session('')));
+    const seen = await recording({ storage: outage.storage });
     await obtainCode(t);
-    down = true;
+    outage.down = true;
     const res = await t.agent.get('/oauth/authorize').query(codeQuery);
     expect(res.status).toBe(503);
     expect(res.headers.location).toBeUndefined();
