@@ -68,7 +68,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
  * Returns counters filled in as the tests run (how many interleavings the races explored).
  *
  * @example
- * // test/storage.conformance.test.ts
+ * // test/storage/conformance.test.ts
  * import { afterAll, beforeAll, describe, it } from 'vitest';
  * import { describeStorageConformance } from 'openid-oauth-bridge/testing';
  * import { myStorage } from '../src/my-storage.js';
