@@ -20,7 +20,10 @@ import { verifyDiscoveredInformation } from './verify-discovered.js';
 export interface VerifiedIdentity {
   /** Name of the configured provider. */
   provider: string;
-  /** The verified claimed identifier, exactly as asserted (section 11.5). */
+  /**
+   * The verified claimed identifier, normalised (section 7.2, RFC 3986 section 6: see
+   * `normalizeIdentifier`), fragment kept (section 11.5): the key the user is known by.
+   */
   identifier: string;
   opEndpoint: string;
 }
