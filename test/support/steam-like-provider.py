@@ -37,6 +37,7 @@ import re
 import signal
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 from xml.sax.saxutils import escape as xml_escape
@@ -49,6 +50,8 @@ DEFAULTS = {
     "steamId": "76561197960435530",
     # 'approve' (positive assertion) or 'cancel' (the user declined).
     "answer": "approve",
+    # How long check_authentication takes to answer, as a provider across the Internet does.
+    "checkAuthenticationDelayMs": 0,
 }
 
 STEAM_ID = re.compile(r"^[0-9]{17}$")
@@ -152,6 +155,9 @@ def make_handler(provider):
             elif isinstance(request, CheckIDRequest):
                 response = self.decide(request)
             else:  # check_authentication
+                with provider.lock:
+                    delay = provider.config["checkAuthenticationDelayMs"]
+                time.sleep(delay / 1000.0)
                 response = provider.server.handleRequest(request)
             self.web(provider.server.encodeResponse(response))
 

@@ -26,8 +26,15 @@ export interface SteamLikeProvider {
   endpoint: string;
   /** The claimed id of a Steam user, like `https://steamcommunity.com/openid/id/<SteamID>`. */
   claimedId(steamId: SteamId): string;
-  /** Who is signed in at the provider (default {@link ATTACKER_STEAM_ID}), and whether they approve. */
-  configure(settings?: { steamId?: SteamId; answer?: 'approve' | 'cancel' }): Promise<void>;
+  /**
+   * Who is signed in at the provider (default {@link ATTACKER_STEAM_ID}), whether they approve,
+   * and how long check_authentication takes (default 0). Unnamed settings return to defaults.
+   */
+  configure(settings?: {
+    steamId?: SteamId;
+    answer?: 'approve' | 'cancel';
+    checkAuthenticationDelayMs?: number;
+  }): Promise<void>;
   /** Requests received so far, by kind: discovery, checkid_setup, check_authentication, ... */
   stats(): Promise<Record<string, number>>;
   close(): Promise<void>;
