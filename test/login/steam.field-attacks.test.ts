@@ -180,5 +180,15 @@ suite(`Steam-style logins: the attacks from the field fail${missing}`, () => {
       await expectRefused(res, 'The login response repeats a field.');
       expect(await checksSince()).toBe(0);
     });
+
+    it("the victim's claimed_id under a field name with a NUL byte (passport-steam #127): guarded by the field-name check", async () => {
+      const callback = await approveAtProvider((await begin()).redirect.href);
+      const victim = steam.claimedId(VICTIM_STEAM_ID);
+      callback.searchParams.append('openid.claimed_id\u0000', victim);
+      callback.searchParams.append('openid.identity\u0000', victim);
+      const res = await t.agent.get(pathOf(callback.href));
+      await expectRefused(res, 'The login response has a malformed field name.');
+      expect(await checksSince()).toBe(0);
+    });
   });
 });
