@@ -166,7 +166,7 @@ export class RelyingParty {
       login.startedAt + this.#config.loginMaxAgeMs + 1,
     );
     if (!first) {
-      throw new OpenIdLoginError('replayed', 'This login was already answered. Please sign in again.');
+      throw new OpenIdLoginError('replayed', 'This login response was already used. Please sign in again.');
     }
     // Consumed before the OP is asked, so a replay is refused without any outbound request; a
     // forged response can only burn its own nonce, under the one endpoint of its login state.
