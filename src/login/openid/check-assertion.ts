@@ -2,14 +2,18 @@ import { OPENID2_NS } from './constants.js';
 import { field, type OpenIdMessage } from './callback-message.js';
 import { invalidResponse, OpenIdLoginError } from './errors.js';
 import type { LoginState } from './login-state.js';
+import { normalizeIdentifier } from './normalize-identifier.js';
 import { parseHttpUrl } from './realm.js';
 import { parseResponseNonce } from './response-nonce.js';
 
 /** What the local checks establish about a positive assertion, for the remote ones. */
 export interface LocallyCheckedAssertion {
-  /** `openid.claimed_id` as asserted (fragment kept: section 11.5 makes it part of the key). */
+  /**
+   * `openid.claimed_id`, normalised ({@link normalizeIdentifier}), fragment kept: section 11.5
+   * makes it part of the key.
+   */
   claimedId: string;
-  /** The claimed identifier without fragment, which discovery must confirm (section 11.2). */
+  /** The normalised claimed identifier without fragment, which discovery must confirm (11.2). */
   claimedIdForDiscovery: URL;
   /** `openid.identity`, normalised. */
   identity: string;
@@ -77,17 +81,20 @@ export function checkAssertionLocally(
     throw new OpenIdLoginError('expired', 'The login response is too old. Please sign in again.');
   }
 
-  // parseHttpUrl refuses XRIs ("=name", "xri://...") along with every other non-http(s) identifier.
-  const claimedUrl = parseHttpUrl(claimedId);
-  const identity = parseHttpUrl(identityField);
-  if (claimedUrl === null || identity === null) {
+  // Normalised once, here: the identifier discovery confirms and the one the user is known by are
+  // then the same string, however the provider spelled it (HTTP://, /./, %7E). Refuses XRIs
+  // ("=name", "xri://...") along with every other non-http(s) identifier.
+  const normalizedClaimedId = normalizeIdentifier(claimedId);
+  const identity = normalizeIdentifier(identityField);
+  if (normalizedClaimedId === null || identity === null) {
     throw invalidResponse('The login response names an unsupported kind of identifier.');
   }
+  const claimedUrl = new URL(normalizedClaimedId);
   claimedUrl.hash = '';
   if (!context.allowedOrigins.has(claimedUrl.origin)) {
     throw invalidResponse('The provider asserted an identifier it is not trusted for.');
   }
-  return { claimedId, claimedIdForDiscovery: claimedUrl, identity: identity.href, nonce, nonceTime };
+  return { claimedId: normalizedClaimedId, claimedIdForDiscovery: claimedUrl, identity, nonce, nonceTime };
 }
 
 function checkSignedList(message: OpenIdMessage, required: readonly string[]): void {

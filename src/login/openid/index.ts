@@ -9,3 +9,5 @@ export type { LoginState } from './login-state.js';
 export { OpenIdLoginError, type OpenIdLoginErrorKind } from './errors.js';
 export { OpenIdStrategy, type OpenIdStrategyOptions, type OpenIdStrategyUser } from './strategy.js';
 export { OPENID2_NS, IDENTIFIER_SELECT } from './constants.js';
+export { normalizeIdentifier } from './normalize-identifier.js';
+export { planClaimedIdMerge, type ClaimedIdMerge } from './claimed-id-merge.js';

@@ -7,6 +7,11 @@ import { parseHttpUrl } from './realm.js';
  * callback to the session that began the login (login-CSRF defence).
  */
 export interface LoginState {
+  /**
+   * Random id of this login, 128 bits in base64url. The first callback claims it in the shared
+   * nonce store; every other callback for the same login is refused before anything is fetched.
+   */
+  id: string;
   /** Name of the configured provider. */
   provider: string;
   /** The OP endpoint found by discovery; the response must name exactly this one. */
@@ -18,6 +23,7 @@ export interface LoginState {
 }
 
 const loginStateSchema = z.object({
+  id: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
   provider: z.string().min(1).max(200),
   opEndpoint: z
     .string()

@@ -7,12 +7,19 @@ import { z } from 'zod';
  */
 export interface NonceStore {
   /**
-   * Records `nonce` under `scope` (the OP endpoint) until `expiresAt`. Resolves `true` for the
-   * first caller and `false` for every later one, however many race, while it is kept.
+   * Records `nonce` under `scope` until `expiresAt`. Resolves `true` for the first caller and
+   * `false` for every later one, however many race, while it is kept. `scope` is an OP endpoint
+   * (response nonces) or {@link LOGIN_STATE_SCOPE} (login-state ids, claimed once per login).
    */
   use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
 }
 import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
+
+/**
+ * The {@link NonceStore} scope under which each login's {@link LoginState.id} is claimed. Not an
+ * http(s) URL, so no OP endpoint's nonces can collide with it.
+ */
+export const LOGIN_STATE_SCOPE = 'urn:openid-oauth-bridge:login-state';
 
 /** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */
 export interface OpenIdProvider {

@@ -8,6 +8,7 @@ import { discover, type DiscoveryLimits } from './discover.js';
 import { OpenIdLoginError } from './errors.js';
 import { parseLoginState, type LoginState } from './login-state.js';
 import {
+  LOGIN_STATE_SCOPE,
   parseRelyingPartyOptions,
   type OpenIdProvider,
   type RelyingPartyConfig,
@@ -19,7 +20,10 @@ import { verifyDiscoveredInformation } from './verify-discovered.js';
 export interface VerifiedIdentity {
   /** Name of the configured provider. */
   provider: string;
-  /** The verified claimed identifier, exactly as asserted (section 11.5). */
+  /**
+   * The verified claimed identifier, normalised (section 7.2, RFC 3986 section 6: see
+   * `normalizeIdentifier`), fragment kept (section 11.5): the key the user is known by.
+   */
   identifier: string;
   opEndpoint: string;
 }
@@ -109,6 +113,7 @@ export class RelyingParty {
     return {
       redirectUrl: redirect.href,
       state: {
+        id: randomBytes(16).toString('base64url'),
         provider: known.name,
         opEndpoint: service.endpoint,
         returnTo: returnTo.href,
@@ -120,8 +125,9 @@ export class RelyingParty {
   /**
    * Verifies an authentication response received as a GET at `callbackUrl` (built from the
    * configured base URL, never from the Host header) against the state saved by `begin`.
-   * Local checks first; then the nonce is consumed, the signature confirmed by the OP, and the
-   * claimed identifier confirmed by discovery. Extension fields are ignored.
+   * Local checks first; then the login state is claimed (one callback per login, however many
+   * race), the nonce consumed, the signature confirmed by the OP, and the claimed identifier
+   * confirmed by discovery. Extension fields are ignored.
    *
    * @throws {OpenIdLoginError} for every refusal; any other error is a server fault (for
    * example the nonce store failing).
@@ -149,6 +155,19 @@ export class RelyingParty {
       nonceMaxAgeMs: this.#config.nonceMaxAgeMs,
       allowedOrigins,
     });
+    // A login is processed at most once. Copies of one session (parallel requests with its
+    // cookie each load their own) all hold the state, so only an atomic claim in the shared
+    // store can tell the first callback from the rest, which are refused before any request.
+    // Claimed after the local checks, so a response refused there leaves the login usable. The
+    // claim outlives the state's acceptance window (startedAt + loginMaxAgeMs).
+    const first = await this.#config.nonces.use(
+      LOGIN_STATE_SCOPE,
+      login.id,
+      login.startedAt + this.#config.loginMaxAgeMs + 1,
+    );
+    if (!first) {
+      throw new OpenIdLoginError('replayed', 'This login response was already used. Please sign in again.');
+    }
     // Consumed before the OP is asked, so a replay is refused without any outbound request; a
     // forged response can only burn its own nonce, under the one endpoint of its login state.
     const fresh = await this.#config.nonces.use(

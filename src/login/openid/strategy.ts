@@ -25,8 +25,10 @@ type Outcome =
 /**
  * Passport strategy over a {@link RelyingParty}. A GET with `openid_identifier` (a configured
  * provider's identifier or name) begins a login; a GET with `openid.mode` is the callback. The
- * login state lives in `req.session[sessionKey]` and is deleted when the callback arrives, so it
- * is used once. Refusals go to `fail({ message, kind }, 400)`; anything else to `error`.
+ * login state lives in `req.session[sessionKey]` and is deleted when the callback arrives. That
+ * alone does not make it single-use (parallel callbacks each load their own copy of the session):
+ * the relying party claims it in the shared nonce store, so one callback per login gets past the
+ * local checks. Refusals go to `fail({ message, kind }, 400)`; anything else to `error`.
  *
  * Only GET is accepted: a POST callback would bypass the `return_to` comparison with the URL
  * actually received (section 11.1), the hole the `openid` npm package has.

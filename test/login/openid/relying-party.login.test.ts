@@ -29,7 +29,8 @@ describe('RelyingParty login through the development provider', () => {
       identifier: op.userUrl('alice'),
       opEndpoint: op.endpoint,
     });
-    expect(nonces.size()).toBe(1);
+    // The login state's claim and the response nonce.
+    expect(nonces.size()).toBe(2);
   });
 
   it('sends a stateless identifier_select checkid_setup with a per-login rp_nonce and no extensions', async () => {
