@@ -85,6 +85,9 @@ export {
   RelyingParty,
   OpenIdLoginError,
   OpenIdStrategy,
+  normalizeIdentifier,
+  planClaimedIdMerge,
+  type ClaimedIdMerge,
   type OpenIdProvider,
   type RelyingPartyOptions,
 } from './login/openid/index.js';

@@ -3,6 +3,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
 import type { Context } from '../../http/pipeline.js';
+import { normalizeIdentifier } from '../../login/openid/normalize-identifier.js';
 import { findProvider, LOGIN_SESSION_KEY } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { UserRecord } from '../../storage/types.js';
@@ -49,8 +50,10 @@ export async function verifyAtProvider(ctx: CallbackContext): Promise<void> {
 export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   const { server, identity } = ctx;
   const provider = identity.provider ?? defaultProviderName(ctx);
+  // One spelling per identity, whatever the strategy (passport-openid stores what it received).
+  const identifier = normalizeIdentifier(identity.identifier) ?? identity.identifier;
   ctx.user = await server.storage.users.findOrCreate(
-    { identifier: identity.identifier, provider },
+    { identifier, provider },
     randomId(),
     server.clock(),
   );
