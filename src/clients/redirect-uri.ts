@@ -5,7 +5,10 @@
  * requested URI either equals it or continues it at a path or query boundary, on the same scheme,
  * host and port. Anything that could make the continuation mean something else (dot segments,
  * encoded slashes or dots, empty segments, userinfo, backslashes, fragments, whitespace, control
- * characters) is refused.
+ * characters) is refused, and so is any spelling a common server resolves to a dot segment or a
+ * slash though the URL parser keeps it: a path parameter on a dot segment (`..;`, which Tomcat
+ * and Jetty resolve), an encoded `;`, double encoding (`%252e`), IIS's `%u002e`, overlong UTF-8
+ * (`%c0%ae`) and characters that Unicode normalisation (NFKC) turns into dots or slashes.
  *
  * | registered                  | requested                            | accepted |
  * |-----------------------------|--------------------------------------|----------|
@@ -17,6 +20,8 @@
  * | `https://app.example/cb/`   | `https://app.example/cb`             | no: trailing slash missing |
  * | `https://app.example`       | `https://app.example.evil/`          | no: another host |
  * | `https://app.example/cb`    | `https://app.example/cb/../admin`    | no: dot segment |
+ * | `https://app.example/cb`    | `https://app.example/cb/..;/admin`   | no: dot segment in Tomcat |
+ * | `https://app.example/cb`    | `https://app.example/cb/x;v=1`       | yes: a path parameter |
  * | `https://app.example/cb`    | `HTTPS://app.example/cb`             | no: letter case |
  *
  * @see RFC 6749 section 3.1.2, RFC 9700 section 4.1
@@ -29,12 +34,55 @@ const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 /** Also percent-encoded control characters: nothing a path under the registered one needs. */
 const FORBIDDEN_IN_PATH = /[#\\@]|%2e|%2f|%5c|%[01][0-9a-f]|%7f/i;
 
+/** A `%` that does not start a percent-encoded octet: IIS reads `%u002e` as a dot. */
+const STRAY_PERCENT = /%(?![0-9a-f]{2})/i;
+const ENCODED_OCTET = /%[0-9a-f]{2}/i;
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
 /**
- * A `.` or `..` path segment. Checked directly rather than trusting the URL parser to have
- * removed them: Node's parser keeps `/./` before a segment that starts with `:`.
+ * Whether a path, or the part of one under a registered URI (starting at a segment boundary), is
+ * unsafe: a raw `#`, `\`, `@`, encoded dot, slash, backslash or control character, a stray `%`,
+ * or a segment that some server resolves to a dot segment or splits (see {@link unsafeSegment}).
+ * Dot segments are checked here rather than trusting the URL parser to have removed them: Node's
+ * parser keeps `/./` before a segment that starts with `:`.
  */
-function hasDotSegment(path: string): boolean {
-  return path.split('/').some((segment) => segment === '.' || segment === '..');
+function unsafePath(path: string): boolean {
+  if (FORBIDDEN_IN_PATH.test(path) || STRAY_PERCENT.test(path)) return true;
+  return path.split('/').some(unsafeSegment);
+}
+
+/**
+ * Whether a server could read this segment as `.` or `..`, as empty while it is not, or as
+ * holding a slash: at each level of percent-decoding (proxies and servlet containers that decode
+ * twice), after Unicode normalisation (NFKC), and with its path parameters (from the first `;`,
+ * which Tomcat and Jetty strip before resolving dot segments) left out. Percent-encoded octets
+ * must be UTF-8: overlong forms such as `%c0%ae` are dots to some decoders.
+ */
+function unsafeSegment(segment: string): boolean {
+  for (let level = segment; ;) {
+    const text = level.normalize('NFKC');
+    if (text.includes('/') || text.includes('\\')) return true;
+    const name = text.split(';', 1)[0]!;
+    if (name === '.' || name === '..' || (name === '' && text !== '')) return true;
+    if (!ENCODED_OCTET.test(level)) return false;
+    const decoded = percentDecoded(level);
+    if (decoded === null) return true;
+    level = decoded;
+  }
+}
+
+/** `text` with its percent-encoded octets decoded as UTF-8, or `null` if they are not UTF-8. */
+function percentDecoded(text: string): string | null {
+  // Split on a capturing group: the encoded octets are the odd parts.
+  const parts = text.split(/(%[0-9a-f]{2})/i);
+  const bytes = parts.map((part, i) =>
+    i % 2 === 1 ? Buffer.from([parseInt(part.slice(1), 16)]) : Buffer.from(part),
+  );
+  try {
+    return UTF8.decode(Buffer.concat(bytes));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -63,7 +111,7 @@ export function registeredRedirectUriProblem(uri: string): string | null {
   if (url.search || uri.includes('?')) return 'must not contain a query';
   if (url.hash || uri.includes('#')) return 'must not contain a fragment';
   if (url.href !== uri) return `must be written in canonical form (${url.href})`;
-  if (FORBIDDEN_IN_PATH.test(url.pathname) || hasDotSegment(url.pathname) || hasEmptySegment(url.pathname)) {
+  if (unsafePath(url.pathname) || hasEmptySegment(url.pathname)) {
     return 'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @';
   }
   return null;
@@ -82,7 +130,7 @@ export function redirectUriMatches(registered: string, requested: string): boole
   if (!PRINTABLE_ASCII.test(continuation) || continuation.includes('#')) return false;
   const queryStart = continuation.indexOf('?');
   const pathContinuation = queryStart === -1 ? continuation : continuation.slice(0, queryStart);
-  if (FORBIDDEN_IN_PATH.test(pathContinuation) || hasDotSegment(pathContinuation)) return false;
+  if (unsafePath(pathContinuation)) return false;
   let url: URL;
   try {
     url = new URL(requested);

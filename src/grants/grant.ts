@@ -32,7 +32,12 @@ const CONSENT_MERGES = 3;
  * starts a new grant. Two consents saved at the same moment (two tabs, two instances) end in one
  * grant holding both: each checks what was stored and merges into it. A revocation racing a
  * consent wins: if the grant was revoked while this consent was being saved, it is revoked again
- * and the consent refused.
+ * and the consent refused. So does a removal of the client: removing a client is an absolute
+ * revocation, so a consent that read the grant before `clients.remove` deleted it and saved it
+ * after, or whose client was registered again under the same id meanwhile, revokes what it saved
+ * and is refused; the new registration starts with no grant.
+ *
+ * @throws OAuthError `access_denied` when the grant was revoked or the client removed meanwhile.
  */
 export async function recordConsent(
   deps: GrantStoreDeps,
@@ -41,6 +46,14 @@ export async function recordConsent(
   scopes: readonly string[],
 ): Promise<GrantRecord> {
   const now = deps.clock();
+  const registered = await deps.storage.clients.find(clientId);
+  if (registered === null) {
+    // A grant standing for an absent client was left by a consent that raced its removal and
+    // failed before the check below: the retry ends it.
+    const left = await standingGrant(deps, userId, clientId);
+    if (left) await revokeGrant(deps, left);
+    throw clientRemoved();
+  }
   const merge = (into: GrantRecord): GrantRecord => ({
     ...into,
     scopes: [...new Set([...into.scopes, ...scopes])],
@@ -73,8 +86,18 @@ export async function recordConsent(
     await deps.storage.grants.save({ ...grant, revokedAt: now });
     throw new OAuthError('access_denied', 'The authorization was revoked while it was being given.');
   }
+  // Read again after the save: a removal that deleted the grant before it was saved leaves no
+  // client, or another registration of the same id (told apart by its creation time).
+  const still = await deps.storage.clients.find(clientId);
+  if (still === null || still.createdAt !== registered.createdAt) {
+    await revokeGrant(deps, grant);
+    throw clientRemoved();
+  }
   return grant;
 }
+
+const clientRemoved = () =>
+  new OAuthError('access_denied', 'The client application is no longer registered.', { redirectable: false });
 
 /**
  * Revokes a grant, absolutely: once this resolves, no token of the grant works (a token is

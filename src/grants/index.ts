@@ -3,6 +3,7 @@ export { recordConsent, revokeApplication, revokeGrant, standingGrant } from './
 export { exchangeCode, issueCode, type CodeExchange } from './codes.js';
 export { refreshAccessToken } from './refresh.js';
 export {
+  currentScopes,
   findUsableToken,
   saveAccessToken,
   saveRefreshToken,

@@ -6,7 +6,14 @@ import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, TokenRecord } from '../storage/types.js';
 import { afterCommit, type GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
-import { saveAccessToken, saveRefreshToken, tokenResponse, usable, type TokenResponse } from './tokens.js';
+import {
+  currentScopes,
+  saveAccessToken,
+  saveRefreshToken,
+  tokenResponse,
+  usable,
+  type TokenResponse,
+} from './tokens.js';
 
 /** How long the commit marker of a rotation is kept: far longer than a rotation takes to finish. */
 const ROTATION_MARKER_MS = 86_400_000;
@@ -38,16 +45,25 @@ export async function refreshAccessToken(
     await reused(deps, presented, context);
     throw invalidToken();
   }
-  // RFC 6749 6: a refresh may ask for fewer scopes, never more.
+  // RFC 6749 6: a refresh may ask for fewer scopes, never more; and never more than the consent
+  // and the client's current scopes still allow, as the operator may have narrowed either.
   const scopes = requestedScopes(
     params.scope,
-    presented.scopes,
-    'The requested scope exceeds the one originally granted.',
+    currentScopes(found),
+    "The requested scope exceeds the one originally granted or the client's current scopes.",
   );
+  // A token for no scope at all would not be what was granted, only a way to keep a session
+  // alive: refused as a scope problem (RFC 6749 5.2), not as a bad token, since the refresh token
+  // works again for any of its scopes the client is given back.
+  if (scopes.length === 0 && presented.scopes.length > 0) {
+    throw new OAuthError('invalid_scope', 'None of the scopes originally granted remains with this client.');
+  }
   const subject = { clientId: client.clientId, userId: presented.userId, scopes, grantId: presented.grantId };
   const access = await saveAccessToken(deps, subject, 'refresh_token', now);
   let refreshToken = params.refreshToken;
   if (deps.options.tokens.rotateRefreshTokens) {
+    // RFC 6749 6: the new refresh token has the scope of the one it replaces; every refresh
+    // narrows what it grants to what the consent and the client still allow.
     const next = await saveRefreshToken(deps, { ...subject, scopes: presented.scopes }, 'refresh_token', now);
     const key = ephemeralKeys.rotated(hash);
     if (!(await deps.storage.ephemeral.add(key, next.record.tokenHash, now + ROTATION_MARKER_MS, now))) {

@@ -87,6 +87,22 @@ export function usable(found: FoundTokenRecord, now: number): boolean {
   );
 }
 
+/**
+ * The scopes a stored token still stands for: those of the token that its grant (the user's
+ * consent) and its client (as the operator registered it now) both still have. Narrowing a
+ * client's scopes or a grant narrows every token issued under them; a refresh grants no more than
+ * this, and a resource server should check a bearer token's scopes against it.
+ *
+ * @example
+ * currentScopes(found); // ['realms'] once the operator removed 'profile' from the client
+ * @see RFC 6749 sections 3.3 and 6
+ */
+export function currentScopes(found: FoundTokenRecord): string[] {
+  const { token, grant, client } = found;
+  if (grant === null || client === null) return [];
+  return token.scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
+}
+
 /** The usable token with this plaintext, with its grant and client, or `null`. */
 export async function findUsableToken(
   deps: GrantDeps,

@@ -17,6 +17,7 @@ import { pruneTests } from './prune.js';
 import { raceTests } from './races.js';
 import { rateLimitTests } from './rate-limit.js';
 import { ruleTests } from './rules.js';
+import { removalRaceTests } from './race-removal.js';
 import { tokenTests } from './tokens.js';
 import { userTests } from './users.js';
 
@@ -144,6 +145,7 @@ export function describeStorageConformance<S extends Storage>(
     tokenTests(suite);
     pruneTests(suite);
     ruleTests(suite);
+    removalRaceTests(suite);
     faultSweepTests(suite);
     raceTests(suite);
     test.afterAll(async () => {

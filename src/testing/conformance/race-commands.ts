@@ -1,6 +1,7 @@
 import { hashSecret } from '../../crypto/secrets.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import type { ConformanceSuite } from './api.js';
+import { recordConsent } from '../../grants/index.js';
 import { exchange, grantDeps, refresh, revoke } from './flow.js';
 import { checkNow } from './race-invariants.js';
 import { newRequest, start, type Cmd } from './race-world.js';
@@ -84,6 +85,7 @@ export function clientCmd(suite: ConformanceSuite, kind: 'disable' | 'remove'): 
     check: (model) => model.clientChanges < 1 && (kind === 'disable' || suite.has('clientAdmin')),
     async run(model, w) {
       model.clientChanges++;
+      model.removed = kind === 'remove';
       const request = newRequest(w, { kind, subject: 'the client', commitKey: null, faultAt: 0 });
       const clientId = w.target.client.clientId;
       start(
@@ -100,6 +102,65 @@ export function clientCmd(suite: ConformanceSuite, kind: 'disable' | 'remove'): 
       await checkNow(w);
     },
     toString: () => `${kind}Client()`,
+  };
+}
+
+/**
+ * The target user consents again, as the consent page's "allow" does (a wider request, say).
+ * Without injected faults: a consent that fails between its save and its check, while the client
+ * is removed and registered again under its id, leaves the old grant standing for the new
+ * registration (a known limit: only a save conditional on the client's existence would close it).
+ */
+export function consentCmd(): Cmd {
+  return {
+    check: (model) => model.consents < 2,
+    async run(model, w) {
+      model.consents++;
+      const request = newRequest(w, {
+        kind: 'consent',
+        subject: 'the target grant',
+        commitKey: null,
+        faultAt: 0,
+      });
+      start(
+        w,
+        request,
+        (s, events) =>
+          recordConsent(grantDeps(s, w.rotate, events), w.target.userId, w.target.client.clientId, [
+            'profile',
+          ]),
+        true,
+      );
+      await checkNow(w);
+    },
+    toString: () => 'consent()',
+  };
+}
+
+/**
+ * Registers the client again under its id once its removal has resolved, as an operator who
+ * removes and adds it back: a new registration, which starts with no grant.
+ */
+export function registerAgainCmd(): Cmd {
+  return {
+    check: (model) => model.removed && !model.registeredAgain,
+    async run(model, w) {
+      model.registeredAgain = true;
+      const removal = w.requests.find((r) => r.kind === 'remove')!;
+      const request = newRequest(w, { kind: 'register', subject: 'the client', commitKey: null, faultAt: 0 });
+      const client = w.target.client;
+      start(
+        w,
+        request,
+        async (s) => {
+          await removal.settled;
+          return s.clients.create!({ ...client, createdAt: client.createdAt + 1 });
+        },
+        false,
+      );
+      await checkNow(w);
+    },
+    toString: () => 'registerClientAgain()',
   };
 }
 

@@ -27,7 +27,7 @@ import { instrumentStorage } from './instrument.js';
 /** One request of a run: its attempts (a failed one and its retry), events and outcome. */
 export interface Request {
   id: number;
-  kind: 'exchange' | 'refresh' | 'revoke' | 'disable' | 'remove';
+  kind: 'exchange' | 'refresh' | 'revoke' | 'disable' | 'remove' | 'consent' | 'register';
   /** What it presents: `code 0`, `refresh token R1`, ... */
   subject: string;
   /** The ephemeral key whose `take`/`add` commits it (exchange, refresh with rotation). */
@@ -36,6 +36,8 @@ export interface Request {
   events: ServerEvent[];
   faultAt: number;
   outcome?: Outcome<unknown>;
+  /** Resolves once the request has settled (its retry included). */
+  settled?: Promise<void>;
 }
 
 /** The system under test in one run, and what the model tracks of it. */
@@ -56,7 +58,14 @@ export interface World {
 }
 
 /** What the commands' preconditions count. */
-export type Model = { revokes: number; clientChanges: number };
+export type Model = {
+  revokes: number;
+  clientChanges: number;
+  consents: number;
+  /** The client was removed, and whether it was registered again under its id since. */
+  removed: boolean;
+  registeredAgain: boolean;
+};
 export type Cmd = AsyncCommand<Model, World>;
 
 /** Enrols the target and the bystander, exchanges a code for each, and issues two more codes. */
@@ -99,14 +108,13 @@ export function start(
     return run(faulty.storage, request.events);
   };
   world.requests.push(request);
-  world.pending.push(
-    settle(attempt(request.faultAt))
-      .then(async (first) => {
-        if (!first.ok && retry && StorageUnavailableError.is(first.error)) return settle(attempt(0));
-        return first;
-      })
-      .then((outcome) => void (request.outcome = outcome)),
-  );
+  request.settled = settle(attempt(request.faultAt))
+    .then(async (first) => {
+      if (!first.ok && retry && StorageUnavailableError.is(first.error)) return settle(attempt(0));
+      return first;
+    })
+    .then((outcome) => void (request.outcome = outcome));
+  world.pending.push(request.settled);
 }
 
 /** A new request of the world, numbered. */

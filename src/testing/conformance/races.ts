@@ -1,5 +1,13 @@
 import type { ConformanceSuite } from './api.js';
-import { clientCmd, exchangeCmd, refreshCmd, revokeCmd, stepCmd } from './race-commands.js';
+import {
+  clientCmd,
+  consentCmd,
+  exchangeCmd,
+  refreshCmd,
+  registerAgainCmd,
+  revokeCmd,
+  stepCmd,
+} from './race-commands.js';
 import { checkSettled } from './race-invariants.js';
 import { setUpWorld, type Model, type World } from './race-world.js';
 
@@ -12,8 +20,8 @@ const MAX_FAULT_AT = 7;
 const MAX_COMMANDS = 8;
 
 /**
- * Model-based race tests: concurrent code exchanges, refreshes, revocations and client disables
- * or removals, every storage call scheduled by fast-check's scheduler, some failing and retried.
+ * Model-based race tests: concurrent code exchanges, refreshes, consents, revocations, client
+ * disables or removals and registrations again under a removed client's id, every storage call scheduled by fast-check's scheduler, some failing and retried.
  * After every command and once everything settles, the invariants of the grant rules must hold
  * (see race-invariants.ts). fast-check is loaded when the tests run, so the rest of the kit works
  * without it.
@@ -43,6 +51,8 @@ export function raceTests(suite: ConformanceSuite): void {
         fc.tuple(fc.boolean(), fault).map(([latest, at]) => refreshCmd(latest, at)),
         fault.map(revokeCmd),
         fc.constantFrom<'disable' | 'remove'>('disable', 'remove').map((kind) => clientCmd(suite, kind)),
+        fc.constant(consentCmd()),
+        fc.constant(registerAgainCmd()),
         steps,
         steps,
       ],
@@ -53,7 +63,13 @@ export function raceTests(suite: ConformanceSuite): void {
     const property = fc.asyncProperty(fc.scheduler(), commands, async (s, cmds) => {
       runs++;
       const world = await setUpWorld(storage(), (client) => suite.putClient(client), s, rotate);
-      await fc.asyncModelRun(() => ({ model: { revokes: 0, clientChanges: 0 }, real: world }), cmds);
+      await fc.asyncModelRun(
+        () => ({
+          model: { revokes: 0, clientChanges: 0, consents: 0, removed: false, registeredAgain: false },
+          real: world,
+        }),
+        cmds,
+      );
       await s.waitFor(Promise.all(world.pending));
       await checkSettled(world);
       distinct.add(
