@@ -5,9 +5,19 @@
  * refused with `invalid_scope` rather than answered with a token that grants nothing.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/index.js';
+import express from 'express';
+import supertest from 'supertest';
+import { bearerOf, requireBearer, type ServerEvent } from '../../src/index.js';
 import { createTestApp, expectOAuthError, type TestApp } from '../support/app.js';
-import { callRealms, obtainTokens, recordEvents, refreshWith, storageEngines } from '../support/endpoints.js';
+import {
+  callRealms,
+  mountClientEndpoints,
+  obtainTokens,
+  postAs,
+  recordEvents,
+  refreshWith,
+  storageEngines,
+} from '../support/endpoints.js';
 import { storedToken } from '../support/grants.js';
 
 const engines = await storageEngines();
@@ -93,6 +103,30 @@ describe.each(cases)(
       expect(res.status).toBe(200);
       expect(res.body.scope).toBe('profile');
       expect((await storedToken(t.server, res.body.access_token))!.token.scopes).toEqual(['profile']);
+    });
+
+    test('an access token issued before the reduction loses the scope at once: requireBearer and introspection', async () => {
+      mountClientEndpoints(t);
+      const tokens = await obtainTokens(t);
+      const api = express();
+      api.get('/profile', requireBearer(t.server, { scopes: ['profile'] }), (_req, res) => {
+        res.json(bearerOf(res));
+      });
+      expect(
+        (await supertest(api).get('/profile').set('Authorization', `Bearer ${tokens.access_token}`)).status,
+      ).toBe(200);
+
+      await t.storage.clients.update!(t.codeClient.clientId, { scopes: ['realms'] });
+
+      const refused = await supertest(api)
+        .get('/profile')
+        .set('Authorization', `Bearer ${tokens.access_token}`);
+      expect(refused.status).toBe(403);
+      expect(refused.headers['www-authenticate']).toContain('insufficient_scope');
+      const realms = await callRealms(t, tokens.access_token);
+      expect(realms.status).toBe(200);
+      const introspected = await postAs(t, '/oauth/introspect', { token: tokens.access_token });
+      expect(introspected.body).toMatchObject({ active: true, scope: 'realms' });
     });
   },
 );

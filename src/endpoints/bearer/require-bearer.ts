@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import { hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { usable } from '../../grants/tokens.js';
+import { currentScopes, usable } from '../../grants/tokens.js';
 import { endpoint, handle, type Context } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
@@ -101,7 +101,9 @@ export function requireBearer(
           if (!found || found.token.type !== 'access_token' || !usable(found, server.clock())) {
             throw refuse('invalid_token', 'The access token is invalid or has expired.');
           }
-          const { userId, clientId, scopes, expiresAt } = found.token;
+          const { userId, clientId, expiresAt } = found.token;
+          // What the consent and the client still allow: a scope taken back stops working at once.
+          const scopes = currentScopes(found);
           if (!required.every((scope) => scopes.includes(scope))) {
             throw refuse('insufficient_scope', 'The access token lacks a required scope.');
           }

@@ -1,5 +1,5 @@
 import { hashSecret } from '../../crypto/secrets.js';
-import { usable } from '../../grants/tokens.js';
+import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { onlyPost, readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
@@ -81,10 +81,11 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
 function describe(server: AuthorizationServer, found: FoundTokenRecord): IntrospectionResponse {
   const { token } = found;
   if (!usable(found, server.clock()) || token.rotatedAt !== null) return INACTIVE;
+  const scopes = currentScopes(found);
   const seconds = (ms: number) => Math.floor(ms / 1000);
   return {
     active: true,
-    ...(token.scopes.length ? { scope: token.scopes.join(' ') } : {}),
+    ...(scopes.length ? { scope: scopes.join(' ') } : {}),
     client_id: token.clientId,
     ...(token.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
     ...(token.expiresAt === null ? {} : { exp: seconds(token.expiresAt) }),
