@@ -42,6 +42,25 @@ export function authenticateClient(ctx: ClientContext): Promise<void> {
 }
 
 /**
+ * Step of the revocation endpoint: a public client (registered for the implicit grant, it has no
+ * secret) names itself with `client_id` alone, to revoke its own tokens (RFC 7009 section 5);
+ * every other client authenticates ({@link authenticateClient}).
+ */
+export async function authenticateOrNamePublicClient(ctx: ClientContext): Promise<void> {
+  const { server, req, params } = ctx;
+  const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
+  const id = optionalParam(params, 'client_id');
+  if (!presentsSecret && id !== undefined) {
+    const client = await server.storage.clients.find(id);
+    if (client && !client.disabled && client.grantType === 'implicit') {
+      ctx.client = client;
+      return;
+    }
+  }
+  return authenticateClient(ctx);
+}
+
+/**
  * Step: the rate limits on failed client authentications count a failure, or refuse a client or
  * address over its limit with 429; then a failure is refused with 401 `invalid_client`.
  */

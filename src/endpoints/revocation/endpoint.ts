@@ -4,12 +4,17 @@ import { revokeGrant } from '../../grants/grant.js';
 import { onlyPost, readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
+import {
+  authenticateOrNamePublicClient,
+  limitFailures,
+  type ClientContext,
+} from '../client-auth/authenticate.js';
 
 /**
  * The token revocation endpoint (RFC 7009): `POST /oauth/revoke` with `token` and an optional
  * `token_type_hint` (`access_token` or `refresh_token`) in an `application/x-www-form-urlencoded`
- * body. The client authenticates as at the token endpoint.
+ * body. A confidential client authenticates as at the token endpoint; a public (implicit) client
+ * names itself with `client_id`, and may revoke only its own tokens (RFC 7009 section 5).
  *
  * Revoking either kind of token revokes its whole grant: the user's authorization of the client,
  * with every access and refresh token and code issued under it (RFC 7009 2.1 requires this for a
@@ -26,7 +31,7 @@ export const revocationEndpoint = endpoint<ClientContext>({
   method: 'POST',
   path: '/oauth/revoke',
   kind: 'json',
-  steps: [onlyPost, readClientForm('8kb', 10), authenticateClient, limitFailures, revoke],
+  steps: [onlyPost, readClientForm('8kb', 10), authenticateOrNamePublicClient, limitFailures, revoke],
 });
 
 async function revoke(ctx: ClientContext): Promise<void> {

@@ -126,6 +126,9 @@ describe('POST /oauth/applications/revoke', () => {
     const after = await t.agent.get(pathOf(revoked.headers.location!));
     expect(after.text).toContain('Photo Printer no longer has access to your account.');
     expect(after.text).not.toContain('<h2>Photo Printer</h2>');
+    // The notice is shown once: a reload shows the list alone.
+    const reload = await t.agent.get('/oauth/applications');
+    expect(reload.text).not.toContain('no longer has access');
 
     expect((await realms(tokens.access_token)).status).toBe(401);
     const refresh = await t.agent.post('/oauth/token').type('form').send({
@@ -172,6 +175,17 @@ describe('POST /oauth/applications/revoke', () => {
     expect((await realms(tokens.access_token)).status).toBe(200);
     const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
     expect(grant!.revokedAt).toBeNull();
+  });
+
+  it('never takes a notice from the URL (issue 18, finding 3)', async () => {
+    t = await createTestApp();
+    await obtainCode(t);
+    for (const revoked of ['code-client', 'Photo Printer', 'anything']) {
+      const page = await t.agent.get('/oauth/applications').query({ revoked });
+      expect(page.status).toBe(200);
+      expect(page.text).not.toContain('no longer has access');
+      expect(page.text).toContain('<h2>Photo Printer</h2>');
+    }
   });
 
   it('refuses a post without a session', async () => {

@@ -98,6 +98,22 @@ describe('requireBearer (RFC 6750)', () => {
     expect(res.status).toBe(401);
   });
 
+  it.each([
+    ['the query', (r: supertest.Test, token: string) => r.query({ access_token: token })],
+    ['the query, another token', (r: supertest.Test) => r.query({ access_token: 'another' })],
+    [
+      'a parsed form body',
+      (r: supertest.Test, token: string) => r.type('form').send({ access_token: token }),
+    ],
+  ])('a token in the header and in %s: 400 invalid_request (RFC 6750 2)', async (_name, add) => {
+    app = express().use(express.urlencoded({ extended: false }), app);
+    const { token } = await issue();
+    const res = await add(supertest(app).get('/v1/realms').set('Authorization', `Bearer ${token}`), token);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_request');
+    expect(res.headers['www-authenticate']).toMatch(/error="invalid_request"/);
+  });
+
   it('works for exactly expires_in seconds and not after', async () => {
     const { token, expiresIn } = await issue();
     expect(expiresIn).toBe(3600);

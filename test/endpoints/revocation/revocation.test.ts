@@ -10,6 +10,7 @@ import { usable } from '../../../src/grants/index.js';
 import { registerClient, revokeApplication } from '../../../src/index.js';
 import {
   CODE_REDIRECT,
+  IMPLICIT_REDIRECT,
   createTestApp,
   expectOAuthError,
   redirectParams,
@@ -25,7 +26,14 @@ import {
   refreshWith,
   storageEngines,
 } from '../../support/endpoints.js';
-import { answerConsent, exchangeCode, obtainCode, parseForm, pathOf } from '../../support/flow.js';
+import {
+  answerConsent,
+  authorizeWithLogin,
+  exchangeCode,
+  obtainCode,
+  parseForm,
+  pathOf,
+} from '../../support/flow.js';
 import { seedCode, seedTokens, storedToken, tokenWorks } from '../../support/grants.js';
 
 const engines = await storageEngines();
@@ -293,14 +301,43 @@ describe('token revocation: requests refused', () => {
     expect((await callRealms(t, tokens.access_token)).status).toBe(401);
   });
 
-  it('refuses a wrong, missing or implicit client with 401 invalid_client, and revokes nothing', async () => {
+  it('lets a public (implicit) client revoke its own token by client_id alone (RFC 7009 5), and nothing else', async () => {
+    const others = await obtainTokens(t);
+    // Signed in already: the implicit client's request goes straight to its consent page.
+    const consent = await t.agent.get('/oauth/authorize').query({
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 'abc',
+    });
+    const implicit = redirectParams((await answerConsent(t, consent.text, 'allow')).headers.location!);
+
+    // Another client's token: 200, as RFC 7009 2.2 says, and nothing revoked.
+    const foreign = await t.agent
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: 'implicit-client', token: others.access_token });
+    expect(foreign.status).toBe(200);
+    expect((await callRealms(t, others.access_token)).status).toBe(200);
+
+    expect((await callRealms(t, implicit.access_token!)).status).toBe(200);
+    const own = await t.agent
+      .post('/oauth/revoke')
+      .type('form')
+      .send({ client_id: 'implicit-client', token: implicit.access_token });
+    expect(own.status).toBe(200);
+    expect((await callRealms(t, implicit.access_token!)).status).toBe(401);
+  });
+
+  it('refuses a wrong or missing client with 401 invalid_client, and revokes nothing', async () => {
     const tokens = await obtainTokens(t);
     const attempts = [
       { client_id: t.codeClient.clientId, client_secret: 'wrong', token: tokens.refresh_token },
       { client_id: t.codeClient.clientId, token: tokens.refresh_token },
       { token: tokens.refresh_token },
-      { client_id: 'implicit-client', token: tokens.refresh_token },
+      { client_id: 'implicit-client', client_secret: 'x', token: tokens.refresh_token },
       { client_id: 'nobody', client_secret: 'x', token: tokens.refresh_token },
+      { client_id: 'nobody', token: tokens.refresh_token },
     ];
     for (const body of attempts) {
       const res = await t.agent.post('/oauth/revoke').type('form').send(body);
