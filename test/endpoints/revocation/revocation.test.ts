@@ -26,14 +26,7 @@ import {
   refreshWith,
   storageEngines,
 } from '../../support/endpoints.js';
-import {
-  answerConsent,
-  authorizeWithLogin,
-  exchangeCode,
-  obtainCode,
-  parseForm,
-  pathOf,
-} from '../../support/flow.js';
+import { answerConsent, exchangeCode, obtainCode, parseForm, pathOf } from '../../support/flow.js';
 import { seedCode, seedTokens, storedToken, tokenWorks } from '../../support/grants.js';
 
 const engines = await storageEngines();
