@@ -23,6 +23,13 @@ export {
   type OAuthRouterOptions,
 } from './endpoints/routers.js';
 export type { LoginIdentity } from './endpoints/login/run-login.js';
+export type {
+  AccountDecision,
+  AccountsHook,
+  AuthenticatedAccountHook,
+  HostAccount,
+  VerifiedLogin,
+} from './login/accounts.js';
 export type { RootResource } from './endpoints/discovery/root.js';
 export {
   metadataRouter,

@@ -4,6 +4,7 @@ import type { Strategy } from 'passport-strategy';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
+import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import type { Storage } from '../storage/types.js';
 
 /** The 12 required methods of the storage contract, by store. */
@@ -154,6 +155,16 @@ export const optionsSchema = z.object({
       }),
     ])
     .prefault({}),
+  /**
+   * Maps every verified login to your own account (or refuses it): tokens, consents, events and
+   * `requireBearer` then carry your account id. Default: one library user per claimed identifier.
+   */
+  accounts: fn<AccountsHook>('(login, req) => ({ accountId, displayName } | { refuse })').optional(),
+  /**
+   * Accepts an end user your app has already signed in (its own passport login, say): the
+   * authorization endpoint then asks for consent without a second login.
+   */
+  authenticatedAccount: fn<AuthenticatedAccountHook>('(req) => ({ accountId, displayName } | undefined)').optional(),
   /** Require `state` on implicit requests (RFC 9700 2.1): on by default. */
   requireStateForImplicit: z.boolean().default(true),
   pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { ServerErrorEvent } from '../events/types.js';
 import type { AuthorizationServer } from '../server.js';
 import type { LoginSession } from '../session/session.js';
+import type { SessionUser } from '../session/state.js';
 import { send, type Answer } from './answer.js';
 import { setNoStore, setPageHeaders } from './headers.js';
 import { presentError } from './present-error.js';
@@ -22,6 +23,11 @@ export interface Context {
   readonly endpoint: Endpoint<never>;
   /** The login session, once a step has loaded it. */
   session?: LoginSession;
+  /**
+   * The signed-in user, once `identifyUser` has run: the host's own signed-in account
+   * (`authenticatedAccount`), else the user of the login session.
+   */
+  user?: SessionUser;
   /**
    * The client's verified redirect URI: set once the client and its redirect URI are verified,
    * it lets the error presenter send an error back to the client (RFC 6749 4.1.2.1).

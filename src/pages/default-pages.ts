@@ -74,8 +74,8 @@ function consent(data: ConsentPageData): string {
         <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
       </form>
       <p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>
-      ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}</p>` : ''}
-      ${data.switchAccount ? signOutForm(data.switchAccount, 'Use another account') : ''}`,
+      ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
+      ${data.switchAccount ? signOutForm(data.switchAccount, 'Not you? Sign in as someone else') : ''}`,
   );
 }
 

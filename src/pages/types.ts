@@ -24,8 +24,10 @@ export interface ConsentPageData {
   action: string;
   /** Hidden fields the form must send back unchanged. */
   fields: { transaction: string; csrf: string };
-  /** The signed-in user's external identifier (the OpenID claimed identifier). */
+  /** The signed-in account: its display name, else its identifier (the OpenID claimed identifier). */
   signedInAs?: string;
+  /** The provider the user signed in at; absent for an account the host signed in itself. */
+  provider?: string;
   /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.

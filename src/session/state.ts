@@ -1,7 +1,15 @@
 import type { UserRecord } from '../storage/types.js';
 
-/** The signed-in user, as the session keeps it. */
-export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'>;
+/**
+ * The signed-in user, as the session keeps it. `id` is the account tokens and consents are issued
+ * to: the library's user id, or the host's account id when `accounts` maps logins to it.
+ */
+export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'> & {
+  /** Shown on the pages: the account's display name, else the identifier. */
+  displayName?: string;
+  /** Signed in by the host's own login (`authenticatedAccount`), not at a provider here. */
+  viaHost?: boolean;
+};
 
 /** A validated authorization request waiting for login or consent. */
 export interface PendingAuthorization {
@@ -24,6 +32,8 @@ export interface BridgeSessionState {
   pending?: PendingAuthorization;
   /** CSRF token of the consent form, bound to this session. */
   csrf?: string;
+  /** The account the consent page was shown to: a decision for another account is refused. */
+  consentFor?: string;
   /**
    * What the login in progress is for: the id of the pending authorization it was started for
    * (the code is issued for that request only, never one swapped in meanwhile), or the

@@ -43,16 +43,19 @@ type Overrides = Partial<Omit<AuthorizationServerOptions, 'baseUrl' | 'storage'>
  * OpenID provider on its own port, one code client and one implicit client.
  */
 export async function createTestApp(
-  overridesOrForBaseUrl: Overrides | ((baseUrl: string) => Overrides) = {},
+  overridesOrForBaseUrl: Overrides | ((baseUrl: string, providerIdentifier: string) => Overrides) = {},
   mount?: (app: Express) => void,
 ): Promise<TestApp> {
   const provider = await startDevelopmentProvider();
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  // A function receives the base URL, for options that must contain it (a strategy's return URL).
+  // A function receives the base URL and the development provider's identifier, for options that
+  // must contain them (a strategy's return URL, a list of providers).
   const overrides =
-    typeof overridesOrForBaseUrl === 'function' ? overridesOrForBaseUrl(baseUrl) : overridesOrForBaseUrl;
+    typeof overridesOrForBaseUrl === 'function'
+      ? overridesOrForBaseUrl(baseUrl, provider.identifier)
+      : overridesOrForBaseUrl;
   const storage = overrides.storage ?? memoryStorage();
   const { clientId, clientSecret } = await registerClient(storage, {
     clientId: 'code-client',

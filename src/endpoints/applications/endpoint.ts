@@ -5,6 +5,7 @@ import { page, redirect } from '../../http/answer.js';
 import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
+import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/session.js';
 import { loginUrl } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
@@ -19,7 +20,7 @@ export const applicationsEndpoint = endpoint<Context>({
   method: 'GET',
   path: '/oauth/applications',
   kind: 'page',
-  steps: [loadSession, showApplications],
+  steps: [loadSession, identifyUser, showApplications],
 });
 
 /**
@@ -35,6 +36,7 @@ export const revokeApplicationEndpoint = endpoint<FormContext>({
     sameOrigin('The revoke form was submitted from another site.'),
     readPageForm('2kb', 5),
     loadSession,
+    identifyUser,
     revoke,
   ],
 });
@@ -42,7 +44,8 @@ export const revokeApplicationEndpoint = endpoint<FormContext>({
 async function showApplications(ctx: Context): Promise<void> {
   const { server } = ctx;
   const session = ctx.session!;
-  const { user, applicationsCsrf, notice } = session.state;
+  const { user } = ctx;
+  const { applicationsCsrf, notice } = session.state;
   if (!user) {
     ctx.answer = page(
       server.pages.selection({
@@ -61,11 +64,11 @@ async function showApplications(ctx: Context): Promise<void> {
   const applications = await authorizedApplications(server, user.id);
   ctx.answer = page(
     server.pages.applications({
-      signedInAs: user.identifier,
+      signedInAs: user.displayName ?? user.identifier,
       applications,
       revokeAction: `${server.urls.base}/oauth/applications/revoke`,
       csrf,
-      signOut: signOutForm(ctx, 'done'),
+      ...(user.viaHost ? {} : { signOut: signOutForm(ctx, 'done') }),
       ...(notice === undefined ? {} : { revoked: notice.revoked }),
     }),
   );
@@ -74,7 +77,8 @@ async function showApplications(ctx: Context): Promise<void> {
 async function revoke(ctx: FormContext): Promise<void> {
   const { server, params } = ctx;
   const session = ctx.session!;
-  const { user, applicationsCsrf } = session.state;
+  const { user } = ctx;
+  const { applicationsCsrf } = session.state;
   const clientId = params.get('client_id');
   if (!user || !applicationsCsrf || !clientId || !safeEqual(params.get('csrf') ?? '', applicationsCsrf)) {
     throw new OAuthError(

@@ -22,8 +22,8 @@ import type { AuthorizeContext } from './request.js';
 export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
   const { server, client, pending, provider } = ctx;
   const session = ctx.session!;
-  const { user } = session.state;
-  if (user && (!provider || user.provider === provider.name)) {
+  const { user } = ctx;
+  if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     const grant = await standingGrant(server, user.id, client.clientId);
     if (grant && scopesCover(grant.scopes, pending.scopes)) {
       session.clearPending();
@@ -31,6 +31,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     }
     const state = remember(ctx);
     state.csrf = generateSecret();
+    state.consentFor = user.id;
     ctx.answer = page(
       server.pages.consent({
         applicationName: client.applicationName,
@@ -38,8 +39,8 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
         action: `${server.urls.authorization}/decision`,
         fields: { transaction: pending.id, csrf: state.csrf },
-        signedInAs: user.identifier,
-        switchAccount: signOutForm(ctx, 'switch'),
+        signedInAs: user.displayName ?? user.identifier,
+        ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
     return;

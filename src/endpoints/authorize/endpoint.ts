@@ -1,4 +1,5 @@
 import { endpoint } from '../../http/pipeline.js';
+import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/session.js';
 import { continueAuthorization, loadActiveClient, readPending } from './continue.js';
 import { parseAuthorizationRequest, type AuthorizeContext } from './request.js';
@@ -14,7 +15,7 @@ export const authorizeEndpoint = endpoint<AuthorizeContext>({
   method: 'GET',
   path: '/oauth/authorize',
   kind: 'page',
-  steps: [parseAuthorizationRequest, loadSession, continueAuthorization],
+  steps: [parseAuthorizationRequest, loadSession, identifyUser, continueAuthorization],
 });
 
 /**
@@ -27,5 +28,5 @@ export const resumeEndpoint = endpoint<AuthorizeContext>({
   method: 'GET',
   path: '/oauth/authorize/resume',
   kind: 'page',
-  steps: [loadSession, readPending, loadActiveClient, continueAuthorization],
+  steps: [loadSession, identifyUser, readPending, loadActiveClient, continueAuthorization],
 });

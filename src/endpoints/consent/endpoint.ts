@@ -7,11 +7,13 @@ import { endpoint } from '../../http/pipeline.js';
 import { backToClient } from '../../http/redirect.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
+import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/session.js';
 import { issue, loadActiveClient, targetOf } from '../authorize/continue.js';
 import type { AuthorizeContext } from '../authorize/request.js';
 
 interface ConsentContext extends AuthorizeContext, FormContext {
+  /** The signed-in user the consent page was shown to. */
   user: SessionUser;
 }
 
@@ -29,6 +31,7 @@ export const consentEndpoint = endpoint<ConsentContext>({
     sameOrigin('The consent form was submitted from another site.'),
     readPageForm('4kb', 10),
     loadSession,
+    identifyUser,
     checkConsentForm,
     loadActiveClient,
     decide,
@@ -37,12 +40,13 @@ export const consentEndpoint = endpoint<ConsentContext>({
 
 /** Step: the form answers the consent page this session showed last, with its CSRF token. */
 function checkConsentForm(ctx: ConsentContext): void {
-  const { pending, user, csrf } = ctx.session!.state;
-  const { params } = ctx;
+  const { pending, csrf, consentFor } = ctx.session!.state;
+  const { params, user } = ctx;
   if (
     !pending ||
     !user ||
     !csrf ||
+    consentFor !== user.id ||
     params.get('transaction') !== pending.id ||
     !safeEqual(params.get('csrf') ?? '', csrf)
   ) {

@@ -7,13 +7,17 @@ import { normalizeIdentifier } from '../../login/openid/normalize-identifier.js'
 import { findProvider, LOGIN_SESSION_KEY } from '../../server.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { UserRecord } from '../../storage/types.js';
-import { runLogin, type LoginIdentity } from './run-login.js';
+import { LoginFailed } from '../../errors/login-failed.js';
+import { reportLoginFailure, runLogin, type LoginIdentity } from './run-login.js';
 
 export interface CallbackContext extends Context {
   /** What the login is for: the authorization it was started for, or the applications page. */
   purpose: PendingAuthorization | 'applications';
   identity: LoginIdentity;
-  user: UserRecord;
+  /** The library's user of the verified identity. */
+  libraryUser: UserRecord;
+  /** The account the login signs in to: the library's user, or the host's account (`accounts`). */
+  account: { id: string; displayName?: string };
 }
 
 /**
@@ -52,11 +56,51 @@ export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   const provider = identity.provider ?? defaultProviderName(ctx);
   // One spelling per identity, whatever the strategy (passport-openid stores what it received).
   const identifier = normalizeIdentifier(identity.identifier) ?? identity.identifier;
-  ctx.user = await server.storage.users.findOrCreate(
+  ctx.libraryUser = await server.storage.users.findOrCreate(
     { identifier, provider },
     randomId(),
     server.clock(),
   );
+}
+
+/**
+ * Step: the account the login signs in to. With `accounts`, the host maps the verified login to
+ * its own account (a second provider may link to an existing one) or refuses it with a message
+ * for the user; otherwise the account is the library's user.
+ */
+export async function chooseAccount(ctx: CallbackContext): Promise<void> {
+  const { server, identity, libraryUser } = ctx;
+  const displayName = identity.displayName;
+  const hook = server.options.accounts;
+  if (hook === undefined) {
+    ctx.account = { id: libraryUser.id, ...(displayName === undefined ? {} : { displayName }) };
+    return;
+  }
+  const decision = await hook(
+    {
+      provider: libraryUser.provider,
+      identifier: libraryUser.identifier,
+      accountKey: identity.accountKey ?? libraryUser.identifier,
+      ...(displayName === undefined ? {} : { displayName }),
+      attributes: identity.attributes ?? {},
+      userId: libraryUser.id,
+    },
+    ctx.req,
+  );
+  if (decision !== null && typeof decision === 'object' && 'refuse' in decision) {
+    const message = String(decision.refuse).slice(0, 300) || 'This account may not sign in here.';
+    reportLoginFailure(ctx, 'failed', message);
+    throw new LoginFailed(message, `${server.urls.authorization}/resume`);
+  }
+  const accountId = (decision as { accountId?: unknown } | null)?.accountId;
+  if (typeof accountId !== 'string' || accountId === '' || accountId.length > 255) {
+    throw new OAuthError('server_error', 'The sign-in could not be completed.', {
+      redirectable: false,
+      cause: new TypeError('accounts must resolve { accountId: string, displayName?: string } or { refuse }'),
+    });
+  }
+  const name = (decision as { displayName?: unknown }).displayName;
+  ctx.account = { id: accountId, ...(typeof name === 'string' ? { displayName: name } : {}) };
 }
 
 /**
@@ -66,16 +110,21 @@ export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
  * replays the provider's answer.
  */
 export async function signIn(ctx: CallbackContext): Promise<void> {
-  const { server, user, purpose } = ctx;
+  const { server, libraryUser, account, purpose } = ctx;
   emit(server, {
     type: 'login.succeeded',
-    userId: user.id,
-    provider: user.provider,
+    userId: account.id,
+    provider: libraryUser.provider,
     ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
     ...eventContext(ctx.req),
   });
   const state = await ctx.session!.regenerate();
-  state.user = { id: user.id, identifier: user.identifier, provider: user.provider };
+  state.user = {
+    id: account.id,
+    identifier: libraryUser.identifier,
+    provider: libraryUser.provider,
+    ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
+  };
   if (purpose === 'applications') {
     ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
     return;

@@ -2,6 +2,7 @@ import { endpoint } from '../../http/pipeline.js';
 import { loadSession } from '../../session/session.js';
 import {
   checkLoginInProgress,
+  chooseAccount,
   findOrCreateUser,
   signIn,
   verifyAtProvider,
@@ -18,7 +19,7 @@ export const loginEndpoint = endpoint<StartContext>({
   method: 'GET',
   path: '/oauth/login',
   kind: 'page',
-  steps: [loadSession, chooseProvider, startAtProvider, findOrCreateUser, signIn],
+  steps: [loadSession, chooseProvider, startAtProvider, findOrCreateUser, chooseAccount, signIn],
 });
 
 /**
@@ -31,5 +32,5 @@ export const callbackEndpoint = endpoint<CallbackContext>({
   method: 'GET',
   path: '/oauth/login/callback',
   kind: 'page',
-  steps: [loadSession, checkLoginInProgress, verifyAtProvider, findOrCreateUser, signIn],
+  steps: [loadSession, checkLoginInProgress, verifyAtProvider, findOrCreateUser, chooseAccount, signIn],
 });

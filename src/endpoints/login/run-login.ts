@@ -13,6 +13,12 @@ export interface LoginIdentity {
   identifier: string;
   /** Name of the provider; defaults to the only configured one's or `openid`. */
   provider?: string;
+  /** The provider's stable key for the account (a preset's, e.g. the SteamID64); default `identifier`. */
+  accountKey?: string;
+  /** A name to show, verified by the provider. */
+  displayName?: string;
+  /** Verified attribute values (sreg), by name. */
+  attributes?: Record<string, string>;
 }
 
 /**
@@ -69,7 +75,7 @@ export async function runLogin(
 }
 
 /** Reports a login that did not complete, with the message the user is shown. */
-function reportLoginFailure(ctx: Context, outcome: 'failed' | 'error', reason: string): void {
+export function reportLoginFailure(ctx: Context, outcome: 'failed' | 'error', reason: string): void {
   const clientId = ctx.session!.state.pending?.clientId;
   emit(ctx.server, {
     type: 'login.failed',
