@@ -8,6 +8,10 @@ import type { FoundTokenRecord } from '../../storage/types.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
 export interface BearerContext {
+  /**
+   * The account the token was issued to: your own account id when the `accounts` option maps
+   * logins to your users, else the library's user id.
+   */
   userId: string;
   clientId: string;
   scopes: readonly string[];
