@@ -1,11 +1,12 @@
-import { Router } from 'express';
+import type { RequestHandler } from 'express';
 import { handle, type Endpoint } from '../http/pipeline.js';
+import { routeTable, type Route } from '../http/routes.js';
 import type { AuthorizationServer } from '../server.js';
 import { applicationsEndpoint, revokeApplicationEndpoint } from './applications/endpoint.js';
 import { authorizeEndpoint, resumeEndpoint } from './authorize/endpoint.js';
 import { consentEndpoint } from './consent/endpoint.js';
 import { rootResource } from './discovery/root.js';
-import { metadataHandler, type MetadataOptions } from './discovery/metadata.js';
+import { metadataHandler, metadataPath, type MetadataOptions } from './discovery/metadata.js';
 import { introspectionEndpoint, type IntrospectionRouterOptions } from './introspection/endpoint.js';
 import { callbackEndpoint, loginEndpoint } from './login/endpoint.js';
 import { logoutEndpoint } from './logout/endpoint.js';
@@ -15,23 +16,18 @@ import { tokenEndpoint } from './token/endpoint.js';
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint has its own context
 type AnyEndpoint = Endpoint<any>;
 
-/**
- * A router for endpoints under `/oauth`: one Express route each, under one `/oauth` mount, so a
- * request for any other path of the host's app is handed on after one look at its path.
- */
-function oauthRoutes(server: AuthorizationServer, endpoints: readonly AnyEndpoint[]): Router {
-  const routes = Router();
-  for (const definition of endpoints) {
-    const path = definition.path.slice('/oauth'.length);
-    const handler = handle(server, definition);
+/** The endpoints' routes: the pipeline of each, under its path and method. */
+function routesOf(server: AuthorizationServer, endpoints: readonly AnyEndpoint[]): Route[] {
+  return endpoints.map((definition) => ({
+    path: definition.path,
     // JSON endpoints answer every method (others with `invalid_request`); pages their own.
-    if (definition.kind === 'json') routes.all(path, handler);
-    else if (definition.method === 'GET') routes.get(path, handler);
-    else routes.post(path, handler);
-  }
-  const router = Router();
-  router.use('/oauth', routes);
-  return router;
+    method: definition.kind === 'json' ? 'ALL' : definition.method,
+    handler: handle(server, definition),
+  }));
+}
+
+function oauthRoutes(server: AuthorizationServer, endpoints: readonly AnyEndpoint[]): RequestHandler {
+  return routeTable(routesOf(server, endpoints));
 }
 
 const browserEndpoints = [
@@ -53,7 +49,7 @@ const browserEndpoints = [
  * @example
  * app.use(authorizeRouter(server));
  */
-export function authorizeRouter(server: AuthorizationServer): Router {
+export function authorizeRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, browserEndpoints);
 }
 
@@ -63,7 +59,7 @@ export function authorizeRouter(server: AuthorizationServer): Router {
  * @example
  * app.use(tokenRouter(server));
  */
-export function tokenRouter(server: AuthorizationServer): Router {
+export function tokenRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [tokenEndpoint]);
 }
 
@@ -74,7 +70,7 @@ export function tokenRouter(server: AuthorizationServer): Router {
  * @example
  * app.use(revocationRouter(server));
  */
-export function revocationRouter(server: AuthorizationServer): Router {
+export function revocationRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [revocationEndpoint]);
 }
 
@@ -88,7 +84,7 @@ export function revocationRouter(server: AuthorizationServer): Router {
 export function introspectionRouter(
   server: AuthorizationServer,
   options: IntrospectionRouterOptions = {},
-): Router {
+): RequestHandler {
   return oauthRoutes(server, [introspectionEndpoint(options)]);
 }
 
@@ -100,7 +96,7 @@ export function introspectionRouter(
  * @example
  * app.use(applicationsRouter(server));
  */
-export function applicationsRouter(server: AuthorizationServer): Router {
+export function applicationsRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [applicationsEndpoint, revokeApplicationEndpoint]);
 }
 
@@ -114,11 +110,15 @@ export function applicationsRouter(server: AuthorizationServer): Router {
  * @example
  * app.use(discoveryRouter(server));
  */
-export function discoveryRouter(server: AuthorizationServer, options: MetadataOptions = {}): Router {
-  const router = Router();
-  router.get('/', rootResource(server));
-  router.use(metadataHandler(server, options));
-  return router;
+export function discoveryRouter(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
+  return routeTable(discoveryRoutes(server, options));
+}
+
+function discoveryRoutes(server: AuthorizationServer, options: MetadataOptions): Route[] {
+  return [
+    { path: '/', method: 'GET', handler: rootResource(server) },
+    { path: metadataPath(server), method: 'GET', handler: metadataHandler(server, options) },
+  ];
 }
 
 export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouterOptions {
@@ -145,13 +145,13 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
  * app.use(oauthRouter(server));
  * app.get('/v1/realms', requireBearer(server), (req, res) => res.json(realmsOf(bearerOf(res).userId)));
  */
-export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): Router {
+export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): RequestHandler {
   const { discovery = true, applications = true, revocation = true, introspection = true } = options;
   const endpoints: AnyEndpoint[] = [tokenEndpoint, ...browserEndpoints];
   if (revocation) endpoints.push(revocationEndpoint);
   if (introspection) endpoints.push(introspectionEndpoint(options));
   if (applications) endpoints.push(applicationsEndpoint, revokeApplicationEndpoint);
-  const router = oauthRoutes(server, endpoints);
-  if (discovery) router.use(discoveryRouter(server, options));
-  return router;
+  const routes = routesOf(server, endpoints);
+  if (discovery) routes.push(...discoveryRoutes(server, options));
+  return routeTable(routes);
 }

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { Router } from 'express';
+import { routeTable } from '../../http/routes.js';
 import type { AuthorizationServer } from '../../server.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
@@ -84,16 +84,10 @@ export function metadataPath(server: AuthorizationServer): string {
   return new URL(server.urls.metadata).pathname;
 }
 
-/**
- * Answers `GET` (and `HEAD`) of the metadata document at its path: public, cacheable, readable
- * from any origin. The path is compared as a string, not given to Express as a route pattern, so
- * characters such as `:` or `*` in the path of `baseUrl` mean nothing special.
- */
+/** Answers the metadata document: public, cacheable, readable from any origin. Built once. */
 export function metadataHandler(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
-  const path = metadataPath(server);
   const json = JSON.stringify(authorizationServerMetadata(server, options));
-  return (req, res, next) => {
-    if ((req.method !== 'GET' && req.method !== 'HEAD') || req.path !== path) return next();
+  return (_req, res) => {
     res
       .set({ 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' })
       .type('json')
@@ -114,10 +108,10 @@ export function metadataHandler(server: AuthorizationServer, options: MetadataOp
  *
  * @see RFC 8414 section 3
  */
-export function metadataRouter(server: AuthorizationServer, options: MetadataOptions = {}): Router {
-  const router = Router();
-  router.use(metadataHandler(server, options));
-  return router;
+export function metadataRouter(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
+  return routeTable([
+    { path: metadataPath(server), method: 'GET', handler: metadataHandler(server, options) },
+  ]);
 }
 
 function checkDocumentationUrl(url: string | undefined): string | undefined {
