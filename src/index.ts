@@ -9,8 +9,13 @@ export type {
   AuthorizationServerOptions,
   ErrorContext,
   ErrorHook,
+  LoginOptions,
   Logger,
+  ProviderOptions,
+  RateLimitOptions,
   ResolvedOptions,
+  SessionOptions,
+  TokenOptions,
 } from './config/options.js';
 export { oauthRouter, type OAuthRouterOptions } from './endpoints/oauth-router.js';
 export { authorizeRouter } from './endpoints/authorize/router.js';
