@@ -53,8 +53,13 @@ export {
 export {
   registerClient,
   rotateClientSecret,
+  updateClient,
+  ClientIdTakenError,
+  SUPPORTED_GRANT_TYPES,
   type ClientRegistration,
+  type ClientUpdate,
   type IssuedClient,
+  type RegistrationContext,
 } from './clients/register.js';
 export {
   authorizedApplications,
