@@ -82,6 +82,7 @@ export {
   type SqlDatabaseHandle,
   type ConnectStorageOptions,
 } from './storage/sql/index.js';
+export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
 export { AdapterSessionStore } from './session/adapter-store.js';
 export type * from './storage/types.js';
 export type * from './pages/types.js';
