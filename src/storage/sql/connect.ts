@@ -121,14 +121,6 @@ async function openPostgres(url: string, options: ConnectStorageOptions): Promis
   // An idle client whose connection the server dropped emits 'error' on the pool; without a
   // listener that would crash the process. The next query opens a fresh connection.
   pool.on('error', () => undefined);
-  // Connect once now, so that an unreachable server or a refused login fails here, named as
-  // such, rather than as the first query (or migration) that happens to run.
-  try {
-    (await pool.connect()).release();
-  } catch (err) {
-    await pool.end().catch(() => undefined);
-    throw databaseError(err, url);
-  }
   const preparedStatements = options.preparedStatements ?? true;
   return sqlStorage(
     schema === undefined
