@@ -45,6 +45,8 @@ export function describeIssue(issue: Issue, input: unknown, schema: z.ZodType): 
   const value = valueAt(input, path);
   const missing = value === undefined && (issue.code === 'invalid_type' || issue.code === 'invalid_union');
   const message = missing ? 'is required' : issue.message;
+  // A storage object that lacks methods: the message lists them, which is what to do.
+  if (generic === 'storage' && !missing) return [`${name}: ${message}`];
   const hint = HINTS[generic];
   return [`${name}: ${message} (got ${show(value, SECRET_PATHS.has(generic))})${hint ? `; ${hint}` : ''}`];
 }
