@@ -8,8 +8,11 @@ export default defineConfig([
       'redis/index': 'src/storage/redis/index.ts',
     },
     format: ['esm', 'cjs'],
-    dts: true,
-    sourcemap: true,
+    // Declarations carry the public API only: whatever is marked @internal stays out.
+    dts: { compilerOptions: { stripInternal: true } },
+    // No source maps in the package: they doubled its size, and the built code is not minified,
+    // so a stack trace into dist/ reads as it is.
+    sourcemap: false,
     clean: true,
     target: 'node20',
     splitting: true,
@@ -18,7 +21,7 @@ export default defineConfig([
     // The `openid-oauth-bridge` command: ESM only, no types; esbuild keeps its #! line.
     entry: { cli: 'src/cli/main.ts' },
     format: ['esm'],
-    sourcemap: true,
+    sourcemap: false,
     target: 'node20',
   },
 ]);

@@ -9,8 +9,13 @@ export type {
   AuthorizationServerOptions,
   ErrorContext,
   ErrorHook,
+  LoginOptions,
   Logger,
+  ProviderOptions,
+  RateLimitOptions,
   ResolvedOptions,
+  SessionOptions,
+  TokenOptions,
 } from './config/options.js';
 export {
   oauthRouter,
@@ -59,8 +64,13 @@ export {
 export {
   registerClient,
   rotateClientSecret,
+  updateClient,
+  ClientIdTakenError,
+  SUPPORTED_GRANT_TYPES,
   type ClientRegistration,
+  type ClientUpdate,
   type IssuedClient,
+  type RegistrationContext,
 } from './clients/register.js';
 export {
   authorizedApplications,
@@ -83,6 +93,7 @@ export {
   type SqlDatabaseHandle,
   type ConnectStorageOptions,
 } from './storage/sql/index.js';
+export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
 export { AdapterSessionStore } from './session/adapter-store.js';
 export type * from './storage/types.js';
 export type * from './pages/types.js';

@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 import { CommanderError } from 'commander';
-import { createProgram } from './program.js';
+import { CliError, createProgram, EXIT } from './program.js';
 
 /**
  * The `openid-oauth-bridge` command. A wrong argument or a failed command prints one line and
- * exits non-zero; never a stack trace.
+ * exits non-zero (the codes are in `--help`); never a stack trace.
  */
 const io = {
   out: (text: string) => process.stdout.write(text),
@@ -19,6 +19,6 @@ createProgram(io)
       process.exitCode = err.exitCode;
     } else {
       io.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
+      process.exitCode = err instanceof CliError ? err.exitCode : EXIT.refused;
     }
   });

@@ -1,15 +1,51 @@
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
-import type { ClientGrantType, ClientStore, Storage } from '../storage/types.js';
+import { SCOPE_TOKEN } from '../grants/scopes.js';
+import type { ClientChanges, ClientGrantType, ClientRecord, ClientStore, Storage } from '../storage/types.js';
 import { registeredRedirectUriProblem } from './redirect-uri.js';
+
+/** The grant types a client may be registered for: the two this library implements. */
+export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'implicit'];
+
+/**
+ * Refused because a client with this `client_id` is registered already. To change that client,
+ * use {@link updateClient} (or the CLI's `clients update`); to keep it, catch this error (its
+ * `code` is `CLIENT_ID_TAKEN`), as a start-up script that registers a fixed client does.
+ */
+export class ClientIdTakenError extends Error {
+  readonly code = 'CLIENT_ID_TAKEN';
+  constructor(readonly clientId: string) {
+    super(
+      `openid-oauth-bridge: a client with client_id ${JSON.stringify(clientId)} is already registered; ` +
+        'choose another clientId, leave it out for a random one, or change the existing client with updateClient (CLI: clients update)',
+    );
+    this.name = 'ClientIdTakenError';
+  }
+}
+
+/** Where a registration's scopes must come from: the scopes the server offers, when it names any. */
+export interface RegistrationContext {
+  /**
+   * The scopes the server offers (the keys of its `scopes` option): every scope of a client must
+   * be one of them. Empty or absent: any well-formed scope.
+   */
+  offeredScopes?: readonly string[];
+}
 
 export interface ClientRegistration {
   /** User-friendly name presented to the user (the spec's `application_name`). */
   applicationName: string;
-  /** Base redirect URI (the spec's `redirect_URI`), in canonical form. */
+  /**
+   * Base redirect URI (the spec's `redirect_URI`), in canonical form: absolute https, or http on a
+   * loopback address (`http://127.0.0.1:8080/cb`, RFC 8252 7.3); no query, fragment or wildcard.
+   */
   redirectUri: string;
-  /** Default `authorization_code`. */
+  /** `authorization_code` (the default) or `implicit`: the grants this library implements. */
   grantType?: ClientGrantType;
-  /** Scopes the client may request. */
+  /**
+   * Scopes the client may request: at least one, each an RFC 6749 scope-token, and each offered by
+   * the server when the server names its scopes (see {@link RegistrationContext}). Left out: all of
+   * the offered scopes, or none when the server names none.
+   */
   scopes?: string[];
   /** Scopes granted when a request names none; default all of `scopes`. */
   defaultScopes?: string[];
@@ -41,39 +77,223 @@ export interface IssuedClient {
 export async function registerClient(
   storage: Storage,
   registration: ClientRegistration,
+  context: RegistrationContext = {},
 ): Promise<IssuedClient> {
-  const problem = registeredRedirectUriProblem(registration.redirectUri);
-  if (problem) throw new TypeError(`redirectUri ${problem}`);
-  const name = registration.applicationName.trim();
-  if (!name || name.length > 200) throw new TypeError('applicationName must have 1 to 200 characters');
-  const grantType = registration.grantType ?? 'authorization_code';
-  const scopes = registration.scopes ?? [];
-  const unknownDefault = registration.defaultScopes?.find((scope) => !scopes.includes(scope));
-  if (unknownDefault !== undefined) {
-    throw new TypeError(`defaultScopes: ${unknownDefault} is not one of the client's scopes`);
+  if (typeof registration !== 'object' || registration === null) {
+    throw new TypeError('openid-oauth-bridge: registerClient needs { applicationName, redirectUri, scopes }');
   }
+  const grantType = registration.grantType ?? 'authorization_code';
+  const offered = context.offeredScopes ?? [];
+  const checked = checkClientFields(
+    {
+      ...registration,
+      grantType,
+      // Without scopes, a client of a server that names its scopes may request all of them.
+      ...(registration.scopes === undefined && offered.length > 0 ? { scopes: [...offered] } : {}),
+    },
+    context,
+    true,
+  );
   if (registration.requirePkce && grantType !== 'authorization_code') {
-    throw new TypeError('requirePkce applies to authorization_code clients only');
+    throw new TypeError(
+      'openid-oauth-bridge: requirePkce applies to authorization_code clients only (PKCE protects the code)',
+    );
   }
   const clientId = registration.clientId ?? randomId();
+  if (registration.clientId !== undefined) {
+    if (typeof clientId !== 'string' || !/^[\x21-\x7e]{1,200}$/.test(clientId)) {
+      throw new TypeError(
+        `openid-oauth-bridge: clientId must be 1 to 200 printable ASCII characters without spaces (got ${JSON.stringify(clientId)})`,
+      );
+    }
+    if (await storage.clients.find(clientId)) throw new ClientIdTakenError(clientId);
+  }
   const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
-  await operatorMethod(
-    storage,
-    'create',
-  )({
-    clientId,
-    applicationName: name,
-    redirectUri: registration.redirectUri,
-    grantType,
-    secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
-    scopes,
-    defaultScopes: registration.defaultScopes ?? null,
-    contacts: registration.contacts ?? [],
-    disabled: false,
-    ...(registration.requirePkce ? { requirePkce: true } : {}),
-    createdAt: Date.now(),
-  });
+  try {
+    await operatorMethod(
+      storage,
+      'create',
+    )({
+      clientId,
+      applicationName: checked.applicationName!,
+      redirectUri: checked.redirectUri!,
+      grantType,
+      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+      scopes: checked.scopes ?? [],
+      defaultScopes: checked.defaultScopes ?? null,
+      contacts: checked.contacts ?? [],
+      disabled: false,
+      ...(registration.requirePkce ? { requirePkce: true } : {}),
+      createdAt: Date.now(),
+    });
+  } catch (err) {
+    // Registered by someone else between the check and the insert.
+    if (await storage.clients.find(clientId).catch(() => null)) throw new ClientIdTakenError(clientId);
+    throw err;
+  }
   return clientSecret === undefined ? { clientId } : { clientId, clientSecret };
+}
+
+/** What {@link updateClient} can change; a field left out stays as it is. */
+export interface ClientUpdate {
+  applicationName?: string;
+  redirectUri?: string;
+  scopes?: string[];
+  /** `null`: all of `scopes`. */
+  defaultScopes?: string[] | null;
+  contacts?: string[];
+  requirePkce?: boolean;
+}
+
+/**
+ * Changes a registered client in place, with the checks of {@link registerClient}: its name,
+ * redirect URI, scopes, default scopes, contacts and PKCE requirement. Its secret, grants and
+ * tokens stay (narrowing its scopes does not revoke what was granted; revoke grants for that).
+ * Resolves the client as changed.
+ *
+ * @throws TypeError when the client does not exist or a change is refused.
+ * @example
+ * await updateClient(storage, 'photo-printer', { scopes: ['realms'], requirePkce: true });
+ */
+export async function updateClient(
+  storage: Storage,
+  clientId: string,
+  update: ClientUpdate,
+  context: RegistrationContext = {},
+): Promise<ClientRecord> {
+  const client = await storage.clients.find(clientId);
+  if (!client)
+    throw new TypeError(`openid-oauth-bridge: no client has client_id ${JSON.stringify(clientId)}`);
+  const scopes = update.scopes ?? client.scopes;
+  const defaultScopes =
+    update.defaultScopes !== undefined
+      ? update.defaultScopes
+      : update.scopes !== undefined && client.defaultScopes
+        ? client.defaultScopes.filter((scope) => update.scopes!.includes(scope))
+        : undefined;
+  const checked = checkClientFields(
+    {
+      grantType: client.grantType,
+      ...(update.applicationName === undefined ? {} : { applicationName: update.applicationName }),
+      ...(update.redirectUri === undefined ? {} : { redirectUri: update.redirectUri }),
+      ...(update.scopes === undefined ? {} : { scopes }),
+      ...(update.contacts === undefined ? {} : { contacts: update.contacts }),
+      ...(defaultScopes ? { defaultScopes } : {}),
+    },
+    context,
+  );
+  if (update.requirePkce && client.grantType !== 'authorization_code') {
+    throw new TypeError('openid-oauth-bridge: requirePkce applies to authorization_code clients only');
+  }
+  const changes: ClientChanges = {
+    ...(checked.applicationName === undefined ? {} : { applicationName: checked.applicationName }),
+    ...(checked.redirectUri === undefined ? {} : { redirectUri: checked.redirectUri }),
+    ...(checked.scopes === undefined ? {} : { scopes: checked.scopes }),
+    ...(defaultScopes === undefined ? {} : { defaultScopes: defaultScopes?.length ? defaultScopes : null }),
+    ...(checked.contacts === undefined ? {} : { contacts: checked.contacts }),
+    ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
+  };
+  const updated = await operatorMethod(storage, 'update')(clientId, changes);
+  if (!updated)
+    throw new TypeError(`openid-oauth-bridge: no client has client_id ${JSON.stringify(clientId)}`);
+  return updated;
+}
+
+/**
+ * The checks of a registration or an update, each refusal a `TypeError` naming the field, the
+ * value and the rule. A registration needs a name and a redirect URI; an update checks only the
+ * fields it changes.
+ */
+function checkClientFields(
+  fields: Partial<ClientRegistration> & { grantType: unknown },
+  context: RegistrationContext,
+  registering = false,
+): Partial<Pick<ClientRecord, 'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts'>> {
+  const refuse = (message: string): never => {
+    throw new TypeError(`openid-oauth-bridge: ${message}`);
+  };
+  if (!SUPPORTED_GRANT_TYPES.includes(fields.grantType as ClientGrantType)) {
+    refuse(
+      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default) or 'implicit'`,
+    );
+  }
+  const out: ReturnType<typeof checkClientFields> = {};
+  if (registering || fields.applicationName !== undefined) {
+    const name = typeof fields.applicationName === 'string' ? fields.applicationName.trim() : '';
+    if (!name || name.length > 200) {
+      refuse(`applicationName must have 1 to 200 characters (got ${JSON.stringify(fields.applicationName)})`);
+    }
+    out.applicationName = name;
+  }
+  if (registering || fields.redirectUri !== undefined) {
+    out.redirectUri = checkRedirectUri(fields.redirectUri);
+  }
+  if (fields.scopes !== undefined) {
+    out.scopes = checkScopes('scopes', fields.scopes, context);
+  }
+  if (fields.defaultScopes !== undefined && fields.defaultScopes !== null) {
+    const defaults = checkScopes('defaultScopes', fields.defaultScopes, context);
+    const allowed = out.scopes ?? fields.scopes ?? [];
+    const outside = defaults.find((scope) => !allowed.includes(scope));
+    if (outside !== undefined) refuse(`defaultScopes: ${outside} is not one of the client's scopes`);
+    out.defaultScopes = defaults;
+  }
+  if (fields.contacts !== undefined) {
+    if (!Array.isArray(fields.contacts) || fields.contacts.some((c) => typeof c !== 'string' || !c.trim())) {
+      refuse('contacts must be a list of non-empty strings (e-mail addresses, say)');
+    }
+    out.contacts = fields.contacts;
+  }
+  return out;
+}
+
+function checkScopes(field: string, scopes: unknown, context: RegistrationContext): string[] {
+  if (!Array.isArray(scopes) || scopes.length === 0) {
+    throw new TypeError(
+      `openid-oauth-bridge: ${field} must list at least one scope (got ${JSON.stringify(scopes)}), e.g. ['realms']`,
+    );
+  }
+  for (const scope of scopes) {
+    if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
+      throw new TypeError(
+        `openid-oauth-bridge: ${field}: ${JSON.stringify(scope)} is not a scope (RFC 6749 3.3: printable ASCII without spaces, quotes or backslashes; list each scope on its own)`,
+      );
+    }
+  }
+  const offered = context.offeredScopes ?? [];
+  const unknown = offered.length === 0 ? undefined : scopes.find((scope) => !offered.includes(scope));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `openid-oauth-bridge: ${field}: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')}); add it to the server's scopes option first`,
+    );
+  }
+  return [...new Set(scopes as string[])];
+}
+
+const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/;
+
+/**
+ * A redirect URI a client may be registered with: absolute https, or http on a loopback address
+ * for native apps (RFC 8252 7.3, 8.3); no fragment (RFC 6749 3.1.2), no query, no userinfo, no
+ * wildcard, in canonical form.
+ */
+function checkRedirectUri(uri: unknown): string {
+  const refuse = (why: string): never => {
+    throw new TypeError(`openid-oauth-bridge: redirectUri ${JSON.stringify(uri)} ${why}`);
+  };
+  if (typeof uri !== 'string') return refuse('must be a string');
+  if (uri.includes('*'))
+    refuse('must not contain a wildcard: register the exact URI the client redirects to');
+  if (uri.includes('#')) refuse('must not contain a fragment (RFC 6749 3.1.2)');
+  const problem = registeredRedirectUriProblem(uri);
+  if (problem) refuse(problem);
+  const url = new URL(uri);
+  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.test(url.hostname)) {
+    refuse(
+      'must use https; plain http is allowed only on a loopback address such as http://127.0.0.1:8080/cb (RFC 8252 7.3)',
+    );
+  }
+  return uri;
 }
 
 /**

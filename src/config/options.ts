@@ -6,6 +6,21 @@ import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import type { Storage } from '../storage/types.js';
+import { describeIssue } from './messages.js';
+import type { AuthorizationServerOptions, ErrorHook, Logger, ResolvedOptions } from './types.js';
+
+export type {
+  AuthorizationServerOptions,
+  ErrorContext,
+  ErrorHook,
+  LoginOptions,
+  Logger,
+  ProviderOptions,
+  RateLimitOptions,
+  ResolvedOptions,
+  SessionOptions,
+  TokenOptions,
+} from './types.js';
 
 /** The 12 required methods of the storage contract, by store. */
 const REQUIRED_METHODS = {
@@ -28,8 +43,9 @@ function missingStorageMethods(value: unknown): string[] {
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an absolute http(s) URL' });
 
 const baseUrl = httpUrl.refine((value) => {
-  const url = new URL(value);
-  return !url.search && !url.hash && !url.username && !url.password;
+  // zod runs this even when the url check failed: an unparseable URL is that check's to report.
+  const url = URL.parse(value);
+  return url === null || (!url.search && !url.hash && !url.username && !url.password);
 }, 'must not contain a query, fragment or userinfo');
 
 const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-token');
@@ -37,14 +53,20 @@ const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-toke
 const fn = <T>(what: string) =>
   z.custom<T>((value) => typeof value === 'function', { error: `must be a function (${what})` });
 
-const providerSchema = z.object({
+const providerSchema = z.strictObject({
   /** Shown on the selection page; also accepted as `opIdentifier` shorthand. */
   name: z.string().min(1).max(100),
   /** The provider's OpenID 2.0 discovery URL (OP identifier or claimed-identifier URL). */
   identifier: httpUrl,
 });
 
-export const optionsSchema = z.object({
+/**
+ * The options' validation. Objects are strict: an unknown or misspelled option is an error (with a
+ * "did you mean"), never silently ignored.
+ *
+ * @internal
+ */
+export const optionsSchema = z.strictObject({
   /** Absolute URL where the routers are mounted, e.g. `https://auth.example.com`. */
   baseUrl,
   storage: z.custom<Storage>((value) => missingStorageMethods(value).length === 0, {
@@ -54,7 +76,7 @@ export const optionsSchema = z.object({
   /** The OpenID 2.0 providers users may log in at: the only ones ever contacted. */
   providers: z.array(providerSchema).min(1, 'configure at least one OpenID provider'),
   login: z
-    .object({
+    .strictObject({
       /** A passport strategy to log users in instead of the built-in OpenID 2.0 relying party. */
       strategy: z
         .custom<Strategy>((value) => typeof (value as Strategy | undefined)?.authenticate === 'function', {
@@ -72,17 +94,19 @@ export const optionsSchema = z.object({
     })
     .prefault({}),
   tokens: z
-    .object({
+    .strictObject({
       /** Access token lifetime in seconds (the spec's `expires_in`). */
       accessTokenTtl: z.number().int().min(1).max(86_400).default(3600),
       /** Authorization code lifetime in seconds (RFC 6749 4.1.2 recommends at most 10 minutes). */
       codeTtl: z.number().int().min(1).max(600).default(60),
       /** Issue a new refresh token at each refresh and revoke the grant if an old one is reused. */
       rotateRefreshTokens: z.boolean().default(false),
+      /** Refuse a refresh without `redirect_uri` (the spec's strict reading of RFC 6749 6). */
+      requireRedirectUriOnRefresh: z.boolean().default(false),
     })
     .prefault({}),
   session: z
-    .object({
+    .strictObject({
       /**
        * Signs the session cookie; an array allows rotation (the first signs). Required unless
        * `middleware` is given.
@@ -143,7 +167,7 @@ export const optionsSchema = z.object({
   rateLimit: z
     .union([
       z.literal(false),
-      z.object({
+      z.strictObject({
         windowMs: z
           .number()
           .int()
@@ -185,53 +209,34 @@ export const optionsSchema = z.object({
   onError: fn<ErrorHook>('(error, { requestId, route, status }) => void').optional(),
 });
 
-/** Where a failure reported to {@link AuthorizationServerOptions.onError} happened. */
-export interface ErrorContext {
-  /** The request's `X-Request-Id`: the incoming one if sane, else generated; sent back in the response. */
-  requestId: string;
-  /** Method and path, without the query, e.g. `POST /oauth/token`. */
-  route: string;
-  /**
-   * 500 for an unknown error (`server_error`), 503 for a storage outage (`temporarily_unavailable`),
-   * 502 for an OpenID provider that does not answer.
-   */
-  status: number;
-}
-
-/** The host's error hook: reports to an error tracker, say. Its own errors are logged and ignored. */
-export type ErrorHook = (error: unknown, context: ErrorContext) => void;
-
-export interface Logger {
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-}
-
-/** Options of {@link createAuthorizationServer}, as written by the host. */
-export type AuthorizationServerOptions = z.input<typeof optionsSchema>;
-
-/** Options after validation and defaults. */
-export type ResolvedOptions = z.output<typeof optionsSchema>;
-
 /**
- * Validates options once, at start-up. A wrong option throws a `TypeError` naming its path, as
- * express-session does for its own options.
+ * Validates options once, at start-up. A wrong option throws a `TypeError` naming its path, the
+ * value given and what to do, as express-session does for its own options; an unknown option
+ * throws too, with the closest known option as a suggestion.
+ *
+ * @internal
  */
 export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptions {
+  if (typeof input !== 'object' || input === null) {
+    throw new TypeError(
+      'openid-oauth-bridge: createAuthorizationServer needs an options object: { baseUrl, storage, providers, session }',
+    );
+  }
   const result = optionsSchema.safeParse(input);
   if (!result.success) {
-    const lines = result.error.issues.map(
-      (issue) => `  ${issue.path.join('.') || '(options)'}: ${issue.message}`,
-    );
-    throw new TypeError(`openid-oauth-bridge: invalid options\n${lines.join('\n')}`);
+    const lines = result.error.issues.flatMap((issue) => describeIssue(issue, input, optionsSchema));
+    throw new TypeError(`openid-oauth-bridge: invalid options\n${lines.map((l) => `  ${l}`).join('\n')}`);
   }
   const providers = result.data.providers;
   const seen = new Set<string>();
   for (const [index, provider] of providers.entries()) {
     for (const key of [provider.name, provider.identifier]) {
       if (seen.has(key))
-        throw new TypeError(`openid-oauth-bridge: invalid options\n  providers.${index}: duplicate ${key}`);
+        throw new TypeError(
+          `openid-oauth-bridge: invalid options\n  providers.${index}: ${JSON.stringify(key)} appears twice; give each provider its own name and identifier`,
+        );
       seen.add(key);
     }
   }
-  return result.data;
+  return result.data as ResolvedOptions;
 }

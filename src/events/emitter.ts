@@ -1,10 +1,17 @@
 import type { Logger } from '../config/options.js';
 import type { ServerEvent, ServerEventListener, ServerEventType } from './types.js';
 
-/** Only the library dispatches; the symbol is not exported from the package. */
-export const DISPATCH = Symbol('openid-oauth-bridge.dispatch');
-/** Whether an event of a type has listeners; internal like {@link DISPATCH}. */
-export const LISTENED = Symbol('openid-oauth-bridge.listened');
+/**
+ * Only the library dispatches; the symbol is not exported from the package. A registered symbol
+ * (`Symbol.for`), so that a host that loads both the ESM and the CommonJS build (a server built
+ * by one copy, a router by the other) still reaches the listeners: a module-level `Symbol()` is a
+ * different key in each copy.
+ *
+ * @internal
+ */
+export const DISPATCH: unique symbol = Symbol.for('openid-oauth-bridge.events.dispatch');
+/** Whether an event of a type has listeners; internal like {@link DISPATCH}. @internal */
+export const LISTENED: unique symbol = Symbol.for('openid-oauth-bridge.events.listened');
 
 type AnyListener = (event: ServerEvent) => void | Promise<void>;
 

@@ -17,7 +17,10 @@ describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip
   test(`migrate applies the schema once, then reports it up to date${suffix}`, async () => {
     const databaseUrl = url();
     const first = await runCli(['migrate', '--json'], { DATABASE_URL: databaseUrl });
-    expect(first, `stderr: ${first.stderr}`).toMatchObject({ code: 0, stderr: '' });
+    expect(first, `stderr: ${first.stderr}`).toMatchObject({
+      code: 0,
+      stderr: `database: ${databaseUrl} (from DATABASE_URL)\n`,
+    });
     expect(JSON.parse(first.stdout)).toEqual({ applied: Object.keys(migrations) });
     const second = await runCli(['--database-url', databaseUrl, 'migrate']);
     expect(second, `stderr: ${second.stderr}`).toMatchObject({
@@ -55,7 +58,8 @@ describe('openid-oauth-bridge errors', () => {
     const result = await runCli(['--database-url', 'mysql://admin:s3cret@db/x', 'migrate']);
     expect(result).toMatchObject({ code: 1, stdout: '' });
     expect(result.stderr).toBe(
-      'error: database URL must start with sqlite: or postgres:// (got "mysql://admin:***@db/x")\n',
+      'database: mysql://admin:***@db/x (from --database-url)\n' +
+        'error: database URL must start with sqlite: or postgres:// (got "mysql://admin:***@db/x")\n',
     );
   });
 

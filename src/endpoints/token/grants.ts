@@ -30,11 +30,17 @@ const authorizationCode: GrantHandler = (server, client, params, context = noCon
   return exchangeCode(server, client, { code, redirectUri, codeVerifier }, context);
 };
 
-/** `grant_type=refresh_token` (RFC 6749 6); the spec's token request repeats `redirect_uri`. */
+/**
+ * `grant_type=refresh_token` (RFC 6749 6). RFC 6749 defines no `redirect_uri` for a refresh and
+ * client libraries send none, so it is optional; one that is sent is still checked. The service
+ * specification lists it: `tokens.requireRedirectUriOnRefresh` makes it required again.
+ */
 const refreshToken: GrantHandler = (server, client, params, context = noContext) => {
   const presented = requiredParam(params, 'refresh_token');
-  const redirectUri = requiredParam(params, 'redirect_uri');
-  if (!redirectUriMatches(client.redirectUri, redirectUri)) {
+  const redirectUri = server.options.tokens.requireRedirectUriOnRefresh
+    ? requiredParam(params, 'redirect_uri')
+    : optionalParam(params, 'redirect_uri');
+  if (redirectUri !== undefined && !redirectUriMatches(client.redirectUri, redirectUri)) {
     throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
   }
   const scope = optionalParam(params, 'scope');

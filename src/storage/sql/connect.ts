@@ -50,6 +50,12 @@ export interface ConnectStorageOptions {
  * const storage = await connectStorage(process.env.DATABASE_URL ?? 'sqlite:./.data/oauth.db', { migrate: true });
  */
 export async function connectStorage(url: string, options: ConnectStorageOptions = {}): Promise<SqlStorage> {
+  if (typeof url !== 'string' || url.trim() === '') {
+    throw new TypeError(
+      `openid-oauth-bridge: connectStorage needs a database URL (got ${url === undefined ? 'undefined' : JSON.stringify(url)}); ` +
+        'set DATABASE_URL, e.g. DATABASE_URL=sqlite:./.data/oauth.db or DATABASE_URL=postgres://user@localhost:5432/oauth',
+    );
+  }
   const storage = url.startsWith('sqlite:')
     ? await openSqlite(url.slice('sqlite:'.length), options)
     : /^postgres(ql)?:\/\//.test(url)
@@ -65,7 +71,7 @@ export async function connectStorage(url: string, options: ConnectStorageOptions
       await storage.migrate();
     } catch (err) {
       await storage.close().catch(() => undefined);
-      throw err;
+      throw databaseError(err, url);
     }
   }
   return storage;
@@ -78,7 +84,12 @@ async function openSqlite(path: string, options: ConnectStorageOptions): Promise
   );
   const memory = path === ':memory:';
   if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
-  const database = new Database(memory ? ':memory:' : resolve(path));
+  let database: InstanceType<typeof Database>;
+  try {
+    database = new Database(memory ? ':memory:' : resolve(path));
+  } catch (err) {
+    throw databaseError(err, `sqlite:${path}`);
+  }
   // WAL: readers never wait for the writer, and a commit survives the process being killed.
   // synchronous=NORMAL is durable against a crash of the process (not of the machine's power).
   database.pragma('journal_mode = WAL');
@@ -146,4 +157,78 @@ export function redactUrl(url: string): string {
   } catch {
     return url.length > 40 ? `${url.slice(0, 40)}…` : url;
   }
+}
+
+/** Why a database operation failed, for an operator: one of a few causes, or `other`. */
+export type DatabaseFailure =
+  'unreachable' | 'authentication' | 'no_database' | 'not_migrated' | 'duplicate' | 'cannot_open' | 'other';
+
+/**
+ * An error of the database, as one line an operator can act on: the database (its URL without
+ * the password), the cause and what to do. `failure` classifies it; `cause` keeps the driver's error.
+ */
+export class DatabaseError extends Error {
+  constructor(
+    readonly failure: DatabaseFailure,
+    message: string,
+    options: { cause: unknown },
+  ) {
+    super(message, options);
+    this.name = 'DatabaseError';
+  }
+}
+
+/**
+ * `err` from the driver (pg, better-sqlite3), described with the database it came from. An error
+ * already described is returned as it is.
+ */
+export function databaseError(err: unknown, url: string): Error {
+  if (err instanceof DatabaseError) return err;
+  const e = (err ?? {}) as { code?: string; message?: string; errors?: { code?: string }[]; cause?: unknown };
+  const code = e.code ?? e.errors?.[0]?.code;
+  if (code === undefined && e.cause !== undefined) {
+    // A wrapper (a failed migration): its cause says what went wrong.
+    const inner = databaseError(e.cause, url) as DatabaseError;
+    if (inner.failure !== 'other') return inner;
+  }
+  const detail = (e.message || (e.errors ? String(e.errors[0]) : String(err)))
+    .replace(/^openid-oauth-bridge: /, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const where = redactUrl(url);
+  const kind = url.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
+  const make = (failure: DatabaseFailure, what: string) =>
+    new DatabaseError(failure, `openid-oauth-bridge: ${kind} database ${where}: ${what}`, { cause: err });
+  if (
+    ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ECONNRESET'].includes(code ?? '')
+  )
+    return make(
+      'unreachable',
+      `unreachable (${code}); check that the server runs and the URL's host and port`,
+    );
+  if (/timeout|terminated unexpectedly/i.test(detail) && kind === 'PostgreSQL')
+    return make(
+      'unreachable',
+      `unreachable (${detail}); check that the server runs and the URL's host and port`,
+    );
+  if (code === '28P01' || code === '28000')
+    return make(
+      'authentication',
+      `authentication failed (${detail}); check the user and password in the URL`,
+    );
+  if (code === '3D000')
+    return make('no_database', `${detail}; create it, or fix the database name in the URL`);
+  if (code === '42P01' || code === '3F000' || /no such table/i.test(detail))
+    return make('not_migrated', `the schema is not set up (${detail}); run: openid-oauth-bridge migrate`);
+  if (code === '23505' || /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(code ?? ''))
+    return make('duplicate', `a row with this id exists already (${detail})`);
+  if (
+    ['SQLITE_CANTOPEN', 'EEXIST', 'ENOTDIR', 'EACCES', 'EROFS'].includes(code ?? '') ||
+    /unable to open database file/i.test(detail)
+  )
+    return make(
+      'cannot_open',
+      `cannot open the file (${detail}); check that its folder exists and is writable`,
+    );
+  return make('other', detail);
 }

@@ -1,0 +1,289 @@
+import type { RequestHandler } from 'express';
+import type { Store as ExpressSessionStore } from 'express-session';
+import type { Strategy } from 'passport-strategy';
+import type { PageRenderers } from '../pages/types.js';
+import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
+import type { Storage } from '../storage/types.js';
+
+/**
+ * The public, documented form of the options of {@link createAuthorizationServer}. Written by
+ * hand so that editors show each option's documentation; `test/config/options.types.test.ts`
+ * checks it equals the zod schema that validates it (`src/config/options.ts`), so the two cannot
+ * drift. Every option is checked once, when the server is built: a wrong or unknown option
+ * throws a `TypeError` naming it, the value given and what to do.
+ *
+ * @example
+ * const server = createAuthorizationServer({
+ *   baseUrl: 'https://auth.example.com',
+ *   storage: await connectStorage(process.env.DATABASE_URL!, { migrate: true }),
+ *   providers: [{ name: 'Example ID', identifier: 'https://id.example.com/' }],
+ *   session: { secret: process.env.SESSION_SECRET! },
+ *   scopes: { realms: 'List your realms' },
+ * });
+ */
+export interface AuthorizationServerOptions {
+  /**
+   * Absolute http(s) URL where the routers are mounted: the issuer identifier (RFC 8414 2) and
+   * the base of every endpoint URL (`<baseUrl>/oauth/authorize`, `<baseUrl>/oauth/token`, ...).
+   * No query, fragment or userinfo. Required.
+   *
+   * @example 'https://auth.example.com' or, mounted under a path, 'https://example.com/auth'
+   */
+  baseUrl: string;
+
+  /**
+   * Where clients, users, grants, tokens and short-lived state are kept: `memoryStorage()` for
+   * tests, `await connectStorage(url)` for SQLite or PostgreSQL, or your own adapter implementing
+   * the storage contract. Required.
+   *
+   * @example memoryStorage()
+   */
+  storage: Storage;
+
+  /**
+   * The OpenID 2.0 providers users may log in at: the only ones ever contacted (an allow-list).
+   * At least one. Shown on the selection page in this order.
+   *
+   * @example [{ name: 'Example ID', identifier: 'https://id.example.com/' }]
+   */
+  providers: ProviderOptions[];
+
+  /** How users log in. Default: the built-in OpenID 2.0 relying party with the defaults below. */
+  login?: LoginOptions;
+
+  /** Lifetimes and rules of codes and tokens. Default: all defaults below. */
+  tokens?: TokenOptions;
+
+  /**
+   * The login session: the library's own (its own cookie and store; give its `secret`), or your
+   * app's express-session (`middleware`). Required. See docs/sessions.md.
+   */
+  session: SessionOptions;
+
+  /**
+   * Scopes the server offers, with the description the consent page shows for each (RFC 6749
+   * 3.3 scope-tokens). Default `{}`: any scope registered for a client is accepted, shown by name.
+   *
+   * @example { realms: 'List your realms', profile: 'See your name' }
+   */
+  scopes?: Record<string, string>;
+
+  /**
+   * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per address
+   * (`req.ip`, so the host's `trust proxy` setting applies), in fixed windows. Successes are never
+   * counted. `false` turns the limit off. Default: 10 failures per client and 50 per address per
+   * 15 minutes.
+   *
+   * @example { windowMs: 60_000, maxFailuresPerClient: 5 }
+   */
+  rateLimit?: false | RateLimitOptions;
+
+  /**
+   * Maps every verified login to your own account, or refuses it with a message shown to the
+   * user; return the same account for a second provider to link it. Tokens, consents,
+   * introspection, events and `requireBearer` then carry your account id. Default: one library
+   * user per claimed identifier. See docs/providers-and-accounts.md.
+   *
+   * @example async (login) => ({ accountId: (await users.bySteamId(login.accountKey)).id })
+   */
+  accounts?: AccountsHook;
+
+  /**
+   * Accepts an end user your app has already signed in itself (its own passport login, say): the
+   * authorization endpoint then asks for consent without a second login. Default: none.
+   *
+   * @example (req) => (req.user ? { accountId: req.user.id, displayName: req.user.name } : undefined)
+   */
+  authenticatedAccount?: AuthenticatedAccountHook;
+
+  /**
+   * Require `state` on implicit authorization requests (RFC 9700 2.1), refusing those without.
+   * Default `true`.
+   */
+  requireStateForImplicit?: boolean;
+
+  /**
+   * Replacements for some of the HTML pages (selection, consent, error, applications); the others
+   * keep their default. Default `{}`.
+   *
+   * @example { consent: (data) => renderMyConsentPage(data) }
+   */
+  pages?: Partial<PageRenderers>;
+
+  /**
+   * The single time source of the library, in epoch milliseconds. Default `() => Date.now()`;
+   * tests pass a controllable clock.
+   */
+  clock?: () => number;
+
+  /**
+   * Where the library logs warnings and errors (a listener that throws, a 5xx). Default: `console`
+   * with an `[openid-oauth-bridge]` prefix.
+   *
+   * @example pino() (any object with `warn(message, details)` and `error(message, details)`)
+   */
+  logger?: Logger;
+
+  /**
+   * Called once for every request the library answers with a 5xx (an unknown error, a storage
+   * outage, a provider that does not answer), after it was logged; the client sees no internals.
+   * What it throws is logged and ignored. Default: none.
+   *
+   * @example (error, { requestId, route }) => Sentry.captureException(error, { tags: { requestId, route } })
+   */
+  onError?: ErrorHook;
+}
+
+/** One OpenID 2.0 provider of {@link AuthorizationServerOptions.providers}. */
+export interface ProviderOptions {
+  /**
+   * Shown on the selection page (1 to 100 characters); also accepted as the `opIdentifier`
+   * shorthand of an authorization request. Unique among the providers.
+   *
+   * @example 'Example ID'
+   */
+  name: string;
+  /**
+   * The provider's OpenID 2.0 discovery URL (an OP identifier or a claimed-identifier URL), absolute
+   * http(s). Unique among the providers.
+   *
+   * @example 'https://id.example.com/'
+   */
+  identifier: string;
+}
+
+/** {@link AuthorizationServerOptions.login}. */
+export interface LoginOptions {
+  /**
+   * A passport strategy that logs users in instead of the built-in OpenID 2.0 relying party (see
+   * `LoginIdentity` for what it must yield). Default: the built-in relying party.
+   */
+  strategy?: Strategy;
+  /**
+   * Per outbound request to a provider (discovery, verification), in milliseconds, 100 to 60000.
+   * Default `5000`.
+   */
+  timeoutMs?: number;
+  /**
+   * Largest response read from a provider, in bytes, 1024 to 10485760. Default `262144` (256 KiB).
+   */
+  maxResponseBytes?: number;
+}
+
+/** {@link AuthorizationServerOptions.tokens}. */
+export interface TokenOptions {
+  /**
+   * Access token lifetime in seconds (the `expires_in` of RFC 6749 5.1), 1 to 86400. Default
+   * `3600` (one hour, as the service specification says).
+   */
+  accessTokenTtl?: number;
+  /**
+   * Authorization code lifetime in seconds, 1 to 600 (RFC 6749 4.1.2 recommends at most 10
+   * minutes). Default `60`.
+   */
+  codeTtl?: number;
+  /**
+   * Issue a new refresh token at each refresh, and revoke the grant when an old one is used again
+   * (RFC 9700 4.14.2). Default `false`: the refresh token stays the same until revoked.
+   */
+  rotateRefreshTokens?: boolean;
+  /**
+   * Refuse a refresh (`grant_type=refresh_token`) that does not repeat `redirect_uri`, as the
+   * service specification's token request lists it. Default `false`: RFC 6749 section 6 defines no
+   * `redirect_uri` for a refresh and client libraries do not send one, so it is optional; when
+   * sent, it is checked against the registered redirect URI either way.
+   */
+  requireRedirectUriOnRefresh?: boolean;
+}
+
+/** {@link AuthorizationServerOptions.session}. */
+export interface SessionOptions {
+  /**
+   * Signs the session cookie: at least 32 characters of randomness, kept secret (an environment
+   * variable, not the code). An array allows rotation: the first signs, all verify. Required
+   * unless `middleware` is given.
+   *
+   * @example process.env.SESSION_SECRET (generate one: `node -e "console.log(crypto.randomBytes(32).toString('base64url'))"`)
+   */
+  secret?: string | string[];
+  /**
+   * Your app's own express-session middleware: the library then keeps its state in your session,
+   * under its own key, with no cookie of its own; `secret`, `cookieName`, `store` and
+   * `secureCookie` do not apply. Default: the library's own session.
+   *
+   * @example session({ secret, resave: false, saveUninitialized: false, store })
+   */
+  middleware?: RequestHandler;
+  /** The library's own cookie name, so a host's session is left alone. Default `openid_oauth_bridge.sid`. */
+  cookieName?: string;
+  /** Idle timeout in seconds (at least 60): a login session ends this long after its last request. Default `1800`. */
+  maxAge?: number;
+  /**
+   * Absolute lifetime in seconds (at least `maxAge`): a login session ends this long after it
+   * started, however active. Default `36000` (10 hours).
+   */
+  absoluteMaxAge?: number;
+  /** An express-session store. Default: one over the storage's ephemeral store. */
+  store?: ExpressSessionStore;
+  /** Send the cookie with `Secure`. Default: `true` when `baseUrl` is https. */
+  secureCookie?: boolean;
+}
+
+/** {@link AuthorizationServerOptions.rateLimit}. */
+export interface RateLimitOptions {
+  /** Length of a window in milliseconds, 1000 to 86400000. Default `900000` (15 minutes). */
+  windowMs?: number;
+  /** Failed authentications of one `client_id` per window before `429`; `false`: no limit. Default `10`. */
+  maxFailuresPerClient?: number | false;
+  /** Failed authentications from one address per window before `429`; `false`: no limit. Default `50`. */
+  maxFailuresPerAddress?: number | false;
+}
+
+/** Where a failure reported to {@link AuthorizationServerOptions.onError} happened. */
+export interface ErrorContext {
+  /** The request's `X-Request-Id`: the incoming one if sane, else generated; sent back in the response. */
+  requestId: string;
+  /** Method and path, without the query, e.g. `POST /oauth/token`. */
+  route: string;
+  /**
+   * 500 for an unknown error (`server_error`), 503 for a storage outage (`temporarily_unavailable`),
+   * 502 for an OpenID provider that does not answer.
+   */
+  status: number;
+}
+
+/** The host's error hook: reports to an error tracker, say. Its own errors are logged and ignored. */
+export type ErrorHook = (error: unknown, context: ErrorContext) => void;
+
+/** Where the library logs: `console`, pino, winston... any object with these two methods. */
+export interface Logger {
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}
+
+/** Options after validation, with every default filled in (`server.options`). */
+export interface ResolvedOptions {
+  baseUrl: string;
+  storage: Storage;
+  providers: ProviderOptions[];
+  login: { strategy?: Strategy; timeoutMs: number; maxResponseBytes: number };
+  tokens: Required<TokenOptions>;
+  session: {
+    secret?: string | string[];
+    middleware?: RequestHandler;
+    cookieName: string;
+    maxAge: number;
+    absoluteMaxAge: number;
+    store?: ExpressSessionStore;
+    secureCookie?: boolean;
+  };
+  scopes: Record<string, string>;
+  rateLimit: false | Required<RateLimitOptions>;
+  accounts?: AccountsHook;
+  authenticatedAccount?: AuthenticatedAccountHook;
+  requireStateForImplicit: boolean;
+  pages: Partial<PageRenderers>;
+  clock: () => number;
+  logger?: Logger;
+  onError?: ErrorHook;
+}

@@ -1,0 +1,196 @@
+/**
+ * The packed tarball, installed as a stranger installs it (no workspace link), in a fresh ESM app,
+ * a fresh CommonJS app and a fresh TypeScript app that has only typescript, @types/node and
+ * @types/express besides the package. Also loads both builds in one process (the dual-package
+ * hazard). Dependencies come from npm's cache, so the test runs offline.
+ */
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pack, ROOT, type Packed } from './packed.js';
+
+const FIXTURES = join(import.meta.dirname, 'fixtures');
+let packed: Packed;
+let esmApp: string;
+let cjsApp: string;
+let tsApp: string;
+
+beforeAll(async () => {
+  packed = await pack();
+  [esmApp, cjsApp, tsApp] = await Promise.all([
+    packed.app('esm-app', { type: 'module' }),
+    packed.app('cjs-app', { type: 'commonjs' }),
+    packed.app('ts-app', { type: 'module' }, ['typescript', '@types/node', '@types/express']),
+  ]);
+}, 120_000);
+afterAll(() => packed?.dispose());
+
+const rootUrls = (port = '\\d+') => ({
+  oauth: {
+    authorization: {
+      href: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/oauth/authorize$`)),
+    },
+    token: { href: expect.stringMatching(new RegExp(`^http://127\\.0\\.0\\.1:${port}/oauth/token$`)) },
+  },
+});
+
+describe('the packed tarball', () => {
+  it('holds the builds (ESM, CJS, types), the node10 stubs and every file the README links', () => {
+    const paths = packed.files.map((f) => f.path);
+    for (const file of [
+      'dist/index.js',
+      'dist/index.cjs',
+      'dist/index.d.ts',
+      'dist/index.d.cts',
+      'dist/testing/index.js',
+      'dist/testing/index.cjs',
+      'dist/redis/index.js',
+      'dist/redis/index.cjs',
+      'dist/cli.js',
+      'testing/package.json',
+      'redis/package.json',
+      'README.md',
+      'LICENSE',
+      'CHANGELOG.md',
+      'package.json',
+    ]) {
+      expect(paths).toContain(file);
+    }
+    // Every relative link and image of the README resolves in the package.
+    const linked = new Set<string>();
+    for (const document of ['README.md']) {
+      const text = readFileSync(join(ROOT, document), 'utf8');
+      const dir = document.includes('/') ? document.slice(0, document.lastIndexOf('/') + 1) : '';
+      for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)|src="([^"]+)"/g)) {
+        if (!target || /^[a-z]+:|^#|^\/\//i.test(target)) continue;
+        const path = new URL(target.split('#')[0]!, `file:///${dir}`).pathname.slice(1);
+        linked.add(path);
+      }
+    }
+    const missing = [...linked].filter(
+      (path) => !paths.includes(path) && !paths.some((p) => p.startsWith(`${path.replace(/\/$/, '')}/`)),
+    );
+    expect(missing).toEqual([]);
+    // Nothing that is not for users: sources, tests, configuration.
+    expect(paths.filter((p) => /^(src|test|bench\/(?!README)|\.ci)\b/.test(p))).toEqual([]);
+    console.log(
+      `packed: ${paths.length} files, ${(packed.size / 1024).toFixed(1)} KiB packed, ` +
+        `${(packed.unpackedSize / 1024).toFixed(1)} KiB unpacked`,
+    );
+  });
+
+  it('runs the quick start in a fresh ESM app (import)', async () => {
+    copyFileSync(join(FIXTURES, 'quick-start.mjs'), join(esmApp, 'index.mjs'));
+    const out = JSON.parse(await packed.run(esmApp, process.execPath, ['index.mjs'])) as unknown;
+    expect(out).toEqual({ status: 200, body: rootUrls() });
+  });
+
+  it('runs the quick start in a fresh CommonJS app (require)', async () => {
+    copyFileSync(join(FIXTURES, 'quick-start.cjs'), join(cjsApp, 'index.js'));
+    const out = JSON.parse(await packed.run(cjsApp, process.execPath, ['index.js'])) as unknown;
+    expect(out).toEqual({ status: 200, body: rootUrls() });
+  });
+
+  it('runs the CLI from the package bin', async () => {
+    const help = await packed.run(esmApp, join(esmApp, 'node_modules', '.bin', 'openid-oauth-bridge'), [
+      '--help',
+    ]);
+    expect(help).toContain('Usage: openid-oauth-bridge');
+  });
+});
+
+describe('one package identity, both builds in one process', () => {
+  it('answers 401 (not 500) to a wrong client secret and the listeners hear it', async () => {
+    copyFileSync(join(FIXTURES, 'dual-load.mjs'), join(esmApp, 'dual.mjs'));
+    const out = JSON.parse(await packed.run(esmApp, process.execPath, ['dual.mjs'])) as {
+      distinct: boolean;
+      status: number;
+      body: unknown;
+      heard: string[];
+      errors: string[];
+    };
+    expect(out.distinct).toBe(true); // really two copies
+    expect(out.errors).toEqual([]);
+    expect(out.body).toMatchObject({ error: 'invalid_client' });
+    expect(out.status).toBe(401);
+    expect(out.heard).toContain('client.authentication_failed');
+  });
+});
+
+describe('the types, in a TypeScript app with only typescript, @types/node and @types/express', () => {
+  /** Every name the package exports from `entry`, read from the packed declaration file. */
+  function exportedNames(entry: string): string[] {
+    const dts = readFileSync(join(tsApp, 'node_modules', 'openid-oauth-bridge', 'dist', entry), 'utf8');
+    return [...dts.matchAll(/^export \{([^}]*)\}/gm)].flatMap(([, list]) =>
+      list!
+        .split(',')
+        .map((item) => item.trim().replace(/^type /, ''))
+        .filter(Boolean)
+        .map((item) => item.split(/\s+as\s+/).pop()!),
+    );
+  }
+
+  beforeAll(() => {
+    copyFileSync(join(FIXTURES, 'quick-start.ts'), join(tsApp, 'quick-start.ts'));
+    const reexports = (extension: string) =>
+      [
+        ['openid-oauth-bridge', 'index.d.ts'],
+        ['openid-oauth-bridge/testing', 'testing/index.d.ts'],
+        ['openid-oauth-bridge/redis', 'redis/index.d.ts'],
+      ]
+        .map(([specifier, dts]) => {
+          const names = exportedNames(dts!.replace('.d.ts', extension));
+          expect(names.length).toBeGreaterThan(2);
+          return `export { ${names.join(', ')} } from '${specifier}';`;
+        })
+        .join('\n');
+    // Every public export, through import (ESM) and require (a .cts file, the CJS declarations).
+    writeFileSync(join(tsApp, 'every-export.ts'), `${reexports('.d.ts')}\n`);
+    writeFileSync(join(tsApp, 'every-export.cts'), `${reexports('.d.cts')}\n`);
+  });
+
+  const tsc = (args: string[]) =>
+    packed.run(tsApp, process.execPath, [
+      join(tsApp, 'node_modules', 'typescript', 'bin', 'tsc'),
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      'false',
+      '--target',
+      'es2022',
+      '--types',
+      'node',
+      ...args,
+    ]);
+
+  // tsc checks @types/node and @types/express too (skipLibCheck false): some seconds each.
+  it('compiles under moduleResolution node16 (ESM and CJS files)', { timeout: 60_000 }, async () => {
+    await expect(
+      tsc([
+        '--module',
+        'node16',
+        '--moduleResolution',
+        'node16',
+        'quick-start.ts',
+        'every-export.ts',
+        'every-export.cts',
+      ]),
+    ).resolves.toBe('');
+  });
+
+  it('compiles under moduleResolution bundler', { timeout: 60_000 }, async () => {
+    await expect(
+      tsc(['--module', 'esnext', '--moduleResolution', 'bundler', 'quick-start.ts', 'every-export.ts']),
+    ).resolves.toBe('');
+  });
+
+  it('keeps internals out of the declarations', () => {
+    const dts = readFileSync(
+      join(tsApp, 'node_modules', 'openid-oauth-bridge', 'dist', 'index.d.ts'),
+      'utf8',
+    );
+    expect(dts).not.toMatch(/\boptionsSchema\b/);
+    expect(dts).not.toMatch(/\bpeekSession\b/);
+    expect(dts).not.toMatch(/\[DISPATCH\]|\[LISTENED\]/);
+  });
+});
