@@ -27,7 +27,28 @@ function routesOf(server: AuthorizationServer, endpoints: readonly AnyEndpoint[]
 }
 
 function oauthRoutes(server: AuthorizationServer, endpoints: readonly AnyEndpoint[]): RequestHandler {
-  return routeTable(routesOf(server, endpoints));
+  return mounted(server, routeTable(routesOf(server, endpoints)));
+}
+
+/**
+ * Says once, in the log, when the routes are mounted elsewhere than at the path of `baseUrl`:
+ * every URL the library hands out would then lead nowhere. Only said, not refused: a proxy may
+ * strip the path before the app sees it.
+ */
+function mounted(server: AuthorizationServer, routes: RequestHandler): RequestHandler {
+  const mountPath = new URL(`${server.urls.base}/`).pathname.replace(/\/$/, '');
+  let checked = false;
+  return (req, res, next) => {
+    if (!checked) {
+      checked = true;
+      if (req.baseUrl !== mountPath) {
+        server.logger.warn(
+          `the routers are mounted at "${req.baseUrl || '/'}", but baseUrl ${server.urls.base} puts the endpoints under "${mountPath || '/'}": mount them with app.use(${JSON.stringify(mountPath || '/')}, …), or change baseUrl (unless a proxy strips that path)`,
+        );
+      }
+    }
+    routes(req, res, next);
+  };
 }
 
 const browserEndpoints = [
@@ -153,5 +174,5 @@ export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOpt
   if (applications) endpoints.push(applicationsEndpoint, revokeApplicationEndpoint);
   const routes = routesOf(server, endpoints);
   if (discovery) routes.push(...discoveryRoutes(server, options));
-  return routeTable(routes);
+  return mounted(server, routeTable(routes));
 }

@@ -40,7 +40,12 @@ describe.skipIf(!postgres.ok)(
         providers: [{ name: 'Dev', identifier: op.identifier }],
         sessionSecret: 'a concurrency test session secret, long enough',
       };
-      issuing = createAuthorizationServer({ ...config, storage, session: { secret: config.sessionSecret } });
+      issuing = createAuthorizationServer({
+        baseUrl: config.baseUrl,
+        providers: config.providers,
+        storage,
+        session: { secret: config.sessionSecret },
+      });
       instances = await Promise.all([startInstance(config), startInstance(config)]);
     }, 60_000);
 

@@ -65,6 +65,11 @@ export async function parseAuthorizationRequest(ctx: AuthorizeContext): Promise<
     'The client may not request some of these scopes.',
     client.defaultScopes ?? client.scopes,
   );
+  // A client registered for a scope the server no longer offers gets no sign-in page for it.
+  const offered = server.options.scopes;
+  if (Object.keys(offered).length > 0 && scopes.some((scope) => !Object.hasOwn(offered, scope))) {
+    throw new OAuthError('invalid_scope', 'The requested scope is not offered by this server.');
+  }
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');

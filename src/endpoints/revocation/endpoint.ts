@@ -1,6 +1,7 @@
 import { hashSecret } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { revokeGrant } from '../../grants/grant.js';
+import { json } from '../../http/answer.js';
 import { onlyPost, readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
@@ -19,7 +20,7 @@ import {
  * Revoking either kind of token revokes its whole grant: the user's authorization of the client,
  * with every access and refresh token and code issued under it (RFC 7009 2.1 requires this for a
  * refresh token and allows it for an access token); the next authorization asks for consent
- * again. The answer is `200` with an empty body whether or not anything was revoked: an unknown,
+ * again. The answer is `200` with `{}` whether or not anything was revoked: an unknown,
  * expired or already revoked token, and a token issued to another client (which is left alone),
  * all give `200` (RFC 7009 2.2), so the endpoint tells a client nothing about tokens that are
  * not its own.
@@ -51,5 +52,6 @@ async function revoke(ctx: ClientContext): Promise<void> {
       ...eventContext(ctx.req),
     });
   }
-  ctx.answer = { kind: 'empty', status: 200 };
+  // RFC 7009 2.2: the body is ignored; `{}` spares clients that parse every answer as JSON.
+  ctx.answer = json({});
 }

@@ -86,7 +86,7 @@ export function createSqlStorage(
       if (error !== undefined) {
         const failed = results.find((result) => result.status === 'Error');
         throw new Error(
-          `openid-oauth-bridge: migration ${failed?.migrationName ?? ''} failed: ${(error as Error).message ?? error}`,
+          `openid-oauth-bridge: ${failed?.migrationName ? `migration ${failed.migrationName} failed` : 'migration failed'}: ${(error as Error).message ?? error}`,
           { cause: error },
         );
       }
