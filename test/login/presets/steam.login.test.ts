@@ -8,6 +8,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTIFIER_SELECT } from '../../../src/login/openid/constants.js';
 import { openid, steam } from '../../../src/login/openid/presets.js';
+import { createTestApp } from '../../support/app.js';
 import { codeQuery, expectRefusalPage } from '../../support/python-flow.js';
 import { pythonOpenIdAvailability } from '../../support/python-openid.js';
 import {
@@ -61,6 +62,16 @@ suite(`steam() preset against the Steam-like provider${missing}`, () => {
       },
     ]);
     expect(t.userWrites()).toBe(1);
+  });
+
+  it("is accepted as it is by the server's providers option and logs in there up to a token", async () => {
+    await fixture.configure();
+    const app = await createTestApp({ providers: [steam({ baseUrl: fixture.url })] });
+    try {
+      await finishToToken(app, await answeredBy(await beginAt(app, 'Steam')));
+    } finally {
+      await app.close();
+    }
   });
 
   describe('a claimed id Steam never issues, signed by the provider and confirmed by discovery, is refused', () => {
