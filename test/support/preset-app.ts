@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import { memoryStorage } from '../../src/index.js';
 import { ephemeralNonces } from '../../src/login/nonces.js';
 import { RelyingParty, type VerifiedIdentity } from '../../src/login/openid/relying-party.js';
@@ -22,40 +22,52 @@ export interface PresetApp extends TestApp {
  * The test app (test/support/app.ts) with `providers` on its selection page and, as its login, the
  * library's own `OpenIdStrategy` over a `RelyingParty` built from the same providers, exactly as
  * `createAuthorizationServer` builds it (callback URL, realm, nonces in the storage's ephemeral
- * store, session key). Built here rather than by the server because the server's options do not
- * yet hand a preset's fields to the relying party.
+ * store, session key). Built here because the server's options do not yet hand a preset's fields
+ * to the relying party; once they do, the `login` override can go and every test still holds
+ * (`verified` watches every relying party, the server's own included).
  */
 export async function createPresetApp(
   providers: readonly (OpenIdProvider | ProviderPreset)[],
 ): Promise<PresetApp> {
   const storage = memoryStorage();
   const verified: VerifiedIdentity[] = [];
-  const t = await createTestApp((baseUrl) => {
-    const rp = new RelyingParty({
-      providers,
-      returnTo: `${baseUrl}/oauth/login/callback`,
-      realm: `${baseUrl}/`,
-      nonces: ephemeralNonces(storage.ephemeral, Date.now),
-      clock: Date.now,
-    });
-    const verify = rp.verify.bind(rp);
-    rp.verify = async (...args) => {
-      const identity = await verify(...args);
-      verified.push(identity);
-      return identity;
-    };
-    return {
-      storage,
-      providers: providers.map(({ name, identifier }) => ({ name, identifier })),
-      login: {
-        strategy: new OpenIdStrategy(rp, { origin: new URL(baseUrl).origin, sessionKey: LOGIN_SESSION_KEY }),
-      },
-    };
+  const verify = RelyingParty.prototype.verify;
+  const spy = vi.spyOn(RelyingParty.prototype, 'verify').mockImplementation(async function (
+    this: RelyingParty,
+    ...args
+  ) {
+    const identity = await verify.apply(this, args);
+    verified.push(identity);
+    return identity;
   });
+  const t = await createTestApp((baseUrl) => ({
+    storage,
+    providers: [...providers],
+    login: {
+      strategy: new OpenIdStrategy(
+        new RelyingParty({
+          providers,
+          returnTo: `${baseUrl}/oauth/login/callback`,
+          realm: `${baseUrl}/`,
+          nonces: ephemeralNonces(storage.ephemeral, Date.now),
+          clock: Date.now,
+        }),
+        { origin: new URL(baseUrl).origin, sessionKey: LOGIN_SESSION_KEY },
+      ),
+    },
+  }));
   let writes = 0;
   const findOrCreate = storage.users.findOrCreate.bind(storage.users);
   storage.users.findOrCreate = (...args) => (writes++, findOrCreate(...args));
-  return { ...t, verified, userWrites: () => writes };
+  return {
+    ...t,
+    verified,
+    userWrites: () => writes,
+    async close() {
+      spy.mockRestore();
+      await t.close();
+    },
+  };
 }
 
 /** The browser begins a login at `providerName`: resolves the URL it is sent to at the provider. */
