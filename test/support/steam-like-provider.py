@@ -52,9 +52,13 @@ DEFAULTS = {
     "answer": "approve",
     # How long check_authentication takes to answer, as a provider across the Internet does.
     "checkAuthenticationDelayMs": 0,
+    # Hostile: `steamId` may be any 1 to 40 letters or digits (a 16-digit or non-numeric id), and
+    # discovery on its claimed id answers as for a real one; still signed by python3-openid.
+    "offPatternIds": False,
 }
 
 STEAM_ID = re.compile(r"^[0-9]{17}$")
+OFF_PATTERN_ID = re.compile(r"^[A-Za-z0-9]{1,40}$")
 
 XRDS = """<?xml version="1.0" encoding="UTF-8"?>
 <xrds:XRDS xmlns:xrds="xri://$xrds" xmlns="xri://$xrd*($v*2.0)">
@@ -102,7 +106,10 @@ def make_handler(provider):
                 return self.xrds(SERVER_TYPE)
             if path.startswith("/openid/id/"):
                 provider.count("discovery")
-                if not STEAM_ID.match(path[len("/openid/id/"):]):
+                steam_id = path[len("/openid/id/"):]
+                with provider.lock:
+                    own = provider.config["offPatternIds"] and steam_id == provider.config["steamId"]
+                if not (STEAM_ID.match(steam_id) or own):
                     return self.send(404, "text/plain", "no such user")
                 return self.xrds(SIGNON_TYPE)
             if path == "/openid/login":
@@ -124,7 +131,8 @@ def make_handler(provider):
                 if unknown:
                     return self.send(400, "text/plain", "unknown settings: %s" % sorted(unknown))
                 merged = dict(DEFAULTS, **settings)
-                if not STEAM_ID.match(merged["steamId"]):
+                pattern = OFF_PATTERN_ID if merged["offPatternIds"] else STEAM_ID
+                if not pattern.match(merged["steamId"]):
                     return self.send(400, "text/plain", "steamId must be 17 digits")
                 with provider.lock:
                     provider.config = merged

@@ -29,11 +29,15 @@ export interface SteamLikeProvider {
   /**
    * Who is signed in at the provider (default {@link ATTACKER_STEAM_ID}), whether they approve,
    * and how long check_authentication takes (default 0). Unnamed settings return to defaults.
+   * With `offPatternIds` the signed-in user may have an id Steam never issues (16 digits, letters),
+   * which the provider signs and discovery confirms: only a claimed-id pattern refuses it.
    */
   configure(settings?: {
     steamId?: SteamId;
     answer?: 'approve' | 'cancel';
     checkAuthenticationDelayMs?: number;
+    /** Hostile: `steamId` may be any 1 to 40 letters or digits, and discovery confirms it. */
+    offPatternIds?: boolean;
   }): Promise<void>;
   /** Requests received so far, by kind: discovery, checkid_setup, check_authentication, ... */
   stats(): Promise<Record<string, number>>;

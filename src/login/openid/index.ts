@@ -11,3 +11,13 @@ export { OpenIdStrategy, type OpenIdStrategyOptions, type OpenIdStrategyUser } f
 export { OPENID2_NS, IDENTIFIER_SELECT } from './constants.js';
 export { normalizeIdentifier } from './normalize-identifier.js';
 export { planClaimedIdMerge, type ClaimedIdMerge } from './claimed-id-merge.js';
+export {
+  steam,
+  launchpad,
+  ubuntuOne,
+  openid,
+  type PresetOptions,
+  type GenericProviderOptions,
+} from './presets.js';
+export type { ProviderPreset, VerifiedLogin, AccountOfLogin, SregField } from './provider-policy.js';
+export { openIdProviderSchema } from './options.js';

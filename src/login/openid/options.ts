@@ -14,6 +14,12 @@ export interface NonceStore {
   use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
 }
 import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
+import {
+  SREG_FIELDS,
+  type ConfiguredProvider,
+  type ProviderPreset,
+  type SregField,
+} from './provider-policy.js';
 
 /**
  * The {@link NonceStore} scope under which each login's {@link LoginState.id} is claimed. Not an
@@ -38,8 +44,11 @@ export interface OpenIdProvider {
  *   nonces: storage.nonces, clock: Date.now }
  */
 export interface RelyingPartyOptions {
-  /** The allow-list. Users can only log in at these providers. */
-  providers: readonly OpenIdProvider[];
+  /**
+   * The allow-list. Users can only log in at these providers. A {@link ProviderPreset} (`steam()`,
+   * `launchpad()`, ...) adds its endpoint and claimed-id checks, sreg request and account key.
+   */
+  providers: readonly (OpenIdProvider | ProviderPreset)[];
   /** Absolute callback URL, e.g. `http://127.0.0.1:3000/oauth/login/callback`. */
   returnTo: string;
   /** The realm shown by the OP, e.g. `http://127.0.0.1:3000/`; `returnTo` must fall under it. */
@@ -60,7 +69,7 @@ export interface RelyingPartyOptions {
 
 /** Options after validation and defaults. */
 export interface RelyingPartyConfig {
-  providers: readonly OpenIdProvider[];
+  providers: readonly ConfiguredProvider[];
   returnTo: string;
   realm: string;
   nonces: NonceStore;
@@ -77,10 +86,47 @@ const httpUrl = (what: string) =>
     return url !== null && !v.includes('#');
   }, `${what} must be an absolute http(s) URL without credentials or fragment`);
 
+const pattern = (what: string) =>
+  z.instanceof(RegExp).refine((re) => !re.global && !re.sticky, `${what} must not have the g or y flag`);
+
+const icon = z
+  .string()
+  .max(16 * 1024)
+  .refine(
+    (v) =>
+      /^data:image\/(png|gif|jpeg|webp|svg\+xml)[;,]/.test(v) ||
+      (parseHttpUrl(v)?.protocol === 'https:' && !v.includes('#')),
+    'icon must be an https URL or a data:image/ URL',
+  );
+
+/**
+ * One allowed provider: `name` and `identifier`, and the optional fields of a
+ * {@link ProviderPreset}, kept as given. Exported for the server's options, which accept the same.
+ */
+export const openIdProviderSchema = z.object({
+  name: z.string().min(1).max(200),
+  identifier: httpUrl('identifier'),
+  endpoints: z
+    .array(z.union([httpUrl('endpoint'), pattern('an endpoint pattern')]))
+    .min(1)
+    .readonly()
+    .optional(),
+  claimedId: pattern('claimedId').optional(),
+  icon: icon.optional(),
+  sreg: z
+    .array(z.enum(SREG_FIELDS as [SregField, ...SregField[]]))
+    .refine((list) => new Set(list).size === list.length, 'sreg fields must be unique')
+    .readonly()
+    .optional(),
+  account: z
+    .custom<ProviderPreset['account']>((v) => typeof v === 'function', 'account must be a function')
+    .optional(),
+});
+
 const schema = z
   .object({
     providers: z
-      .array(z.object({ name: z.string().min(1).max(200), identifier: httpUrl('identifier') }))
+      .array(openIdProviderSchema)
       .min(1)
       .refine(
         (list) => new Set(list.map((p) => p.name)).size === list.length,
@@ -135,5 +181,14 @@ export function parseRelyingPartyOptions(options: RelyingPartyOptions): RelyingP
       `Invalid OpenID relying party option ${issue.path.join('.') || '(root)'}: ${issue.message}`,
     );
   }
-  return { ...parsed.data, providers: parsed.data.providers.map((p) => ({ ...p })) };
+  return {
+    ...parsed.data,
+    providers: parsed.data.providers.map((p) => ({
+      ...p,
+      // Compared with discovered endpoints, which the URL parser normalised.
+      ...(p.endpoints && {
+        endpoints: p.endpoints.map((e) => (typeof e === 'string' ? parseHttpUrl(e)!.href : e)),
+      }),
+    })),
+  };
 }

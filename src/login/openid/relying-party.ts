@@ -5,7 +5,7 @@ import { checkAssertionLocally } from './check-assertion.js';
 import { checkAuthentication } from './check-authentication.js';
 import { IDENTIFIER_SELECT, OPENID2_NS } from './constants.js';
 import { discover, type DiscoveryLimits } from './discover.js';
-import { OpenIdLoginError } from './errors.js';
+import { invalidResponse, OpenIdLoginError } from './errors.js';
 import { parseLoginState, type LoginState } from './login-state.js';
 import {
   LOGIN_STATE_SCOPE,
@@ -14,6 +14,15 @@ import {
   type RelyingPartyConfig,
   type RelyingPartyOptions,
 } from './options.js';
+import {
+  accountOf,
+  allowsClaimedId,
+  allowsEndpoint,
+  type ConfiguredProvider,
+  type ProviderPreset,
+  type SregField,
+} from './provider-policy.js';
+import { signedSregValues, sregRequestFields } from './sreg.js';
 import { verifyDiscoveredInformation } from './verify-discovered.js';
 
 /** The outcome of a verified login. */
@@ -26,6 +35,15 @@ export interface VerifiedIdentity {
    */
   identifier: string;
   opEndpoint: string;
+  /**
+   * The account's stable key at this provider: what the provider's preset `account()` extracts
+   * (the SteamID64 for `steam()`, the account id for `launchpad()`), else `identifier`.
+   */
+  accountKey: string;
+  /** A name to show, when the preset derives one (from signed sreg values). */
+  displayName?: string;
+  /** The sreg values the provider signed, among those its preset asks for; absent when none. */
+  attributes?: Readonly<Partial<Record<SregField, string>>>;
 }
 
 /**
@@ -51,8 +69,11 @@ export class RelyingParty {
     this.#config = parseRelyingPartyOptions(options);
   }
 
-  /** The provider whose identifier or name equals the argument exactly; no normalisation. */
-  findProvider(identifierOrName: string): OpenIdProvider | undefined {
+  /**
+   * The provider whose identifier or name equals the argument exactly; no normalisation. A copy:
+   * a preset's fields come with it.
+   */
+  findProvider(identifierOrName: string): (OpenIdProvider & Partial<ProviderPreset>) | undefined {
     const found = this.#config.providers.find(
       (p) => p.identifier === identifierOrName || p.name === identifierOrName,
     );
@@ -61,12 +82,13 @@ export class RelyingParty {
 
   /**
    * Discovers the provider and builds a `checkid_setup` request: `identifier_select` for an OP
-   * identifier, the discovered claimed and local identifiers otherwise. No association, no
-   * extensions. Only an OP endpoint at the identifier's own origin is used.
+   * identifier, the discovered claimed and local identifiers otherwise. No association; Simple
+   * Registration only for a preset with `sreg` (asked as optional). Only an OP endpoint at the
+   * identifier's own origin, and one the preset's `endpoints` allow, is used.
    *
    * @throws {OpenIdLoginError} `unknown_provider` or `provider_unreachable` (also when every
-   * discovered endpoint is at another origin).
-   * @see OpenID 2.0 sections 7.3 and 9.1
+   * discovered endpoint is at another origin or outside the preset's `endpoints`).
+   * @see OpenID 2.0 sections 7.3 and 9.1; Simple Registration 1.1 section 3
    */
   async begin(provider: OpenIdProvider): Promise<{ redirectUrl: string; state: LoginState }> {
     const known = this.#config.providers.find(
@@ -89,11 +111,20 @@ export class RelyingParty {
     // The endpoint is contacted by the server later (check_authentication, and discovery of
     // identifiers at its origin): an allow-listed identifier must not be able to point it at
     // another host, an internal address say. Only endpoints at the identifier's own origin count.
-    const service = discovery.services.find((s) => new URL(s.endpoint).origin === identifier.origin);
-    if (service === undefined) {
+    const atOrigin = discovery.services.filter((s) => new URL(s.endpoint).origin === identifier.origin);
+    if (atOrigin.length === 0) {
       throw new OpenIdLoginError(
         'provider_unreachable',
         `${known.name} does not offer OpenID 2.0 login at its own address.`,
+      );
+    }
+    // A preset names the endpoints the provider is known to use: discovery answered by anything
+    // else (a changed or compromised document) is not followed.
+    const service = atOrigin.find((s) => allowsEndpoint(known, s.endpoint));
+    if (service === undefined) {
+      throw new OpenIdLoginError(
+        'provider_unreachable',
+        `${known.name} does not offer OpenID 2.0 login at its known endpoint.`,
       );
     }
     const claimedId = service.kind === 'server' ? IDENTIFIER_SELECT : discovery.claimedId;
@@ -108,6 +139,7 @@ export class RelyingParty {
       ['openid.identity', identity],
       ['openid.return_to', returnTo.href],
       ['openid.realm', this.#config.realm],
+      ...sregRequestFields(known.sreg ?? []),
     ];
     for (const [key, value] of params) redirect.searchParams.set(key, value);
     return {
@@ -127,7 +159,9 @@ export class RelyingParty {
    * configured base URL, never from the Host header) against the state saved by `begin`.
    * Local checks first; then the login state is claimed (one callback per login, however many
    * race), the nonce consumed, the signature confirmed by the OP, and the claimed identifier
-   * confirmed by discovery. Extension fields are ignored.
+   * confirmed by discovery. A preset's `endpoints` and `claimedId` are checked with the local
+   * checks; of the extension fields only the signed sreg values a preset asks for are read. The
+   * account key and display name come from the preset's `account()`.
    *
    * @throws {OpenIdLoginError} for every refusal; any other error is a server fault (for
    * example the nonce store failing).
@@ -140,6 +174,11 @@ export class RelyingParty {
     }
     const provider = this.#config.providers.find((p) => p.name === login.provider);
     if (provider === undefined) throw unknownProvider();
+    // The state's endpoint came from begin(), which checked it; a state begun before the preset
+    // was configured (sessions outlive deployments) is checked again.
+    if (!allowsEndpoint(provider, login.opEndpoint)) {
+      throw invalidResponse('The login response comes from an unexpected provider endpoint.');
+    }
     const now = this.#config.clock();
     // A state from the future is tolerated by the nonce skew: instances may share sessions.
     if (
@@ -155,6 +194,13 @@ export class RelyingParty {
       nonceMaxAgeMs: this.#config.nonceMaxAgeMs,
       allowedOrigins,
     });
+    // The preset's pattern is matched on the normalised claimed id, the very string discovery
+    // must confirm below and the user is known by. Matched here, before the login is claimed or
+    // anything fetched: an identifier the provider never issues costs no request, and discovery
+    // cannot turn it into an acceptable one (it must come back unchanged).
+    if (!allowsClaimedId(provider, assertion.claimedId)) {
+      throw invalidResponse('The provider asserted an identifier it does not issue.');
+    }
     // A login is processed at most once. Copies of one session (parallel requests with its
     // cookie each load their own) all hold the state, so only an atomic claim in the shared
     // store can tell the first callback from the rest, which are refused before any request.
@@ -184,7 +230,13 @@ export class RelyingParty {
       login.opEndpoint,
       this.#limits(allowedOrigins),
     );
-    return { provider: provider.name, identifier: assertion.claimedId, opEndpoint: login.opEndpoint };
+    return identityOf(provider, {
+      provider: provider.name,
+      identifier: assertion.claimedId,
+      opEndpoint: login.opEndpoint,
+      // Read only now that check_authentication confirmed the signature over openid.signed.
+      attributes: signedSregValues(message, provider.sreg ?? []),
+    });
   }
 
   #limits(allowedOrigins: ReadonlySet<string>): DiscoveryLimits {
@@ -194,6 +246,20 @@ export class RelyingParty {
       allowUrl: (url) => allowedOrigins.has(url.origin),
     };
   }
+}
+
+function identityOf(
+  provider: ConfiguredProvider,
+  verified: Parameters<typeof accountOf>[1],
+): VerifiedIdentity {
+  const { key, displayName } = accountOf(provider, verified);
+  const { attributes, ...rest } = verified;
+  return {
+    ...rest,
+    accountKey: key,
+    ...(displayName !== undefined && { displayName }),
+    ...(Object.keys(attributes).length > 0 && { attributes }),
+  };
 }
 
 function unknownProvider(): OpenIdLoginError {

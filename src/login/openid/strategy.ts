@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { Strategy } from 'passport-strategy';
 import { OpenIdLoginError } from './errors.js';
-import type { RelyingParty } from './relying-party.js';
+import type { RelyingParty, VerifiedIdentity } from './relying-party.js';
 
 /** Options of {@link OpenIdStrategy}. */
 export interface OpenIdStrategyOptions {
@@ -11,10 +11,19 @@ export interface OpenIdStrategyOptions {
   sessionKey?: string;
 }
 
-/** What the strategy passes to `success`. */
+/**
+ * What the strategy passes to `success`: the {@link VerifiedIdentity} without `opEndpoint`.
+ * `displayName` and `attributes` are present only when known.
+ */
 export interface OpenIdStrategyUser {
+  /** The normalised claimed identifier. */
   identifier: string;
   provider: string;
+  /** The preset's account key (a SteamID64, a Launchpad id); `identifier` for a plain provider. */
+  accountKey: string;
+  displayName?: string;
+  /** Signed sreg values, e.g. `{ nickname: 'alice', fullname: 'Alice Liddell' }`. */
+  attributes?: VerifiedIdentity['attributes'];
 }
 
 type Outcome =
@@ -89,7 +98,7 @@ export class OpenIdStrategy extends Strategy {
         throw new OpenIdLoginError('invalid_response', 'The login response URL is malformed.');
       }
       const identity = await this.rp.verify(new URL(this.origin + req.originalUrl), state as never);
-      return { type: 'success', user: { identifier: identity.identifier, provider: identity.provider } };
+      return { type: 'success', user: strategyUser(identity) };
     }
     const requested = query.openid_identifier;
     const provider = typeof requested === 'string' ? this.rp.findProvider(requested) : undefined;
@@ -106,4 +115,15 @@ export class OpenIdStrategy extends Strategy {
     else if (outcome.type === 'success') this.success(outcome.user);
     else this.fail({ message: outcome.error.message, kind: outcome.error.kind }, 400);
   }
+}
+
+function strategyUser(identity: VerifiedIdentity): OpenIdStrategyUser {
+  const { identifier, provider, accountKey, displayName, attributes } = identity;
+  return {
+    identifier,
+    provider,
+    accountKey,
+    ...(displayName !== undefined && { displayName }),
+    ...(attributes !== undefined && { attributes }),
+  };
 }

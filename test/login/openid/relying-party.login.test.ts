@@ -28,6 +28,7 @@ describe('RelyingParty login through the development provider', () => {
       provider: 'Development',
       identifier: op.userUrl('alice'),
       opEndpoint: op.endpoint,
+      accountKey: op.userUrl('alice'),
     });
     // The login state's claim and the response nonce.
     expect(nonces.size()).toBe(2);

@@ -200,6 +200,7 @@ describe('RelyingParty.verify refuses tampered responses', () => {
       provider: 'Development',
       identifier: op.userUrl('alice'),
       opEndpoint: op.endpoint,
+      accountKey: op.userUrl('alice'),
     });
   });
 });

@@ -73,12 +73,14 @@ async function beginLogin(agent: ReturnType<typeof request.agent>): Promise<stri
 }
 
 describe('OpenIdStrategy with express-session', () => {
-  it('logs in through a GET callback and passes { identifier, provider } to success', async () => {
+  it('logs in through a GET callback and passes { identifier, provider, accountKey } to success', async () => {
     const agent = request.agent(base);
     const callback = await loginAtProvider(await beginLogin(agent), 'alice');
     const res = await agent.get(callback.pathname + callback.search);
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ user: { identifier: op.userUrl('alice'), provider: 'Development' } });
+    expect(res.body).toEqual({
+      user: { identifier: op.userUrl('alice'), provider: 'Development', accountKey: op.userUrl('alice') },
+    });
   });
 
   it('uses the login state once: the same callback again fails as expired', async () => {

@@ -1,0 +1,119 @@
+import type { OpenIdProvider } from './options.js';
+
+/** Simple Registration fields a provider may be asked for (SREG 1.1 section 4). */
+export type SregField = 'nickname' | 'fullname' | 'email';
+
+/** The sreg fields the relying party knows how to ask for, in request order. */
+export const SREG_FIELDS: readonly SregField[] = ['nickname', 'fullname', 'email'];
+
+/**
+ * What a verified login established, handed to {@link ProviderPreset.account}: everything in it was
+ * signed by the provider and confirmed by `check_authentication` and discovery.
+ */
+export interface VerifiedLogin {
+  /** Name of the configured provider. */
+  provider: string;
+  /** The verified claimed identifier, normalised (`normalizeIdentifier`), fragment kept. */
+  identifier: string;
+  /** The OP endpoint that signed the assertion. */
+  opEndpoint: string;
+  /** The sreg values the provider signed, among those the provider's preset asks for. */
+  attributes: Readonly<Partial<Record<SregField, string>>>;
+}
+
+/** The account a verified login belongs to, in the provider's own terms. */
+export interface AccountOfLogin {
+  /**
+   * Stable key of the account at this provider (a SteamID64, a Launchpad account id): unique per
+   * provider, never reassigned. At most 512 characters, no control characters.
+   */
+  key: string;
+  /** A name to show for the account, if the provider gave one (dropped when empty or over 200 characters). */
+  displayName?: string;
+}
+
+/**
+ * An {@link OpenIdProvider} with the facts a relying party checks a login against: data plus one
+ * function, no code path of its own. Made by `steam()`, `launchpad()`, `ubuntuOne()` or `openid()`;
+ * every field but `account` may be left out, and an absent one adds no check.
+ *
+ * @example
+ * const steamLogin: ProviderPreset = steam();
+ * // { name: 'Steam', identifier: 'https://steamcommunity.com/openid',
+ * //   endpoints: ['https://steamcommunity.com/openid/login'],
+ * //   claimedId: /^https:\/\/steamcommunity\.com\/openid\/id\/([0-9]{17})$/, icon: 'data:...',
+ * //   account: (v) => ({ key: <the SteamID64> }) }
+ */
+export interface ProviderPreset extends OpenIdProvider {
+  /**
+   * The OP endpoints discovery may name: an exact URL, or a pattern the whole URL must match. A
+   * discovered endpoint matching none is refused (the endpoint must also be at the identifier's
+   * own origin, as for every provider).
+   */
+  endpoints?: readonly (string | RegExp)[];
+  /**
+   * The claimed identifiers this provider may assert: a pattern the whole normalised claimed
+   * identifier must match (anchors are implied). Any other is refused.
+   */
+  claimedId?: RegExp;
+  /** Shown on the selection page: an https URL or a `data:image/...` URL. */
+  icon?: string;
+  /** Simple Registration fields to ask for; only values the provider signs are kept. */
+  sreg?: readonly SregField[];
+  /** The account key and display name of a verified login. */
+  account(verified: VerifiedLogin): AccountOfLogin;
+}
+
+/** A configured provider as the relying party keeps it: a plain one or a preset. */
+export type ConfiguredProvider = OpenIdProvider & Partial<ProviderPreset>;
+
+/** `pattern` matched against the whole of `value` (a string pattern is an exact URL). */
+export function matchesWhole(pattern: string | RegExp, value: string): boolean {
+  if (typeof pattern === 'string') return pattern === value;
+  // A fresh expression: anchors the caller's pattern and never shares its lastIndex.
+  return new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace(/[gy]/g, '')).test(value);
+}
+
+/** Whether the provider's preset allows `endpoint` (a provider without `endpoints` allows any). */
+export function allowsEndpoint(provider: ConfiguredProvider, endpoint: string): boolean {
+  return provider.endpoints === undefined || provider.endpoints.some((p) => matchesWhole(p, endpoint));
+}
+
+/** Whether the provider's preset allows the normalised claimed identifier `claimedId`. */
+export function allowsClaimedId(provider: ConfiguredProvider, claimedId: string): boolean {
+  return provider.claimedId === undefined || matchesWhole(provider.claimedId, claimedId);
+}
+
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+const MAX_KEY_LENGTH = 512;
+const MAX_DISPLAY_NAME_LENGTH = 200;
+
+/**
+ * The account of a verified login: the preset's `account()`, or, for a plain provider, the
+ * normalised claimed identifier as key and no display name.
+ *
+ * @throws {TypeError} when a preset's `account()` gives no usable key: a configuration fault,
+ * not the user's.
+ */
+export function accountOf(provider: ConfiguredProvider, verified: VerifiedLogin): AccountOfLogin {
+  if (provider.account === undefined) return { key: verified.identifier };
+  const account = provider.account(verified);
+  const key: unknown = account?.key;
+  if (
+    typeof key !== 'string' ||
+    key.length === 0 ||
+    key.length > MAX_KEY_LENGTH ||
+    CONTROL_CHARACTER.test(key)
+  ) {
+    throw new TypeError(
+      `provider ${provider.name}: account() must return a key of 1 to 512 printable characters`,
+    );
+  }
+  const displayName = typeof account.displayName === 'string' ? account.displayName.trim() : '';
+  return displayName.length > 0 &&
+    displayName.length <= MAX_DISPLAY_NAME_LENGTH &&
+    !CONTROL_CHARACTER.test(displayName)
+    ? { key, displayName }
+    : { key };
+}
