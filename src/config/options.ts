@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
+import { openIdProviderSchema } from '../login/openid/options.js';
 import type { Storage } from '../storage/types.js';
 import { describeIssue } from './messages.js';
 import type { AuthorizationServerOptions, ErrorHook, Logger, ResolvedOptions } from './types.js';
@@ -53,7 +54,8 @@ const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-toke
 const fn = <T>(what: string) =>
   z.custom<T>((value) => typeof value === 'function', { error: `must be a function (${what})` });
 
-const providerSchema = z.strictObject({
+/** A provider: a preset (`steam()`, …) or a plain `{ name, identifier }`, checked as the relying party checks it. */
+const providerSchema = openIdProviderSchema.strict().extend({
   /** Shown on the selection page; also accepted as `opIdentifier` shorthand. */
   name: z.string().min(1).max(100),
   /** The provider's OpenID 2.0 discovery URL (OP identifier or claimed-identifier URL). */

@@ -3,6 +3,7 @@ import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import type { PageRenderers } from '../pages/types.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
+import type { ProviderPreset, SregField } from '../login/openid/provider-policy.js';
 import type { Storage } from '../storage/types.js';
 
 /**
@@ -150,6 +151,19 @@ export interface ProviderOptions {
    * @example 'https://id.example.com/'
    */
   identifier: string;
+  /**
+   * The OP endpoints discovery may name: exact URLs or patterns of the whole URL. Default: any
+   * endpoint at the identifier's origin. Set by the presets (`steam()`, `launchpad()`, …).
+   */
+  endpoints?: readonly (string | RegExp)[];
+  /** The claimed identifiers this provider may assert, a pattern of the whole URL. Default: any at its origins. */
+  claimedId?: RegExp;
+  /** Shown on the selection page: an https or `data:image/…` URL. */
+  icon?: string;
+  /** Simple Registration fields to ask for; only signed values are kept. Default: none. */
+  sreg?: readonly SregField[];
+  /** The account key and display name of a verified assertion. Default: the claimed identifier. */
+  account?: ProviderPreset['account'];
 }
 
 /** {@link AuthorizationServerOptions.login}. */

@@ -17,7 +17,7 @@ const PAGE_HEADERS: readonly (readonly [string, string])[] = [
   ['Pragma', 'no-cache'],
   [
     'Content-Security-Policy',
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data: https:; frame-ancestors 'none'; base-uri 'none'",
   ],
   ['X-Frame-Options', 'DENY'],
   ['X-Content-Type-Options', 'nosniff'],
@@ -26,7 +26,8 @@ const PAGE_HEADERS: readonly (readonly [string, string])[] = [
 
 /**
  * Headers for every HTML page the library renders: never cached, never framed (clickjacking of
- * the consent page, RFC 6819 4.4.1.9), no Referer leaking codes or tokens, no scripts at all.
+ * the consent page, RFC 6819 4.4.1.9), no Referer leaking codes or tokens, no scripts at all;
+ * images only from `data:` or https (the providers' icons).
  */
 export function setPageHeaders(res: Response): void {
   // setHeader, not res.set: none is Content-Type, which is all res.set would add.

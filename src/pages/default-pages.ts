@@ -4,6 +4,7 @@ import type {
   ConsentPageData,
   ErrorPageData,
   PageRenderers,
+  ProviderChoice,
   SelectionPageData,
   SignOutForm,
 } from './types.js';
@@ -17,6 +18,7 @@ ul{padding-left:1.2rem}
 .providers a,button{display:block;width:100%;box-sizing:border-box;margin:.5rem 0;padding:.75rem 1rem;border-radius:8px;
 border:1px solid #2f5bd3;font:inherit;text-align:center;text-decoration:none;cursor:pointer}
 .providers a,button.primary{background:#2f5bd3;color:#fff}
+.providers .icon{width:1.25rem;height:1.25rem;vertical-align:-.25rem;margin-right:.5rem;border-radius:4px}
 button.secondary{background:#fff;color:#2f5bd3}
 .muted{color:#5b6473;font-size:.9rem}
 .apps{list-style:none;padding:0}.apps li{border-top:1px solid #e3e6eb;padding:.75rem 0}
@@ -46,7 +48,7 @@ function selection(data: SelectionPageData): string {
     html`<h1>Sign in to continue to ${data.applicationName}</h1>
       <p>Choose your OpenID provider:</p>
       <ul class="providers">
-        ${data.providers.map((p) => html`<li><a href="${p.loginUrl}">${p.name}</a></li>`)}
+        ${data.providers.map(providerButton)}
       </ul>`,
   );
 }
@@ -77,6 +79,13 @@ function consent(data: ConsentPageData): string {
       ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
       ${data.switchAccount ? signOutForm(data.switchAccount, 'Not you? Sign in as someone else') : ''}`,
   );
+}
+
+/** One provider's button: its icon, if it has one, and its name. */
+// prettier-ignore
+function providerButton(p: ProviderChoice): SafeHtml {
+  const icon = p.icon ? html`<img class="icon" src="${p.icon}" alt="" />` : '';
+  return html`<li><a href="${p.loginUrl}">${icon}${p.name}</a></li>`;
 }
 
 /** A sign-out button: its own form, so the page's main form stays the first one. */

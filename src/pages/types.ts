@@ -3,6 +3,8 @@ export interface ProviderChoice {
   name: string;
   /** Where the button leads (the library's login route for that provider). */
   loginUrl: string;
+  /** The provider's icon (a preset's), an https or `data:image/…` URL. */
+  icon?: string;
 }
 
 export interface SelectionPageData {

@@ -33,7 +33,7 @@ const codeQuery = {
 /** The headers of every page (and redirect) the authorization router sends. */
 function expectPageHeaders(res: supertest.Response) {
   expect(res.headers['content-security-policy']).toBe(
-    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data: https:; frame-ancestors 'none'; base-uri 'none'",
   );
   expect(res.headers['x-frame-options']).toBe('DENY');
   expect(res.headers['cache-control']).toBe('no-store');

@@ -1,11 +1,8 @@
 import { expect, vi } from 'vitest';
 import { memoryStorage } from '../../src/index.js';
-import { ephemeralNonces } from '../../src/login/nonces.js';
 import { RelyingParty, type VerifiedIdentity } from '../../src/login/openid/relying-party.js';
 import type { ProviderPreset } from '../../src/login/openid/provider-policy.js';
 import type { OpenIdProvider } from '../../src/login/openid/options.js';
-import { OpenIdStrategy } from '../../src/login/openid/strategy.js';
-import { LOGIN_SESSION_KEY } from '../../src/server.js';
 import { createTestApp, redirectParams, type TestApp } from './app.js';
 import { answerConsent, deliverCallback, exchangeCode, pathOf } from './flow.js';
 import { codeQuery, expectRefusalPage, startLogin } from './python-flow.js';
@@ -19,12 +16,9 @@ export interface PresetApp extends TestApp {
 }
 
 /**
- * The test app (test/support/app.ts) with `providers` on its selection page and, as its login, the
- * library's own `OpenIdStrategy` over a `RelyingParty` built from the same providers, exactly as
- * `createAuthorizationServer` builds it (callback URL, realm, nonces in the storage's ephemeral
- * store, session key). Built here because the server's options do not yet hand a preset's fields
- * to the relying party; once they do, the `login` override can go and every test still holds
- * (`verified` watches every relying party, the server's own included).
+ * The test app (test/support/app.ts) with `providers` (presets or plain ones) as the server's own:
+ * its built-in relying party checks every login against them. `verified` records what that
+ * relying party verified.
  */
 export async function createPresetApp(
   providers: readonly (OpenIdProvider | ProviderPreset)[],
@@ -40,22 +34,7 @@ export async function createPresetApp(
     verified.push(identity);
     return identity;
   });
-  const t = await createTestApp((baseUrl) => ({
-    storage,
-    providers: [...providers],
-    login: {
-      strategy: new OpenIdStrategy(
-        new RelyingParty({
-          providers,
-          returnTo: `${baseUrl}/oauth/login/callback`,
-          realm: `${baseUrl}/`,
-          nonces: ephemeralNonces(storage.ephemeral, Date.now),
-          clock: Date.now,
-        }),
-        { origin: new URL(baseUrl).origin, sessionKey: LOGIN_SESSION_KEY },
-      ),
-    },
-  }));
+  const t = await createTestApp({ storage, providers: [...providers] });
   let writes = 0;
   const findOrCreate = storage.users.findOrCreate.bind(storage.users);
   storage.users.findOrCreate = (...args) => (writes++, findOrCreate(...args));

@@ -7,7 +7,7 @@ import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/session.js';
-import { loginUrl } from '../login/url.js';
+import { providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
 
 /**
@@ -50,10 +50,7 @@ async function showApplications(ctx: Context): Promise<void> {
     ctx.answer = page(
       server.pages.selection({
         applicationName: 'your authorized applications',
-        providers: server.options.providers.map((p) => ({
-          name: p.name,
-          loginUrl: loginUrl(server, p.identifier, 'applications'),
-        })),
+        providers: providerChoices(server, 'applications'),
       }),
     );
     return;

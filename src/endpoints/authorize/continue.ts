@@ -8,7 +8,7 @@ import { scopesCover } from '../../grants/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { PendingAuthorization, SessionUser } from '../../session/state.js';
 import type { GrantRecord } from '../../storage/types.js';
-import { loginUrl } from '../login/url.js';
+import { loginUrl, providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
 import type { AuthorizeContext } from './request.js';
 
@@ -54,10 +54,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   ctx.answer = page(
     server.pages.selection({
       applicationName: client.applicationName,
-      providers: server.options.providers.map((p) => ({
-        name: p.name,
-        loginUrl: loginUrl(server, p.identifier),
-      })),
+      providers: providerChoices(server),
     }),
   );
 }

@@ -95,10 +95,18 @@ function failureMessage(challenge: unknown): string {
 
 function isLoginIdentity(user: unknown): user is LoginIdentity {
   const identity = user as LoginIdentity | undefined;
+  const text = (value: unknown, max: number) =>
+    value === undefined || (typeof value === 'string' && value.length > 0 && value.length <= max);
+  const attributes = identity?.attributes;
   return (
     typeof identity?.identifier === 'string' &&
-    identity.identifier.length > 0 &&
-    identity.identifier.length <= 2048 &&
-    (identity.provider === undefined || typeof identity.provider === 'string')
+    text(identity.identifier, 2048) &&
+    text(identity.provider, 200) &&
+    text(identity.accountKey, 512) &&
+    text(identity.displayName, 200) &&
+    (attributes === undefined ||
+      (typeof attributes === 'object' &&
+        attributes !== null &&
+        Object.values(attributes).every((value) => typeof value === 'string' && value.length <= 1024)))
   );
 }

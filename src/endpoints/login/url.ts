@@ -1,3 +1,4 @@
+import type { ProviderChoice } from '../../pages/types.js';
 import type { AuthorizationServer } from '../../server.js';
 
 /**
@@ -8,4 +9,13 @@ export function loginUrl(server: AuthorizationServer, identifier: string, purpos
   const query = new URLSearchParams({ openid_identifier: identifier });
   if (purpose) query.set('for', purpose);
   return `${server.urls.base}/oauth/login?${query}`;
+}
+
+/** The selection page's buttons: every configured provider, in order, with its login URL. */
+export function providerChoices(server: AuthorizationServer, purpose?: 'applications'): ProviderChoice[] {
+  return server.options.providers.map((p) => ({
+    name: p.name,
+    loginUrl: loginUrl(server, p.identifier, purpose),
+    ...(p.icon === undefined ? {} : { icon: p.icon }),
+  }));
 }

@@ -19,5 +19,5 @@ export {
   type PresetOptions,
   type GenericProviderOptions,
 } from './presets.js';
-export type { ProviderPreset, VerifiedLogin, AccountOfLogin, SregField } from './provider-policy.js';
+export type { ProviderPreset, VerifiedAssertion, AccountOfLogin, SregField } from './provider-policy.js';
 export { openIdProviderSchema } from './options.js';

@@ -1,5 +1,5 @@
 import { parseHttpUrl } from './realm.js';
-import type { AccountOfLogin, ProviderPreset, SregField, VerifiedLogin } from './provider-policy.js';
+import type { AccountOfLogin, ProviderPreset, SregField, VerifiedAssertion } from './provider-policy.js';
 
 /** Options every preset takes. */
 export interface PresetOptions {
@@ -49,7 +49,7 @@ export function steam(options: PresetOptions = {}): ProviderPreset {
     endpoints: Object.freeze([`${base}/openid/login`]),
     claimedId,
     icon: options.icon ?? STEAM_ICON,
-    account: (verified: VerifiedLogin): AccountOfLogin => ({ key: captured(claimedId, verified) }),
+    account: (verified: VerifiedAssertion): AccountOfLogin => ({ key: captured(claimedId, verified) }),
   });
 }
 
@@ -87,7 +87,7 @@ function ubuntuSso(options: PresetOptions, name: string, publicBase: string, ico
     claimedId,
     icon: options.icon ?? icon,
     sreg: Object.freeze(['nickname', 'fullname'] as const),
-    account: (verified: VerifiedLogin): AccountOfLogin =>
+    account: (verified: VerifiedAssertion): AccountOfLogin =>
       withDisplayName({ key: captured(claimedId, verified) }, verified),
   });
 }
@@ -130,18 +130,18 @@ export function openid(options: GenericProviderOptions): ProviderPreset {
     ...(claimedIdPattern !== undefined && { claimedId: claimedIdPattern }),
     ...(icon !== undefined && { icon }),
     ...(sreg !== undefined && { sreg: Object.freeze([...sreg]) }),
-    account: (verified: VerifiedLogin): AccountOfLogin =>
+    account: (verified: VerifiedAssertion): AccountOfLogin =>
       withDisplayName({ key: verified.identifier }, verified),
   });
 }
 
-function withDisplayName(account: AccountOfLogin, verified: VerifiedLogin): AccountOfLogin {
+function withDisplayName(account: AccountOfLogin, verified: VerifiedAssertion): AccountOfLogin {
   const displayName = verified.attributes.fullname?.trim() || verified.attributes.nickname?.trim();
   return displayName ? { ...account, displayName } : account;
 }
 
 /** The pattern's first group in the verified claimed id; the relying party already matched it. */
-function captured(claimedId: RegExp, verified: VerifiedLogin): string {
+function captured(claimedId: RegExp, verified: VerifiedAssertion): string {
   const key = claimedId.exec(verified.identifier)?.[1];
   if (key === undefined) throw new TypeError(`${verified.provider}: claimed id outside the preset's pattern`);
   return key;

@@ -10,7 +10,7 @@ export const SREG_FIELDS: readonly SregField[] = ['nickname', 'fullname', 'email
  * What a verified login established, handed to {@link ProviderPreset.account}: everything in it was
  * signed by the provider and confirmed by `check_authentication` and discovery.
  */
-export interface VerifiedLogin {
+export interface VerifiedAssertion {
   /** Name of the configured provider. */
   provider: string;
   /** The verified claimed identifier, normalised (`normalizeIdentifier`), fragment kept. */
@@ -61,7 +61,7 @@ export interface ProviderPreset extends OpenIdProvider {
   /** Simple Registration fields to ask for; only values the provider signs are kept. */
   sreg?: readonly SregField[];
   /** The account key and display name of a verified login. */
-  account(verified: VerifiedLogin): AccountOfLogin;
+  account(verified: VerifiedAssertion): AccountOfLogin;
 }
 
 /** A configured provider as the relying party keeps it: a plain one or a preset. */
@@ -96,7 +96,7 @@ const MAX_DISPLAY_NAME_LENGTH = 200;
  * @throws {TypeError} when a preset's `account()` gives no usable key: a configuration fault,
  * not the user's.
  */
-export function accountOf(provider: ConfiguredProvider, verified: VerifiedLogin): AccountOfLogin {
+export function accountOf(provider: ConfiguredProvider, verified: VerifiedAssertion): AccountOfLogin {
   if (provider.account === undefined) return { key: verified.identifier };
   const account = provider.account(verified);
   const key: unknown = account?.key;

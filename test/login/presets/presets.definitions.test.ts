@@ -12,7 +12,7 @@ import {
   allowsClaimedId,
   allowsEndpoint,
   type ProviderPreset,
-  type VerifiedLogin,
+  type VerifiedAssertion,
 } from '../../../src/login/openid/provider-policy.js';
 import { RelyingParty } from '../../../src/login/openid/relying-party.js';
 import { signedSregValues, SREG_NS } from '../../../src/login/openid/sreg.js';
@@ -20,7 +20,7 @@ import { memoryNonces } from '../../support/openid-harness.js';
 
 const STEAM_ID = '76561197960435530';
 
-function verified(provider: ProviderPreset, identifier: string, attributes = {}): VerifiedLogin {
+function verified(provider: ProviderPreset, identifier: string, attributes = {}): VerifiedAssertion {
   return { provider: provider.name, identifier, opEndpoint: provider.identifier, attributes };
 }
 
