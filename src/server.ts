@@ -109,19 +109,18 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const storage = options.storage;
 
   const absoluteMs = options.session.absoluteMaxAge * 1000;
+  const idleMs = options.session.maxAge * 1000;
   const hostSession = options.session.middleware;
   const session = hostSession
-    ? { middleware: hostLoginSession(hostSession, { absoluteMs, clock }), own: false }
+    ? { middleware: hostLoginSession(hostSession, { idleMs, absoluteMs, clock }), own: false }
     : {
         middleware: loginSession({
           cookieName: options.session.cookieName,
           secret: options.session.secret!,
-          store:
-            options.session.store ??
-            new AdapterSessionStore(storage.ephemeral, clock, options.session.maxAge * 1000),
+          store: options.session.store ?? new AdapterSessionStore(storage.ephemeral, clock, idleMs),
           secure: options.session.secureCookie ?? base.startsWith('https:'),
           path: new URL(`${base}/`).pathname,
-          idleMs: options.session.maxAge * 1000,
+          idleMs,
           absoluteMs,
           clock,
         }),

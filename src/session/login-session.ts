@@ -31,8 +31,12 @@ export function sessionCookieName(name: string, secure: boolean): string {
  * - a request that carries two cookies of the session's name is treated as carrying none, so a
  *   cookie planted by a sibling subdomain or set for a narrower path cannot shadow the user's own
  *   (login CSRF);
- * - an absolute lifetime: a session older than `absoluteMs` is replaced by a new, empty one,
- *   however active it was;
+ * - an idle timeout and an absolute lifetime, kept in the library's state and enforced here on
+ *   the server whatever the store: a session idle for `idleMs`, or older than `absoluteMs`
+ *   however active, is replaced by a new, empty one;
+ * - the cookie lives as long as the browser session (no `Expires`, as OWASP advises for session
+ *   cookies), so it is set once, not on every answer; the store keeps a session `idleMs` past
+ *   its last use;
  * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`.
  */
 export function loginSession(options: LoginSessionOptions): RequestHandler {
@@ -43,7 +47,7 @@ export function loginSession(options: LoginSessionOptions): RequestHandler {
     store: options.store,
     resave: false,
     saveUninitialized: false,
-    rolling: true,
+    rolling: false,
     proxy: undefined,
     cookie: {
       httpOnly: true,
@@ -51,14 +55,13 @@ export function loginSession(options: LoginSessionOptions): RequestHandler {
       sameSite: 'lax',
       secure: options.secure,
       path: options.secure ? '/' : options.path,
-      maxAge: options.idleMs,
     },
   });
   return (req, res, next) => {
     dropShadowedCookie(req, name);
     middleware(req, res, (err?: unknown) => {
       if (err) return next(err);
-      if (!startedTooLongAgo(req, options)) return next();
+      if (!outlived(req, options)) return next();
       req.session.regenerate((failed: unknown) => next(failed));
     });
   };
@@ -89,22 +92,18 @@ function dropShadowedCookie(req: Request, name: string): void {
 
 /**
  * The host's own express-session (`session.middleware`), run unless the host already ran it, with
- * the library's absolute lifetime: past it, the library's state is dropped from the host's
- * session (the host's own keys stay). The cookie, its name and the idle timeout are the host's.
+ * the library's idle timeout and absolute lifetime: past either, the library's state is dropped
+ * from the host's session (the host's own keys stay). The cookie and its name are the host's.
  */
-export function hostLoginSession(
-  middleware: RequestHandler,
-  options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>,
-): RequestHandler {
+export function hostLoginSession(middleware: RequestHandler, options: Lifetimes): RequestHandler {
   return (req, res, next) => {
     const loaded = (err?: unknown) => {
       if (err) return next(err);
       if (req.session === undefined) {
         return next(new TypeError('session.middleware did not set req.session: pass express-session'));
       }
-      if (startedTooLongAgo(req, options)) {
+      if (outlived(req, options))
         delete (req.session as unknown as Record<string, unknown>)[LIBRARY_STATE_KEY];
-      }
       next();
     };
     if (req.session !== undefined) return loaded();
@@ -112,12 +111,21 @@ export function hostLoginSession(
   };
 }
 
-function startedTooLongAgo(
-  req: Request,
-  options: Pick<LoginSessionOptions, 'absoluteMs' | 'clock'>,
-): boolean {
+type Lifetimes = Pick<LoginSessionOptions, 'idleMs' | 'absoluteMs' | 'clock'>;
+
+/**
+ * Whether the library's state in this session has outlived its idle timeout or its absolute
+ * lifetime. A live one is marked as seen now, at most once per hundredth of the idle timeout
+ * (a write of the session; the others only read it).
+ */
+function outlived(req: Request, { idleMs, absoluteMs, clock }: Lifetimes): boolean {
   const state = (req.session as unknown as Record<string, BridgeSessionState | undefined> | undefined)?.[
     LIBRARY_STATE_KEY
   ];
-  return state?.startedAt !== undefined && options.clock() - state.startedAt >= options.absoluteMs;
+  if (state?.startedAt === undefined) return false;
+  const now = clock();
+  const seen = state.lastSeenAt ?? state.startedAt;
+  if (now - state.startedAt >= absoluteMs || now - seen >= idleMs) return true;
+  if (now - seen >= idleMs / 100) state.lastSeenAt = now;
+  return false;
 }

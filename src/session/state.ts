@@ -48,6 +48,8 @@ export interface BridgeSessionState {
   logoutCsrf?: string;
   /** When this session started (the server's clock, epoch ms): it ends at the absolute lifetime. */
   startedAt?: number;
+  /** When it was last used, to a hundredth of the idle timeout: it ends that long after. */
+  lastSeenAt?: number;
 }
 
 /** Where the library keeps its part of the session. */

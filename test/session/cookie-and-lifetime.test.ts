@@ -1,9 +1,10 @@
 /**
  * The login session's cookie and lifetime: `__Host-` over https, a request carrying two cookies
- * of the session's name is not authenticated, and a session ends at its absolute lifetime
- * however active it is.
+ * of the session's name is not authenticated, a session ends at its absolute lifetime however
+ * active it is and after its idle timeout whatever the store keeps.
  */
 import express from 'express';
+import session from 'express-session';
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -114,6 +115,43 @@ describe('the session lifetime', () => {
     const late = await t.agent.get('/oauth/authorize').query(query);
     expect(late.status).toBe(200);
     expect(late.text).toContain('Development provider'); // the selection page: sign in again
+  });
+
+  it('an idle session ends on the server, whatever its store keeps', async () => {
+    let skew = 0;
+    t = await createTestApp({
+      clock: () => Date.now() + skew,
+      // express-session's MemoryStore keeps a session without an expiry for ever.
+      session: {
+        secret: 'a test session secret that is long enough',
+        maxAge: 600,
+        store: new session.MemoryStore(),
+      },
+    });
+    await obtainCode(t);
+    const query = authorizeQuery(t.codeClient.clientId);
+    for (const minutes of [9, 18, 27]) {
+      skew = minutes * 60_000;
+      expect((await t.agent.get('/oauth/authorize').query(query)).status, `at ${minutes} min`).toBe(302);
+    }
+    skew = 38 * 60_000;
+    const idle = await t.agent.get('/oauth/authorize').query(query);
+    expect(idle.status).toBe(200);
+    expect(idle.text).toContain('Development provider'); // the selection page: sign in again
+  });
+
+  it('the cookie lasts the browser session, and is not sent again with each answer', async () => {
+    t = await createTestApp();
+    const { location } = await obtainCode(t);
+    expect(location).toBeDefined();
+    const again = await t.agent.get('/oauth/authorize').query(authorizeQuery(t.codeClient.clientId));
+    expect(again.status).toBe(302);
+    expect(again.headers['set-cookie']).toBeUndefined();
+    const fresh = await supertest(t.baseUrl)
+      .get('/oauth/authorize')
+      .query(authorizeQuery(t.codeClient.clientId));
+    const [cookie] = fresh.headers['set-cookie'] as unknown as string[];
+    expect(cookie).not.toMatch(/Expires=|Max-Age=/i);
   });
 
   it('an absolute lifetime shorter than the idle timeout is refused at start-up', () => {
