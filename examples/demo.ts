@@ -25,6 +25,9 @@ import {
   registerClient,
   type ClientRegistration,
   type IssuedClient,
+  launchpad,
+  steam,
+  ubuntuOne,
   type OpenIdProvider,
   type Storage,
 } from '../src/index.js';
@@ -53,8 +56,14 @@ async function main(): Promise<void> {
   if (process.env.OPENID_PROVIDERS === undefined) {
     const op = await startDevelopmentProvider({ port: port + 2, users: ['alice', 'bob'] });
     running.push({ name: 'OpenID provider', close: op.close });
-    providers = [{ name: 'Development provider', identifier: op.identifier }];
-    providerNote = `${op.url}/  (development only: any user name, no password)`;
+    // The development provider, and the real providers' presets beside it (they need the network).
+    providers = [
+      { name: 'Development provider', identifier: op.identifier },
+      steam(),
+      launchpad(),
+      ubuntuOne(),
+    ];
+    providerNote = `${op.url}/  (development only: any user name, no password); Steam, Launchpad and Ubuntu One need the network`;
   } else {
     // Validated by createAuthorizationServer, which names the offending entry.
     providers = parseJson('OPENID_PROVIDERS', process.env.OPENID_PROVIDERS) as OpenIdProvider[];

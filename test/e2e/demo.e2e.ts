@@ -94,6 +94,11 @@ suite(`the demo in chromium${missing}`, () => {
     await page.getByRole('link', { name: 'Log in (authorization code)' }).click();
     await page.getByRole('heading', { name: /Sign in to continue to Demo realm viewer/ }).waitFor();
     expect(at()).toBe(new URL(demo.serverUrl).origin);
+    // The presets beside the development provider, each with its icon.
+    for (const name of ['Steam', 'Launchpad', 'Ubuntu One']) {
+      await expect(page.getByRole('link', { name }).isVisible(), name).resolves.toBe(true);
+    }
+    await expect(page.locator('.providers img.icon').count()).resolves.toBe(3);
     await screenshot('selection');
     await docsImage('selection');
 
@@ -107,6 +112,13 @@ suite(`the demo in chromium${missing}`, () => {
     await page.getByRole('heading', { name: 'Do you trust Demo realm viewer?' }).waitFor();
     expect(at()).toBe(new URL(demo.serverUrl).origin);
     await expect(page.getByText('See the list of your realms').isVisible()).resolves.toBe(true);
+    // The signed-in account and its provider, with the way to another account.
+    await expect(
+      page.getByText(`Signed in as ${demo.providerUrl}/user/alice at Development provider`).isVisible(),
+    ).resolves.toBe(true);
+    await expect(
+      page.getByRole('button', { name: 'Not you? Sign in as someone else' }).isVisible(),
+    ).resolves.toBe(true);
     await screenshot('consent');
     await docsImage('consent');
 
