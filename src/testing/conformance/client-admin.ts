@@ -12,6 +12,15 @@ type ClientAdmin = Required<ClientStore>;
 export function clientAdminTests(suite: ConformanceSuite): void {
   const { it, storage } = suite;
   const admin = () => storage().clients as ClientAdmin;
+
+  /** A new client, created, with a grant of it saved. */
+  const clientWithGrant = async (now: number) => {
+    const client = clientRecord(now);
+    await admin().create(client);
+    const grant = grantRecord(now, { clientId: client.clientId });
+    await storage().grants.save(grant);
+    return { client, grant };
+  };
   suite.part('clientAdmin')('clients: operator methods', () => {
     it('create: rejects a client_id that is taken, and keeps the registered client', async () => {
       const now = Date.now();
@@ -138,10 +147,7 @@ export function clientAdminTests(suite: ConformanceSuite): void {
 
     it('remove: the tokens of a removed client come back from tokens.find with client null (or not at all)', async () => {
       const now = Date.now();
-      const client = clientRecord(now);
-      await admin().create(client);
-      const grant = grantRecord(now, { clientId: client.clientId });
-      await storage().grants.save(grant);
+      const { client, grant } = await clientWithGrant(now);
       const token = accessTokenRecord(now, grant);
       await storage().tokens.save(token);
       equal(
@@ -163,10 +169,7 @@ export function clientAdminTests(suite: ConformanceSuite): void {
       // grant_id that the upsert does not arbitrate rejects the second insert).
       for (let round = 0; round < ROUNDS; round++) {
         const now = Date.now();
-        const client = clientRecord(now);
-        await admin().create(client);
-        const grant = grantRecord(now, { clientId: client.clientId });
-        await storage().grants.save(grant);
+        const { client, grant } = await clientWithGrant(now);
         const removal: Promise<unknown> = admin().remove(client.clientId);
         await sleep(1 + (round % 3));
         await race<unknown>(`grants.save racing clients.remove (round ${round + 1})`, 4, (index) =>

@@ -1,0 +1,218 @@
+import { Option, type Command } from 'commander';
+import { operatorMethod, registerClient, rotateClientSecret, updateClient } from '../clients/register.js';
+import { CliError } from './errors.js';
+import { clientJson, describeClient, grantName, requireClient, scopeList, table } from './format.js';
+import type { Storage } from '../storage/types.js';
+import type { Cli } from './program.js';
+
+/** `clients add|list|show|update|rotate-secret|disable|enable|remove`. */
+export function addClientCommands(program: Command, { withStorage, migrateOption, print }: Cli): void {
+  const clients = program.command('clients').description('register and manage client applications');
+
+  clients
+    .command('add')
+    .description(
+      'register a client; prints its client_id and, for a code client, its client_secret (shown this once)',
+    )
+    .requiredOption('--name <name>', 'the application name users see on the consent page')
+    .requiredOption('--redirect-uri <uri>', 'the registered redirect URI (https, or http on loopback)')
+    .addOption(
+      new Option('--grant <grant>', 'the grant the client uses')
+        .choices(['code', 'implicit'])
+        .default('code'),
+    )
+    .requiredOption('--scope <scopes...>', 'scopes the client may request (at least one)', scopeList)
+    .option(
+      '--default-scope <scopes...>',
+      'scopes granted when a request names none (default: all of --scope)',
+      scopeList,
+    )
+    .option('--contact <contacts...>', "ways to reach the client's developers (e-mail addresses)", [])
+    .option('--client-id <id>', 'choose the client_id (default: a random UUID)')
+    .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
+    .addOption(migrateOption())
+    .action(
+      (options: {
+        migrate?: boolean;
+        name: string;
+        redirectUri: string;
+        grant: 'code' | 'implicit';
+        scope: string[];
+        defaultScope?: string[];
+        contact: string[];
+        clientId?: string;
+        requirePkce?: boolean;
+      }) =>
+        withStorage(options.migrate === true, async (storage) => {
+          const issued = await registerClient(storage, {
+            applicationName: options.name,
+            redirectUri: options.redirectUri,
+            grantType: options.grant === 'code' ? 'authorization_code' : 'implicit',
+            scopes: options.scope,
+            contacts: options.contact,
+            ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
+            ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+            ...(options.requirePkce === true ? { requirePkce: true } : {}),
+          });
+          const client = (await storage.clients.find(issued.clientId))!;
+          const json = {
+            ...clientJson(client),
+            ...(issued.clientSecret ? { client_secret: issued.clientSecret } : {}),
+          };
+          print(
+            json,
+            [
+              `client_id      ${issued.clientId}`,
+              ...(issued.clientSecret
+                ? [
+                    `client_secret  ${issued.clientSecret}`,
+                    '',
+                    'The secret is shown this once only: send it to the applicant now.',
+                  ]
+                : []),
+            ].join('\n'),
+          );
+        }),
+    );
+
+  clients
+    .command('list')
+    .description('list the registered clients (reads only)')
+    .action(() =>
+      withStorage(false, async (storage) => {
+        const all = await operatorMethod(storage, 'list')();
+        print(
+          all.map(clientJson),
+          all.length === 0
+            ? 'No clients are registered.'
+            : table(
+                ['client_id', 'application_name', 'grant', 'status', 'redirect_uri'],
+                all.map((c) => [
+                  c.clientId,
+                  c.applicationName,
+                  grantName(c),
+                  c.disabled ? 'disabled' : 'active',
+                  c.redirectUri,
+                ]),
+              ),
+        );
+      }),
+    );
+
+  clients
+    .command('show')
+    .description('show one client (reads only)')
+    .argument('<client_id>')
+    .action((clientId: string) =>
+      withStorage(false, async (storage) => {
+        const client = await requireClient(storage, clientId);
+        print(clientJson(client), describeClient(client));
+      }),
+    );
+
+  clients
+    .command('update')
+    .description(
+      'change a registered client in place: its secret, grants and tokens stay (narrowing its scopes does not revoke what users granted; see grants revoke)',
+    )
+    .argument('<client_id>')
+    .option('--name <name>', 'the application name users see on the consent page')
+    .option('--redirect-uri <uri>', 'the registered redirect URI (https, or http on loopback)')
+    .option('--scope <scopes...>', 'replace the scopes the client may request', scopeList)
+    .option('--default-scope <scopes...>', 'replace the scopes granted when a request names none', scopeList)
+    .option('--all-scopes-default', 'grant all of its scopes when a request names none')
+    .option('--contact <contacts...>', "replace the ways to reach the client's developers")
+    .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
+    .option('--no-require-pkce', 'accept requests without PKCE again')
+    .addOption(migrateOption())
+    .action(
+      (
+        clientId: string,
+        options: {
+          name?: string;
+          redirectUri?: string;
+          scope?: string[];
+          defaultScope?: string[];
+          allScopesDefault?: boolean;
+          contact?: string[];
+          requirePkce?: boolean;
+          migrate?: boolean;
+        },
+      ) =>
+        withStorage(options.migrate === true, async (storage) => {
+          await requireClient(storage, clientId);
+          const changes = {
+            ...(options.name === undefined ? {} : { applicationName: options.name }),
+            ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
+            ...(options.scope === undefined ? {} : { scopes: options.scope }),
+            ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
+            ...(options.allScopesDefault === true ? { defaultScopes: null } : {}),
+            ...(options.contact === undefined ? {} : { contacts: options.contact }),
+            ...(options.requirePkce === undefined ? {} : { requirePkce: options.requirePkce }),
+          };
+          if (Object.keys(changes).length === 0) {
+            throw new CliError(
+              'nothing to change: give at least one of --name, --redirect-uri, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
+            );
+          }
+          const client = await updateClient(storage, clientId, changes);
+          print(clientJson(client), `Client ${clientId} is updated.\n\n${describeClient(client)}`);
+        }),
+    );
+
+  /** A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`. */
+  const onClient = (
+    name: string,
+    description: string,
+    run: (storage: Storage, clientId: string) => Promise<void>,
+  ) =>
+    clients
+      .command(name)
+      .description(description)
+      .argument('<client_id>')
+      .addOption(migrateOption())
+      .action((clientId: string, options: { migrate?: boolean }) =>
+        withStorage(options.migrate === true, async (storage) => {
+          await requireClient(storage, clientId);
+          await run(storage, clientId);
+        }),
+      );
+
+  onClient(
+    'rotate-secret',
+    "replace a code client's secret; the old one stops working at once",
+    async (storage, clientId) => {
+      const secret = await rotateClientSecret(storage, clientId);
+      print(
+        { client_id: clientId, client_secret: secret },
+        `client_secret  ${secret}\n\nThe secret is shown this once only. The previous secret no longer works.`,
+      );
+    },
+  );
+
+  for (const [name, disabled, description] of [
+    [
+      'disable',
+      true,
+      'stop a client: it can no longer authorize or authenticate, and its tokens stop working at once',
+    ],
+    ['enable', false, 'let a disabled client work again (its unexpired tokens work again too)'],
+  ] as const) {
+    onClient(name, description, async (storage, clientId) => {
+      const client = (await operatorMethod(storage, 'update')(clientId, { disabled }))!;
+      print(clientJson(client), `Client ${clientId} is ${disabled ? 'disabled' : 'enabled'}.`);
+    });
+  }
+
+  onClient(
+    'remove',
+    'delete a client with its grants: its tokens and codes stop working at once',
+    async (storage, clientId) => {
+      await operatorMethod(storage, 'remove')(clientId);
+      print(
+        { client_id: clientId, removed: true },
+        `Client ${clientId} and everything issued to it are removed.`,
+      );
+    },
+  );
+}

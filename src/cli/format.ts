@@ -1,0 +1,84 @@
+import { InvalidArgumentError } from 'commander';
+import { SCOPE_TOKEN } from '../grants/scopes.js';
+import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';
+import { CliError } from './errors.js';
+
+/** A client in the spec's field names. */
+export function clientJson(client: ClientRecord) {
+  return {
+    client_id: client.clientId,
+    application_name: client.applicationName,
+    redirect_uri: client.redirectUri,
+    grant_type: client.grantType,
+    scope: client.scopes.join(' '),
+    default_scope: (client.defaultScopes ?? client.scopes).join(' '),
+    contacts: client.contacts ?? [],
+    disabled: client.disabled,
+    require_pkce: client.requirePkce === true,
+    created_at: new Date(client.createdAt).toISOString(),
+  };
+}
+
+export function describeClient(client: ClientRecord): string {
+  const json = clientJson(client);
+  return [
+    `client_id         ${json.client_id}`,
+    `application_name  ${json.application_name}`,
+    `redirect_uri      ${json.redirect_uri}`,
+    `grant             ${grantName(client)}`,
+    `scope             ${json.scope || '(none)'}`,
+    `default scope     ${json.default_scope || '(none)'}`,
+    `contacts          ${json.contacts.join(', ') || '(none)'}`,
+    `require PKCE      ${json.require_pkce ? 'yes' : 'no'}`,
+    `status            ${client.disabled ? 'disabled' : 'active'}`,
+    `created_at        ${json.created_at}`,
+  ].join('\n');
+}
+
+export async function grantJson(storage: Storage, grant: GrantRecord) {
+  const user = (await storage.users.find?.(grant.userId)) ?? null;
+  return {
+    user_id: grant.userId,
+    user_identifier: user?.identifier ?? null,
+    provider: user?.provider ?? null,
+    client_id: grant.clientId,
+    grant_id: grant.grantId,
+    scope: grant.scopes.join(' '),
+    authorized_at: new Date(grant.createdAt).toISOString(),
+    updated_at: new Date(grant.updatedAt).toISOString(),
+  };
+}
+
+export async function requireClient(storage: Storage, clientId: string): Promise<ClientRecord> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new CliError(`no client has client_id ${clientId} (see: clients list)`);
+  return client;
+}
+
+export const grantName = (client: ClientRecord) =>
+  client.grantType === 'authorization_code' ? 'code' : 'implicit';
+
+/** Columns padded to their widest cell; the last column is left ragged. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
+  const line = (cells: string[]) =>
+    cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  ');
+  return [line(header), ...rows.map(line)].join('\n');
+}
+
+/** Commander's variadic parser: collects each scope, refusing what is not an RFC 6749 scope token. */
+export function scopeList(value: string, previous: string[] | undefined): string[] {
+  const scopes = value.split(' ').filter(Boolean);
+  const bad = scopes.find((scope) => !SCOPE_TOKEN.test(scope));
+  if (bad !== undefined || scopes.length === 0)
+    throw new InvalidArgumentError(`${JSON.stringify(value)} is not a scope.`);
+  return [...(previous ?? []), ...scopes];
+}
+
+export function positiveInteger(value: string): number {
+  const number = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(number) || number < 1) {
+    throw new InvalidArgumentError('must be a positive integer.');
+  }
+  return number;
+}
