@@ -3,7 +3,7 @@ import { operatorMethod, registerClient, rotateClientSecret, updateClient } from
 import { CliError } from './errors.js';
 import { clientJson, describeClient, grantName, requireClient, scopeList, table } from './format.js';
 import type { Storage } from '../storage/types.js';
-import type { Cli } from './program.js';
+import type { Cli } from './cli.js';
 
 /** `clients add|list|show|update|rotate-secret|disable|enable|remove`. */
 export function addClientCommands(program: Command, { withStorage, migrateOption, print }: Cli): void {

@@ -3,7 +3,7 @@ import { ServerEvents } from '../events/emitter.js';
 import { revokeApplication } from '../grants/grant.js';
 import { CliError } from './errors.js';
 import { grantJson, table } from './format.js';
-import type { Cli } from './program.js';
+import type { Cli } from './cli.js';
 
 /** `grants list|revoke`: the consents users gave, and their revocation. */
 export function addGrantCommands(program: Command, { withStorage, migrateOption, print }: Cli): void {

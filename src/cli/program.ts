@@ -1,25 +1,14 @@
 import { Command, Option } from 'commander';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { connectStorage, redactUrl } from '../storage/sql/connect.js';
+import type { Cli, Io } from './cli.js';
 import { addClientCommands } from './clients.js';
 import { asCliError, CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
 import { positiveInteger } from './format.js';
 import { addGrantCommands } from './grants.js';
 
 export { CliError, EXIT } from './errors.js';
-
-/** Where a command writes; tests and embedding hosts pass their own. */
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
-/** What every command uses: the database, the `--migrate` option, and output. */
-export interface Cli {
-  withStorage<T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T>;
-  migrateOption(): Option;
-  print(json: unknown, text: string): void;
-}
+export type { Cli, Io } from './cli.js';
 
 interface GlobalOptions {
   databaseUrl?: string;

@@ -20,7 +20,7 @@ const HINTS: Record<string, string> = {
   'providers.identifier': "set it to the provider's OpenID 2.0 discovery URL, e.g. https://id.example.com/",
   session: 'pass { secret: process.env.SESSION_SECRET } (at least 32 random characters)',
   'session.secret':
-    'set it to at least 32 random characters kept out of the code, e.g. process.env.SESSION_SECRET; make one with: node -e "console.log(crypto.randomBytes(32).toString(\'base64url\'))"',
+    'set it to at least 32 random characters kept out of the code, e.g. process.env.SESSION_SECRET; make one with: node -e "console.log(crypto.randomBytes(32).toString(\'base64url\'))" (or pass your own express-session as session.middleware)',
 };
 
 /** Options whose value must never appear in a message. */

@@ -157,7 +157,7 @@ export const optionsSchema = z.strictObject({
     })
     .refine((session) => session.secret !== undefined || session.middleware !== undefined, {
       path: ['secret'],
-      error: 'is required (or pass your own express-session as session.middleware)',
+      error: 'is required',
     }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),

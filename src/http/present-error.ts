@@ -3,7 +3,7 @@ import { toOAuthError, type OAuthError } from '../errors/oauth-error.js';
 import { emit, eventContext } from '../events/emit.js';
 import type { ErrorPageData } from '../pages/types.js';
 import { send, sendJson } from './answer.js';
-import type { Context } from './pipeline.js';
+import type { Context } from './context.js';
 import { backToClient, redirectUrl } from './redirect.js';
 import { requestIdOf } from './request-id.js';
 

@@ -1,5 +1,4 @@
 import type { Request } from 'express';
-import type { Context } from '../http/pipeline.js';
 import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
 
 type SessionRecord = Record<string, unknown>;
@@ -107,16 +106,4 @@ export class LoginSession {
     }
     return kept;
   }
-}
-
-/** The step that loads the login session: express-session (the library's or the host's) runs. */
-export function loadSession(ctx: Context): Promise<void> {
-  const { server, req, res } = ctx;
-  return new Promise((resolve, reject) => {
-    server.session.middleware(req, res, (err?: unknown) => {
-      if (err) return reject(err);
-      ctx.session = new LoginSession(req, server.clock, server.session.own);
-      resolve();
-    });
-  });
 }

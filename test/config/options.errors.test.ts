@@ -50,7 +50,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
   it('a missing session secret (was: "session.secret: Invalid input"), without showing a secret', () => {
     expect(messageFor({ ...valid(), session: {} })).toBe(
       'openid-oauth-bridge: invalid options\n' +
-        '  session.secret: is required (got nothing); set it to at least 32 random characters kept out of the code, e.g. process.env.SESSION_SECRET; make one with: node -e "console.log(crypto.randomBytes(32).toString(\'base64url\'))"',
+        '  session.secret: is required (got nothing); set it to at least 32 random characters kept out of the code, e.g. process.env.SESSION_SECRET; make one with: node -e "console.log(crypto.randomBytes(32).toString(\'base64url\'))" (or pass your own express-session as session.middleware)',
     );
     const short = messageFor({ ...valid(), session: { secret: 'hunter2' } });
     expect(short).toContain('session.secret: must be at least 32 characters (got a string of 7 characters)');
@@ -85,7 +85,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
 
   it('an unknown option that resembles none lists the known ones', () => {
     expect(messageFor({ ...valid(), database: 'x' })).toContain(
-      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, session, scopes, rateLimit, requireStateForImplicit, pages, clock, logger, onError',
+      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, session, scopes, rateLimit, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
     );
   });
 

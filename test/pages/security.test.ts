@@ -259,8 +259,18 @@ describe('login: no session fixation, internal return targets only', () => {
     ).jar.setCookie(cookie, '127.0.0.1', '/');
     const consent = await authorizeWithLogin(t, codeQuery, 'alice');
     expect(consent.status).toBe(200);
-    const victimCookie = consent.headers['set-cookie']![0]!.split(';')[0]!;
-    expect(victimCookie).toMatch(/^openid_oauth_bridge\.sid=/);
+    // The cookie the browser holds now, set by the login's answer.
+    const jar = (
+      t.agent as unknown as { jar: { getCookie(name: string, access: object): { value: string } } }
+    ).jar;
+    const held = jar.getCookie('openid_oauth_bridge.sid', {
+      domain: '127.0.0.1',
+      path: '/',
+      secure: false,
+      script: false,
+    });
+    const victimCookie = `openid_oauth_bridge.sid=${held.value}`;
+    expect(victimCookie).toMatch(/^openid_oauth_bridge\.sid=s%3A/);
     expect(victimCookie).not.toBe(cookie);
     await answerConsent(t, consent.text, 'allow');
     // The planted id is not logged in: no pending request, and a new request asks for a login.

@@ -6,7 +6,7 @@ import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/session.js';
+import { loadSession } from '../../session/load.js';
 import { providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
 

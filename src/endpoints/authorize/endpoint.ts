@@ -1,6 +1,6 @@
 import { endpoint } from '../../http/pipeline.js';
 import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/session.js';
+import { loadSession } from '../../session/load.js';
 import { continueAuthorization, loadActiveClient, readPending } from './continue.js';
 import { parseAuthorizationRequest, type AuthorizeContext } from './request.js';
 

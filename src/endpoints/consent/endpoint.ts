@@ -8,7 +8,7 @@ import { backToClient } from '../../http/redirect.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/session.js';
+import { loadSession } from '../../session/load.js';
 import { issue, loadActiveClient, targetOf } from '../authorize/continue.js';
 import type { AuthorizeContext } from '../authorize/request.js';
 

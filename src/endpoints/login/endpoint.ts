@@ -1,5 +1,5 @@
 import { endpoint } from '../../http/pipeline.js';
-import { loadSession } from '../../session/session.js';
+import { loadSession } from '../../session/load.js';
 import {
   checkLoginInProgress,
   chooseAccount,

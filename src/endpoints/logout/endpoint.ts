@@ -5,7 +5,7 @@ import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import type { SignOutForm } from '../../pages/types.js';
-import { loadSession } from '../../session/session.js';
+import { loadSession } from '../../session/load.js';
 
 /**
  * `POST /oauth/logout`: ends the login session. The form must come from our own origin with the

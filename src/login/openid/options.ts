@@ -17,6 +17,7 @@ import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
 import {
   SREG_FIELDS,
   type ConfiguredProvider,
+  type OpenIdProvider,
   type ProviderPreset,
   type SregField,
 } from './provider-policy.js';
@@ -27,13 +28,7 @@ import {
  */
 export const LOGIN_STATE_SCOPE = 'urn:openid-oauth-bridge:login-state';
 
-/** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */
-export interface OpenIdProvider {
-  /** Shown to users and stored with each user; unique among providers. */
-  name: string;
-  /** An http(s) URL; discovery is only ever performed on these and on identifiers they assert. */
-  identifier: string;
-}
+export type { OpenIdProvider } from './provider-policy.js';
 
 /**
  * Options of {@link RelyingParty}, validated once by the constructor.

@@ -1,4 +1,11 @@
-import type { OpenIdProvider } from './options.js';
+/** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */
+export interface OpenIdProvider {
+  /** Shown to users and stored with each user; unique among providers. */
+  name: string;
+  /** An http(s) URL; discovery is only ever performed on these and on identifiers they assert. */
+  identifier: string;
+}
+
 
 /** Simple Registration fields a provider may be asked for (SREG 1.1 section 4). */
 export type SregField = 'nickname' | 'fullname' | 'email';

@@ -1,0 +1,15 @@
+import type { Option } from 'commander';
+import type { SqlStorage } from '../storage/sql/adapter.js';
+
+/** Where a command writes; tests and embedding hosts pass their own. */
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** What every command uses: the database, the `--migrate` option, and output. */
+export interface Cli {
+  withStorage<T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T>;
+  migrateOption(): Option;
+  print(json: unknown, text: string): void;
+}
