@@ -19,6 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
+import { statementCounts } from './statement-counter.mjs';
 
 export const workload = process.env.BENCH_WORKLOAD ?? 'realms';
 export const codeCount = Number(process.env.BENCH_CODES ?? 0);
@@ -41,6 +42,8 @@ export function ready(server, headers = {}) {
     if (message === 'memory') {
       globalThis.gc?.();
       process.send({ memory: process.memoryUsage() });
+    } else if (message === 'statements') {
+      process.send({ statements: statementCounts() });
     } else if (message === 'exit') {
       server.closeAllConnections();
       server.close(() => profile.stop(() => process.exit(0)));
