@@ -364,8 +364,7 @@ async function measureWindow(child, load, seconds) {
   const requests = load.check.ok;
   const statementsAfter = await statementsOf(child);
   return {
-    statements:
-      statementsBefore && statementsAfter && perRequest(statementsBefore, statementsAfter, requests),
+    statements: statementsBefore && statementsAfter && perRequest(statementsBefore, statementsAfter),
     requestsPerSecond: requests / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -539,11 +538,12 @@ async function statementsOf(child) {
   const timeout = new Promise((resolve) => setTimeout(resolve, 2000, [{}]).unref());
   const [message] = await Promise.race([once(child, 'message'), timeout]);
   if (!('statements' in message)) child.countsStatements = false;
-  return message.statements ?? null;
+  return message.statements ? { ...message.statements, requests: message.requests } : null;
 }
 
 /** Statements per request of each engine between two counts, `undefined` for an engine not used. */
-function perRequest(before, after, requests) {
+function perRequest(before, after) {
+  const requests = after.requests - before.requests;
   const postgres = (after.postgres - before.postgres) / requests;
   const sqlite = (after.sqlite - before.sqlite) / requests;
   return { postgres: postgres || undefined, sqlite: sqlite || undefined };
@@ -648,9 +648,9 @@ function printTable(workload, rows, bounds = {}) {
     const engine = /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
     const probe = engine && bounds[engine]?.[workload];
     const bound = probe !== undefined && memory ? memory.cpuMicros + probe : undefined;
-    const perRequest = engine && row.statements?.[engine];
+    const statementsPerRequest = engine && row.statements?.[engine];
     const storageColumns =
-      `${perRequest === undefined ? '' : fmt(perRequest, 2)} | ${fmt(bound)} | ` +
+      `${statementsPerRequest === undefined ? '' : fmt(statementsPerRequest, 2)} | ${fmt(bound)} | ` +
       `${bound === undefined ? '' : fmt(row.cpuMicros / bound, 2)}`;
     const ratio = baseline ? row.throughputRatio : undefined;
     // What one core could serve, relative to the baseline: the measure of the targets, since it

@@ -28,6 +28,10 @@ export const tokenCount = Number(process.env.BENCH_TOKENS ?? 1000);
 /** Listens with `app` on 127.0.0.1 and a free port; resolves the server and its base URL. */
 export async function listen(app) {
   const server = createServer(app);
+  // Requests answered, for statements per request (the runner's count leaves out those still in
+  // flight when a window ends, whose statements the counter sees).
+  server.answered = 0;
+  server.on('request', (_req, res) => res.on('finish', () => server.answered++));
   // As many keep-alive requests per connection as the load sends.
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
@@ -43,7 +47,7 @@ export function ready(server, headers = {}) {
       globalThis.gc?.();
       process.send({ memory: process.memoryUsage() });
     } else if (message === 'statements') {
-      process.send({ statements: statementCounts() });
+      process.send({ statements: statementCounts(), requests: server.answered ?? 0 });
     } else if (message === 'exit') {
       server.closeAllConnections();
       server.close(() => profile.stop(() => process.exit(0)));
