@@ -160,7 +160,10 @@ async function main() {
   // An id that is not a known contender names a file of bench/contenders: for experiments.
   const requested = args.contenders?.split(',') ?? CONTENDERS.filter((c) => !c.optional).map((c) => c.id);
   const selected = requested
-    .map((id) => CONTENDERS.find((c) => c.id === id) ?? beforeContender(id) ?? { id, label: id, file: `${id}.mjs` })
+    .map(
+      (id) =>
+        CONTENDERS.find((c) => c.id === id) ?? beforeContender(id) ?? { id, label: id, file: `${id}.mjs` },
+    )
     .filter((c) => existsSync(scriptOf(c)));
   for (const c of selected.filter((c) => c.needsPostgres && !postgres.ok)) {
     console.error(`skipping ${c.label}: PostgreSQL at ${postgresUrl} did not answer (${postgres.reason})`);
@@ -173,12 +176,13 @@ async function main() {
 
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
+  const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id)) ? probeBounds(pinned) : {};
   for (const workload of args.workloads.split(',')) {
     const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
       tokens,
       rounds,
     });
-    printTable(workload, combineRounds(measured));
+    printTable(workload, combineRounds(measured), bounds);
   }
 }
 
@@ -208,6 +212,7 @@ function combineRounds(measured) {
       .map((r, round) => [r, r.base ?? baselines[round]])
       .filter(([, base]) => base && !base.failure);
     const row = { ...rows[0], rounds: rows.length };
+    row.statements = rows.at(-1).statements;
     for (const key of ['requestsPerSecond', 'p50', 'p99', 'cpuMicros', 'coreShare', 'loadShare']) {
       row[key] = median(rows.map((r) => r[key]));
     }
@@ -346,6 +351,7 @@ async function warmUp(load) {
 
 /** `seconds` of load: requests per second, latency, and the server's CPU time per request. */
 async function measureWindow(child, load, seconds) {
+  const statementsBefore = await statementsOf(child);
   const before = cpuSeconds(child.pid);
   const loadBefore = cpuSeconds(process.pid);
   const result = await run(load, seconds);
@@ -356,7 +362,9 @@ async function measureWindow(child, load, seconds) {
     throw new Error(`${result.errors} connection errors, ${result.timeouts} timeouts`);
   }
   const requests = load.check.ok;
+  const statementsAfter = await statementsOf(child);
   return {
+    statements: statementsBefore && statementsAfter && perRequest(statementsBefore, statementsAfter),
     requestsPerSecond: requests / result.duration,
     p50: result.latency.p50,
     p99: result.latency.p99,
@@ -522,6 +530,25 @@ async function stop(child) {
   clearTimeout(timer);
 }
 
+/** The contender's statement counts so far (`bench/lib/statement-counter.mjs`), or `null`. */
+async function statementsOf(child) {
+  if (child.countsStatements === false) return null;
+  child.send('statements');
+  // A contender of an older checkout (`before-*`) does not answer.
+  const timeout = new Promise((resolve) => setTimeout(resolve, 2000, [{}]).unref());
+  const [message] = await Promise.race([once(child, 'message'), timeout]);
+  if (!('statements' in message)) child.countsStatements = false;
+  return message.statements ? { ...message.statements, requests: message.requests } : null;
+}
+
+/** Statements per request of each engine between two counts, `undefined` for an engine not used. */
+function perRequest(before, after) {
+  const requests = after.requests - before.requests;
+  const postgres = (after.postgres - before.postgres) / requests;
+  const sqlite = (after.sqlite - before.sqlite) / requests;
+  return { postgres: postgres || undefined, sqlite: sqlite || undefined };
+}
+
 async function memoryOf(child) {
   child.send('memory');
   const [message] = await once(child, 'message');
@@ -562,6 +589,26 @@ async function postgresReachable() {
   }
 }
 
+/**
+ * The storage work of one request done the fastest way each engine allows, in-process
+ * (`probes/bounds.mjs`, on the server core): CPU µs per request per engine and workload. A
+ * workload's bound is this plus the memory adapter's CPU per request in the same table.
+ */
+function probeBounds(pinned) {
+  const probe = [process.execPath, new URL('probes/bounds.mjs', here).pathname, '--json'];
+  const command = pinned ? ['taskset', '-c', SERVER_CORE, ...probe] : probe;
+  try {
+    const bounds = JSON.parse(execFileSync(command[0], command.slice(1), { encoding: 'utf8' }));
+    console.log(
+      `- storage probes, CPU µs per request (\`probes/bounds.mjs\`): ${JSON.stringify(bounds, (_, v) => (typeof v === 'number' ? Number(v.toFixed(1)) : v))}\n`,
+    );
+    return bounds;
+  } catch (err) {
+    console.log(`- storage probes failed, no bounds: ${err.message}\n`);
+    return {};
+  }
+}
+
 function printSetup(pinned) {
   console.log(`# openid-oauth-bridge bench, ${new Date().toISOString()}\n`);
   console.log(`- ${cpus()[0]?.model ?? 'unknown CPU'}, ${CORES} cores, Node ${process.version}`);
@@ -573,7 +620,7 @@ function printSetup(pinned) {
 
 const fmt = (value, digits = 0) => (value === undefined ? '' : value.toFixed(digits));
 
-function printTable(workload, rows) {
+function printTable(workload, rows, bounds = {}) {
   const baseline = rows.find((r) => r.contender.baseline && !r.failure);
   console.log(`\n## ${WORKLOAD_TITLES[workload]}\n`);
   const rounds = rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
@@ -587,14 +634,24 @@ function printTable(workload, rows) {
     );
   }
   console.log(
-    '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target |',
+    '| contender | req/s | p50 ms | p99 ms | server CPU µs/req | server core busy | load core busy | req/s vs baseline | CPU/req: baseline ÷ this | target | statements/req | bound µs/req | CPU ÷ bound |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|');
+  const memory = rows.find((r) => r.contender.id === 'library-memory' && !r.failure);
   for (const row of rows) {
     if (row.failure) {
-      console.log(`| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | | |`);
+      console.log(
+        `| ${row.contender.label} | void: ${row.failure.replaceAll('|', '\\|')} | | | | | | | | | | | |`,
+      );
       continue;
     }
+    const engine = /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
+    const probe = engine && bounds[engine]?.[workload];
+    const bound = probe !== undefined && memory ? memory.cpuMicros + probe : undefined;
+    const statementsPerRequest = engine && row.statements?.[engine];
+    const storageColumns =
+      `${statementsPerRequest === undefined ? '' : fmt(statementsPerRequest, 2)} | ${fmt(bound)} | ` +
+      `${bound === undefined ? '' : fmt(row.cpuMicros / bound, 2)}`;
     const ratio = baseline ? row.throughputRatio : undefined;
     // What one core could serve, relative to the baseline: the measure of the targets, since it
     // holds whether or not the load saturated the server core (autocannon's own core may not
@@ -609,7 +666,7 @@ function printTable(workload, rows) {
         : `≥ ${target}: ${capacity >= target ? 'met' : 'MISSED'}`;
     console.log(
       `| ${row.contender.label} | ${fmt(row.requestsPerSecond)} | ${row.p50} | ${row.p99} | ${fmt(row.cpuMicros)} | ` +
-        `${fmt(row.coreShare * 100)} % | ${fmt(row.loadShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)}${range} | ${verdict} |`,
+        `${fmt(row.coreShare * 100)} % | ${fmt(row.loadShare * 100)} % | ${fmt(ratio, 3)} | ${fmt(capacity, 3)}${range} | ${verdict} | ${storageColumns} |`,
     );
   }
 }

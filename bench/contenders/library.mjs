@@ -23,6 +23,7 @@ import {
 } from 'openid-oauth-bridge';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { codeCount, forEachLimited, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
+import { installStatementCounter } from '../lib/statement-counter.mjs';
 import {
   ACCESS_TOKEN,
   authorizeQuery,
@@ -48,6 +49,8 @@ const newId = () => Buffer.from(randomUUID(), 'latin1').toString('latin1');
 const cleanups = [];
 process.on('exit', () => cleanups.forEach((cleanup) => cleanup()));
 
+// Statements per request, for the bench's table (one increment per statement).
+if (kind !== 'memory') await installStatementCounter();
 const storage = await openStorage(kind);
 let handler = (_req, res) => res.status(503).end();
 const { server: http, url } = await listen((req, res) => handler(req, res));

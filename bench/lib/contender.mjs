@@ -19,6 +19,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Session } from 'node:inspector';
 import { join } from 'node:path';
+import { statementCounts } from './statement-counter.mjs';
 
 export const workload = process.env.BENCH_WORKLOAD ?? 'realms';
 export const codeCount = Number(process.env.BENCH_CODES ?? 0);
@@ -27,6 +28,10 @@ export const tokenCount = Number(process.env.BENCH_TOKENS ?? 1000);
 /** Listens with `app` on 127.0.0.1 and a free port; resolves the server and its base URL. */
 export async function listen(app) {
   const server = createServer(app);
+  // Requests answered, for statements per request (the runner's count leaves out those still in
+  // flight when a window ends, whose statements the counter sees).
+  server.answered = 0;
+  server.on('request', (_req, res) => res.on('finish', () => server.answered++));
   // As many keep-alive requests per connection as the load sends.
   server.keepAliveTimeout = 60_000;
   server.listen(0, '127.0.0.1');
@@ -41,6 +46,8 @@ export function ready(server, headers = {}) {
     if (message === 'memory') {
       globalThis.gc?.();
       process.send({ memory: process.memoryUsage() });
+    } else if (message === 'statements') {
+      process.send({ statements: statementCounts(), requests: server.answered ?? 0 });
     } else if (message === 'exit') {
       server.closeAllConnections();
       server.close(() => profile.stop(() => process.exit(0)));

@@ -6,7 +6,8 @@ import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.j
 import type { ClientRecord } from '../storage/types.js';
 import { afterCommit, type GrantDeps } from './deps.js';
 import { revokeGrant, standingGrant } from './grant.js';
-import { saveAccessToken, saveRefreshToken, tokenResponse, type TokenResponse } from './tokens.js';
+import { runBatch } from './batch.js';
+import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -78,10 +79,15 @@ export async function exchangeCode(
     scopes: code.scopes,
     grantId: code.grantId,
   };
-  const access = await saveAccessToken(deps, subject, 'authorization_code', now);
-  const refresh = await saveRefreshToken(deps, subject, 'authorization_code', now);
-
-  if ((await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now)) === null) {
+  const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
+  const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
+  // The tokens first, the take last: with the adapter's batch, in one transaction.
+  const [, , taken] = await runBatch(deps.storage, [
+    { op: 'tokens.save', token: access.record },
+    { op: 'tokens.save', token: refresh.record },
+    { op: 'ephemeral.take', key: ephemeralKeys.code(codeHash), now },
+  ]);
+  if (taken === null) {
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');
   }

@@ -6,12 +6,14 @@ import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, TokenRecord } from '../storage/types.js';
 import { afterCommit, type GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
+import { runBatch } from './batch.js';
 import {
   currentScopes,
+  newToken,
   saveAccessToken,
-  saveRefreshToken,
   tokenResponse,
   usable,
+  type IssuedToken,
   type TokenResponse,
 } from './tokens.js';
 
@@ -59,19 +61,40 @@ export async function refreshAccessToken(
     throw new OAuthError('invalid_scope', 'None of the scopes originally granted remains with this client.');
   }
   const subject = { clientId: client.clientId, userId: presented.userId, scopes, grantId: presented.grantId };
-  const access = await saveAccessToken(deps, subject, 'refresh_token', now);
+  let access: IssuedToken;
   let refreshToken = params.refreshToken;
   if (deps.options.tokens.rotateRefreshTokens) {
+    access = newToken(deps, 'access_token', subject, 'refresh_token', now);
     // RFC 6749 6: the new refresh token has the scope of the one it replaces; every refresh
     // narrows what it grants to what the consent and the client still allow.
-    const next = await saveRefreshToken(deps, { ...subject, scopes: presented.scopes }, 'refresh_token', now);
-    const key = ephemeralKeys.rotated(hash);
-    if (!(await deps.storage.ephemeral.add(key, next.record.tokenHash, now + ROTATION_MARKER_MS, now))) {
+    const next = newToken(
+      deps,
+      'refresh_token',
+      { ...subject, scopes: presented.scopes },
+      'refresh_token',
+      now,
+    );
+    // The tokens first, the rotation marker (the commit point) last: with the adapter's batch, in
+    // one transaction.
+    const [, , added] = await runBatch(deps.storage, [
+      { op: 'tokens.save', token: access.record },
+      { op: 'tokens.save', token: next.record },
+      {
+        op: 'ephemeral.add',
+        key: ephemeralKeys.rotated(hash),
+        value: next.record.tokenHash,
+        expiresAt: now + ROTATION_MARKER_MS,
+        now,
+      },
+    ]);
+    if (!added) {
       await reused(deps, presented, context);
       throw invalidToken();
     }
     await afterCommit(deps, () => deps.storage.tokens.save({ ...presented, rotatedAt: now }));
     refreshToken = next.token;
+  } else {
+    access = await saveAccessToken(deps, subject, 'refresh_token', now);
   }
   if (listened(deps, 'token.refreshed')) {
     const rotated = refreshToken !== params.refreshToken;

@@ -26,16 +26,16 @@ export interface IssuedToken {
 }
 
 /**
- * Saves a new token of `type`; resolves its plaintext, shown once, and its record. An access token
+ * A new token of `type`, not saved yet: its plaintext, shown once, and its record. An access token
  * lives `tokens.accessTokenTtl`; a refresh token until revoked (the spec).
  */
-async function saveToken(
+export function newToken(
   deps: GrantDeps,
   type: TokenRecord['type'],
   subject: Subject,
   origin: TokenRecord['origin'],
   now: number,
-): Promise<IssuedToken> {
+): IssuedToken {
   const token = generateSecret();
   // Every field written out rather than spread (see bench/README.md).
   const record: TokenRecord = {
@@ -50,8 +50,20 @@ async function saveToken(
     origin,
     rotatedAt: null,
   };
-  await deps.storage.tokens.save(record);
   return { token, record };
+}
+
+/** Saves a new token of `type`; resolves its plaintext, shown once, and its record. */
+async function saveToken(
+  deps: GrantDeps,
+  type: TokenRecord['type'],
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+): Promise<IssuedToken> {
+  const issued = newToken(deps, type, subject, origin, now);
+  await deps.storage.tokens.save(issued.record);
+  return issued;
 }
 
 /** Saves a new access token; resolves its plaintext and record. */

@@ -259,6 +259,27 @@ export interface PruneOptions {
   revokedGrantRetentionMs?: number;
 }
 
+/**
+ * One operation of a {@link Storage.batch}: a call of one of the contract's own methods, named by
+ * `op`, with its arguments.
+ */
+export type BatchOperation =
+  | { op: 'tokens.save'; token: TokenRecord }
+  | { op: 'ephemeral.take'; key: string; now: number }
+  | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number };
+
+/** What each kind of {@link BatchOperation} resolves: what its method resolves. */
+export interface BatchOperationResults {
+  'tokens.save': undefined;
+  'ephemeral.take': string | null;
+  'ephemeral.add': boolean;
+}
+
+/** The results of a {@link Storage.batch}, one per operation, in order. */
+export type BatchResults<T extends readonly BatchOperation[]> = {
+  -readonly [K in keyof T]: T[K] extends BatchOperation ? BatchOperationResults[T[K]['op']] : never;
+};
+
 /** Everything the library stores. */
 export interface Storage {
   ephemeral: EphemeralStore;
@@ -272,4 +293,15 @@ export interface Storage {
    * revoked longer ago than the retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
+  /**
+   * Optional. Runs `operations`, in order, as one transaction: all of them take effect or none
+   * does, and each keeps the guarantee of its method (a `take` in a batch still gives the value
+   * to exactly one of racing callers). Resolves each operation's result, in order. The library
+   * never puts two operations on the same key or token into one batch, so an adapter may run
+   * them at once, in one statement. The library uses it to write a commit point together with the
+   * writes before it (a code exchange's tokens and its `take`; a rotation's tokens and its `add`),
+   * in one transaction and, on PostgreSQL, one round trip. Without it the library calls the
+   * methods one by one, in the same order, and the commit point stays the last of them.
+   */
+  batch?<const T extends readonly BatchOperation[]>(operations: T): Promise<BatchResults<T>>;
 }

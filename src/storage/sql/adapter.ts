@@ -1,5 +1,6 @@
 import { type Kysely, Migrator, sql } from 'kysely';
 import type { ClientStore, EphemeralStore, PruneOptions, PruneResult, Storage, UserStore } from '../types.js';
+import { sqlBatch } from './batch.js';
 import { sqlClientStore } from './clients.js';
 import { type HotQueryOptions, sqlContext, type SqlDialectName } from './context.js';
 import { sqlEphemeralStore } from './ephemeral.js';
@@ -22,6 +23,8 @@ export interface SqlStorage extends Storage {
   ephemeral: Required<EphemeralStore>;
   clients: Required<ClientStore>;
   users: Required<UserStore>;
+  /** Writes of one commit point in one transaction; on PostgreSQL in one statement. */
+  batch: NonNullable<Storage['batch']>;
   /**
    * Deletes expired ephemeral entries, grants revoked longer ago than the retention, and tokens
    * that can no longer work. Each statement deletes at most `batchSize` rows; rejects with a
@@ -59,6 +62,7 @@ export function createSqlStorage(
     users: sqlUserStore(ctx),
     grants: sqlGrantStore(ctx),
     tokens: sqlTokenStore(ctx),
+    batch: sqlBatch(ctx),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 
     async migrate() {

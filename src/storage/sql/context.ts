@@ -1,6 +1,6 @@
 import type { Compilable, Kysely } from 'kysely';
 import type { StatementNames } from './named.js';
-import { type DirectRunner, type PreparedQuery, prepareQuery } from './prepared.js';
+import { type DirectBatchRunner, type DirectRunner, type PreparedQuery, prepareQuery } from './prepared.js';
 import type { Database } from './schema.js';
 
 export type SqlDialectName = 'postgres' | 'sqlite';
@@ -9,6 +9,7 @@ export type SqlDialectName = 'postgres' | 'sqlite';
 export interface HotQueryOptions {
   statementNames?: StatementNames;
   runDirectly?: DirectRunner;
+  runBatchDirectly?: DirectBatchRunner;
 }
 
 /**
@@ -25,18 +26,24 @@ export interface SqlContext {
    * statement on PostgreSQL and on the direct path on SQLite.
    */
   prepare<P extends Record<string, unknown>, O>(build: (params: P) => Compilable<O>): PreparedQuery<P, O>;
+  /** Runs SQL built at run time as a named statement too (PostgreSQL, when statements are named). */
+  nameStatement(sql: string): void;
+  /** SQLite: a batch's statements in one synchronous transaction, when the connection is free. */
+  runBatchDirectly?: DirectBatchRunner;
 }
 
 /** @internal */
 export function sqlContext(
   db: Kysely<Database>,
   dialect: SqlDialectName,
-  { statementNames, runDirectly }: HotQueryOptions,
+  { statementNames, runDirectly, runBatchDirectly }: HotQueryOptions,
 ): SqlContext {
   const onCompiled = statementNames && ((sql: string) => statementNames.add(sql));
   return {
     db,
     postgres: dialect === 'postgres',
     prepare: (build) => prepareQuery(build, { onCompiled, runDirectly }),
+    nameStatement: (sql) => statementNames?.add(sql),
+    ...(runBatchDirectly === undefined ? {} : { runBatchDirectly }),
   };
 }

@@ -3,6 +3,36 @@ import type { EphemeralCounter, EphemeralStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { DEFAULT_BATCH_SIZE, deleteInBatches } from './prune.js';
 
+/** The upsert of `ephemeral.add`, prepared: returns the key only when it wrote the row. */
+export function preparePutIfAbsent({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { key: string; value: string; expiresAt: number; now: number }) =>
+    db
+      .insertInto('oauth_ephemeral')
+      .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet((eb) => ({
+            value: eb.ref('excluded.value'),
+            expires_at: eb.ref('excluded.expires_at'),
+          }))
+          .where('oauth_ephemeral.expires_at', '<=', p.now),
+      )
+      .returning('key'),
+  );
+}
+
+/** The `DELETE … RETURNING` of `ephemeral.take`, prepared. */
+export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { key: string; now: number }) =>
+    db
+      .deleteFrom('oauth_ephemeral')
+      .where('key', '=', p.key)
+      .where('expires_at', '>', p.now)
+      .returning('value'),
+  );
+}
+
 /**
  * The {@link EphemeralStore} on table `oauth_ephemeral`. Each method is one statement, so its
  * guarantee is the database's: an entry counts as absent once `expires_at <= now`, whether or
@@ -33,28 +63,8 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
         })),
       ),
   );
-  const putIfAbsent = prepare((p: { key: string; value: string; expiresAt: number; now: number }) =>
-    db
-      .insertInto('oauth_ephemeral')
-      .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
-      .onConflict((oc) =>
-        oc
-          .column('key')
-          .doUpdateSet((eb) => ({
-            value: eb.ref('excluded.value'),
-            expires_at: eb.ref('excluded.expires_at'),
-          }))
-          .where('oauth_ephemeral.expires_at', '<=', p.now),
-      )
-      .returning('key'),
-  );
-  const takeLive = prepare((p: { key: string; now: number }) =>
-    db
-      .deleteFrom('oauth_ephemeral')
-      .where('key', '=', p.key)
-      .where('expires_at', '>', p.now)
-      .returning('value'),
-  );
+  const putIfAbsent = preparePutIfAbsent(ctx);
+  const takeLive = prepareTake(ctx);
   const count = prepare((p: { key: string; expiresAt: number; now: number }) => {
     const expired = sql<boolean>`${sql.ref('oauth_ephemeral.expires_at')} <= ${p.now}`;
     return db

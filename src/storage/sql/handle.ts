@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type PostgresPool, type SqliteDatabase } from 'kysely';
 import { createSqlStorage, type SqlStorage } from './adapter.js';
+import { adoptStores } from './batch.js';
 import { guardSqlFaults } from './faults.js';
 import { namingStatements } from './named.js';
 import type { Database } from './schema.js';
@@ -50,11 +51,11 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
     const db = new Kysely<Database>({
       dialect: new PostgresDialect({ pool: named?.pool ?? handle.postgres }),
     });
-    return guardSqlFaults(createSqlStorage(db, 'postgres', handle.schema, { statementNames: named?.names }));
+    return guarded(createSqlStorage(db, 'postgres', handle.schema, { statementNames: named?.names }));
   }
   if ('sqlite' in handle) {
-    const { db, runDirectly } = sqliteKysely(handle.sqlite);
-    return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined, { runDirectly }));
+    const { db, runDirectly, runBatchDirectly } = sqliteKysely(handle.sqlite);
+    return guarded(createSqlStorage(db, 'sqlite', undefined, { runDirectly, runBatchDirectly }));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
 }
@@ -66,6 +67,13 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
  * (and answered 503). A listener on every new client keeps it to that rejection; the pool drops
  * the client when it is released, since it is no longer queryable.
  */
+/** The adapter with its outages classified, its batch told which stores are its own. */
+function guarded(raw: SqlStorage): SqlStorage {
+  const storage = guardSqlFaults(raw);
+  adoptStores(storage, raw.batch);
+  return storage;
+}
+
 function keepCheckedOutClientErrorsHandled(pool: PostgresPool): void {
   const events = pool as PostgresPool & {
     on?: (event: 'connect', listener: (client: { on(event: 'error', fn: () => void): void }) => void) => void;

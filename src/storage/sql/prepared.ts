@@ -5,7 +5,12 @@ import type { Database } from './schema.js';
 export type Executor = Kysely<Database> | Transaction<Database>;
 
 /** A query built and compiled once; each call runs its SQL with the given values bound. */
-export type PreparedQuery<P, O> = (db: Executor, params: P) => Promise<QueryResult<O>>;
+export type PreparedQuery<P, O> = ((db: Executor, params: P) => Promise<QueryResult<O>>) & {
+  /** The compiled SQL, the same for every call. */
+  readonly sql: string;
+  /** The values bound to the SQL's parameters for `params`, in order (for a batch). */
+  bind(params: P): unknown[];
+};
 
 /**
  * Runs compiled SQL on `db`'s connection at once, bypassing Kysely's executor, and returns what
@@ -17,6 +22,22 @@ export type DirectRunner = (
   sql: string,
   parameters: readonly unknown[],
 ) => QueryResult<unknown> | undefined;
+
+/** One statement of a batch: its SQL and its bound values. */
+export interface BatchStep {
+  sql: string;
+  parameters: readonly unknown[];
+}
+
+/**
+ * Runs the statements of a batch in one transaction at once, when the executor's connection is
+ * free (SQLite), resolving each statement's result; `undefined` when it cannot, and the batch then
+ * goes through a Kysely transaction.
+ */
+export type DirectBatchRunner = (
+  db: Executor,
+  steps: readonly BatchStep[],
+) => QueryResult<unknown>[] | undefined;
 
 export interface PrepareOptions {
   /** Receives the SQL text (to run it as a named statement on PostgreSQL). */
@@ -74,12 +95,16 @@ export function prepareQuery<P extends Record<string, unknown>, O>(
   const { query, queryId, sql } = compiled;
   onCompiled?.(sql);
   const count = names.length;
-  return (db, params) => {
+  const bind = (params: P): unknown[] => {
     const parameters = new Array<unknown>(count);
     for (let i = 0; i < count; i++) {
       const name = names[i];
       parameters[i] = name === undefined ? constants[i] : params[name];
     }
+    return parameters;
+  };
+  const run = (db: Executor, params: P): Promise<QueryResult<O>> => {
+    const parameters = bind(params);
     if (runDirectly !== undefined) {
       let result: QueryResult<unknown> | undefined;
       try {
@@ -89,7 +114,8 @@ export function prepareQuery<P extends Record<string, unknown>, O>(
       }
       if (result !== undefined) return Promise.resolve(result as QueryResult<O>);
     }
-    const run: CompiledQuery<O> = { query, queryId, sql, parameters };
-    return db.executeQuery(run);
+    const compiledQuery: CompiledQuery<O> = { query, queryId, sql, parameters };
+    return db.executeQuery(compiledQuery);
   };
+  return Object.assign(run, { sql, bind });
 }

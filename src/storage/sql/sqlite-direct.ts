@@ -7,7 +7,7 @@ import {
   type SqliteDialectConfig,
   SqliteDriver,
 } from 'kysely';
-import type { DirectRunner } from './prepared.js';
+import type { BatchStep, DirectBatchRunner, DirectRunner, Executor } from './prepared.js';
 import type { Database } from './schema.js';
 import { cachingStatements } from './statements.js';
 
@@ -94,22 +94,23 @@ class CountingSqliteDialect extends SqliteDialect {
  * Errors are the driver's own, thrown as Kysely would reject with them, so `guardSqlFaults`
  * classifies them the same way.
  */
-export function sqliteKysely(database: SqliteDatabase): { db: Kysely<Database>; runDirectly: DirectRunner } {
+export function sqliteKysely(database: SqliteDatabase): {
+  db: Kysely<Database>;
+  runDirectly: DirectRunner;
+  runBatchDirectly: DirectBatchRunner;
+} {
   const holders: Holders = { count: 0, started: false };
   const statements = cachingStatements(database);
   const db = new Kysely<Database>({ dialect: new CountingSqliteDialect({ database: statements }, holders) });
   const state = database as SqliteDatabase & ConnectionState;
-  const runDirectly: DirectRunner = (executor, sql, parameters) => {
-    if (
-      executor !== db ||
-      holders.count !== 0 ||
-      !holders.started ||
-      state.open !== true ||
-      state.inTransaction !== false
-    ) {
-      return undefined;
-    }
-    // As Kysely's SqliteConnection.executeQuery does it.
+  const free = (executor: Executor) =>
+    executor === db &&
+    holders.count === 0 &&
+    holders.started &&
+    state.open === true &&
+    state.inTransaction === false;
+  // As Kysely's SqliteConnection.executeQuery does it.
+  const run = (sql: string, parameters: readonly unknown[]): QueryResult<unknown> => {
     const statement = statements.prepare(sql);
     if (statement.reader) return { rows: statement.all(parameters) } as QueryResult<unknown>;
     const { changes, lastInsertRowid } = statement.run(parameters);
@@ -120,5 +121,23 @@ export function sqliteKysely(database: SqliteDatabase): { db: Kysely<Database>; 
       rows: [],
     };
   };
-  return { db, runDirectly };
+  const runDirectly: DirectRunner = (executor, sql, parameters) =>
+    free(executor) ? run(sql, parameters) : undefined;
+  // One better-sqlite3 transaction (BEGIN, the statements, COMMIT, or ROLLBACK if one throws), run
+  // synchronously: nothing else can use the connection in between.
+  const { transaction } = database as SqliteDatabase & Partial<TransactionFactory>;
+  const inOneTransaction =
+    typeof transaction === 'function'
+      ? transaction.call(database, (steps) => steps.map((step) => run(step.sql, step.parameters)))
+      : undefined;
+  const runBatchDirectly: DirectBatchRunner = (executor, steps) =>
+    inOneTransaction !== undefined && free(executor) ? inOneTransaction(steps) : undefined;
+  return { db, runDirectly, runBatchDirectly };
+}
+
+/** `better-sqlite3`'s `Database#transaction`, which Kysely's `SqliteDatabase` type leaves out. */
+interface TransactionFactory {
+  transaction(
+    fn: (steps: readonly BatchStep[]) => QueryResult<unknown>[],
+  ): (steps: readonly BatchStep[]) => QueryResult<unknown>[];
 }

@@ -3,13 +3,9 @@ import type { FoundTokenRecord, TokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { scopeText, toClient, toGrant, toToken } from './rows.js';
 
-/**
- * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
- * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
- * token's grant (by `grant_id`, its unique index) and client (by primary key).
- */
-export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
-  const upsert = prepare((p: Omit<TokenRecord, 'scopes'> & { scopes: string }) =>
+/** The upsert of `tokens.save`, prepared: one row of `oauth_tokens`, replaced by hash. */
+export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: Omit<TokenRecord, 'scopes'> & { scopes: string }) =>
     db
       .insertInto('oauth_tokens')
       .values({
@@ -38,6 +34,15 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
         })),
       ),
   );
+}
+
+/**
+ * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
+ * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
+ * token's grant (by `grant_id`, its unique index) and client (by primary key).
+ */
+export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
+  const upsert = prepareTokenUpsert({ db, prepare });
   // The row as one JSON array, in the order of FOUND_COLUMNS: the drivers build a row of 28
   // columns (and PostgreSQL describes it) at a cost per column, far more than one JSON.parse.
   const jsonArray = postgres ? 'json_build_array' : 'json_array';

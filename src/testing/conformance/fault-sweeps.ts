@@ -5,6 +5,7 @@ import { standingGrant, type TokenResponse } from '../../grants/index.js';
 import type { Storage } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { withFaults, type FaultTiming, type RecordedCall } from './faults.js';
+import { callsWithin } from './instrument.js';
 import {
   describeError,
   enrol,
@@ -73,7 +74,7 @@ export function faultSweepTests(suite: ConformanceSuite): void {
 
   const exchangeOp: Operation = {
     name: 'a code exchange',
-    commit: (call) => call.method === 'ephemeral.take',
+    commit: (call) => callsWithin(call).some((c) => c.method === 'ephemeral.take'),
     async prepare() {
       const ledger = tokenLedger(storage());
       const enrolment = await enrol(ledger.storage, putClient);
@@ -96,7 +97,7 @@ export function faultSweepTests(suite: ConformanceSuite): void {
 
   const refreshOp = (rotate: boolean): Operation => ({
     name: `a refresh (rotation ${rotate ? 'on' : 'off'})`,
-    commit: (call) => rotate && call.method === 'ephemeral.add',
+    commit: (call) => rotate && callsWithin(call).some((c) => c.method === 'ephemeral.add'),
     async prepare() {
       const { ledger, enrolment, tokens } = await exchanged(rotate);
       const events: ServerEvent[] = [];
@@ -118,7 +119,7 @@ export function faultSweepTests(suite: ConformanceSuite): void {
 
   const revokeOp: Operation = {
     name: 'a revocation',
-    commit: (call) => call.method === 'grants.save',
+    commit: (call) => callsWithin(call).some((c) => c.method === 'grants.save'),
     async prepare() {
       const { ledger, enrolment, tokens } = await exchanged(false);
       const bystander = await exchanged(false);

@@ -13,7 +13,7 @@ import {
   type TokenResponse,
 } from '../../grants/index.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
-import { instrumentStorage } from './instrument.js';
+import { callsWithin, instrumentStorage } from './instrument.js';
 import { clientRecord, freshId } from './fixtures.js';
 
 /*
@@ -129,7 +129,9 @@ export function tokenLedger(storage: Storage): TokenLedger {
     saved,
     storage: instrumentStorage(storage, async (call, run) => {
       const result = await run();
-      if (call.method === 'tokens.save') saved.push(call.args[0] as TokenRecord);
+      for (const c of callsWithin({ ...call, result })) {
+        if (c.method === 'tokens.save') saved.push(c.args[0] as TokenRecord);
+      }
       return result;
     }),
     async working(filter) {

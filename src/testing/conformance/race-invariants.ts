@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { standingGrant } from '../../grants/index.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { describeError, grantDeps, isInvalidGrant, replays, tokensOf, works } from './flow.js';
+import { callsWithin } from './instrument.js';
 import { response, story, type Request, type World } from './race-world.js';
 
 const isAccessDenied = (error: unknown) => error instanceof OAuthError && error.code === 'access_denied';
@@ -14,11 +15,14 @@ const resolved = (w: World, kind: Request['kind']) =>
 const committed = (r: Request, key: string) =>
   r.attempts.some((a) =>
     a.calls.some(
-      (c) =>
-        c.outcome === 'ok' &&
-        c.args[0] === key &&
-        ((c.method === 'ephemeral.take' && c.result !== null) ||
-          (c.method === 'ephemeral.add' && c.result === true)),
+      (call) =>
+        call.outcome === 'ok' &&
+        callsWithin(call).some(
+          (c) =>
+            c.args[0] === key &&
+            ((c.method === 'ephemeral.take' && c.result !== null) ||
+              (c.method === 'ephemeral.add' && c.result === true)),
+        ),
     ),
   );
 

@@ -1,0 +1,31 @@
+import type { BatchOperation, BatchOperationResults, BatchResults, Storage } from './types.js';
+
+/**
+ * Runs the operations of a batch one by one through their own methods, in order: what the
+ * library does for an adapter without {@link Storage.batch}, and what an adapter's batch does for
+ * a storage assembled from its stores and another adapter's (the SQL durable stores with
+ * `redisEphemeralStore`).
+ */
+export async function runEach<const T extends readonly BatchOperation[]>(
+  storage: Pick<Storage, 'ephemeral' | 'tokens'>,
+  operations: T,
+): Promise<BatchResults<T>> {
+  const results: unknown[] = [];
+  for (const operation of operations) results.push(await runOne(storage, operation));
+  return results as BatchResults<T>;
+}
+
+async function runOne(
+  storage: Pick<Storage, 'ephemeral' | 'tokens'>,
+  operation: BatchOperation,
+): Promise<BatchOperationResults[BatchOperation['op']]> {
+  switch (operation.op) {
+    case 'tokens.save':
+      await storage.tokens.save(operation.token);
+      return undefined;
+    case 'ephemeral.take':
+      return storage.ephemeral.take(operation.key, operation.now);
+    case 'ephemeral.add':
+      return storage.ephemeral.add(operation.key, operation.value, operation.expiresAt, operation.now);
+  }
+}

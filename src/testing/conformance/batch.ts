@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { runBatch } from '../../grants/batch.js';
+import type { BatchOperation } from '../../storage/types.js';
+import type { ConformanceSuite } from './api.js';
+import { equal, isNull, oneWinner, race } from './check.js';
+import { HOUR, RACERS, accessTokenRecord, freshId, grantRecord } from './fixtures.js';
+
+/**
+ * The optional `storage.batch`, or, for an adapter without it, the one-by-one calls the library
+ * makes instead (`runBatch`): results in order, each operation with its method's guarantee,
+ * single use under races. Both paths must pass the same checks, so these tests run for every
+ * adapter; the library rules run over both paths too (see `describeStorageConformance`).
+ */
+export function batchTests(suite: ConformanceSuite): void {
+  const { describe, it, storage } = suite;
+  const batch = (operations: readonly BatchOperation[]) => runBatch(storage(), operations);
+  const now = () => Date.now();
+
+  describe('storage.batch (optional; without it, the same operations one by one)', () => {
+    it('resolves each operation as its method would, in order, and each takes effect', async () => {
+      const t = now();
+      const token = accessTokenRecord(t, grantRecord(t));
+      const code = freshId('batch-code');
+      const marker = freshId('batch-marker');
+      await storage().ephemeral.set(code, 'the code', t + HOUR, t);
+      const results = await batch([
+        { op: 'tokens.save', token },
+        { op: 'ephemeral.take', key: code, now: t },
+        { op: 'ephemeral.add', key: marker, value: 'm', expiresAt: t + HOUR, now: t },
+      ]);
+      assert.deepStrictEqual(
+        results,
+        [undefined, 'the code', true],
+        'storage.batch must resolve [undefined for tokens.save, the taken value, true for a won add], in order',
+      );
+      const found = await storage().tokens.find(token.tokenHash);
+      equal(found?.token.tokenHash, token.tokenHash, 'storage.batch: a token saved in a batch must be found');
+      isNull(await storage().ephemeral.get(code, t), 'storage.batch: a key taken in a batch must be gone');
+      equal(
+        await storage().ephemeral.get(marker, t),
+        'm',
+        'storage.batch: a key added in a batch must be stored',
+      );
+      const again = await batch([
+        { op: 'ephemeral.take', key: code, now: t },
+        { op: 'ephemeral.add', key: marker, value: 'n', expiresAt: t + HOUR, now: t },
+      ]);
+      assert.deepStrictEqual(
+        again,
+        [null, false],
+        'storage.batch: a take of a taken key must resolve null, an add of a live key false',
+      );
+    });
+
+    it(`gives a taken value to exactly one of ${RACERS} racing batches, each saving its own token`, async () => {
+      const t = now();
+      const grant = grantRecord(t);
+      const code = freshId('batch-race');
+      await storage().ephemeral.set(code, 'once', t + HOUR, t);
+      const results = await race('storage.batch', RACERS, () =>
+        batch([
+          { op: 'tokens.save', token: accessTokenRecord(t, grant) },
+          { op: 'ephemeral.take', key: code, now: t },
+        ]),
+      );
+      oneWinner(
+        results.map((r) => r[1]),
+        'once',
+        null,
+        `storage.batch: of ${RACERS} racing batches taking one key, exactly one must receive its value`,
+      );
+    });
+
+    it(`adds a key for exactly one of ${RACERS} racing batches`, async () => {
+      const t = now();
+      const key = freshId('batch-add');
+      const results = await race('storage.batch', RACERS, (i) =>
+        batch([{ op: 'ephemeral.add', key, value: String(i), expiresAt: t + HOUR, now: t }]),
+      );
+      oneWinner(
+        results.map((r) => r[0]),
+        true,
+        false,
+        `storage.batch: of ${RACERS} racing batches adding one key, exactly one must resolve true`,
+      );
+    });
+  });
+}

@@ -1,0 +1,159 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
+import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../support/flow.js';
+
+/**
+ * Statements per request on the four workloads of the bench (bench/README.md): the bearer check
+ * (W1), a refresh (W2), a code exchange (W3) and an authorization by a signed-in user who already
+ * trusts the client (W4). Counted at the drivers: on PostgreSQL every `Client#query` is one
+ * statement and one round trip (node-postgres does not pipeline); on SQLite every run of a
+ * prepared statement. Counts, not time.
+ */
+const counts = { postgres: 0, sqlite: 0 };
+let installed = false;
+
+function installCounter(): void {
+  if (installed) return;
+  installed = true;
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function countedQuery(this: pg.Client, ...args: unknown[]) {
+    counts.postgres++;
+    return (query as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof query;
+  const probe = new Database(':memory:');
+  const statement = Object.getPrototypeOf(probe.prepare('select 1')) as Record<string, unknown>;
+  probe.close();
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = statement[method] as (...a: unknown[]) => unknown;
+    statement[method] = function counted(this: unknown, ...args: unknown[]) {
+      counts.sqlite++;
+      return original.apply(this, args);
+    };
+  }
+}
+
+/** The statements `engine` ran while `request` was answered. */
+async function statementsOf<T>(engine: keyof typeof counts, request: () => Promise<T>) {
+  const before = counts[engine];
+  const result = await request();
+  return { result, statements: counts[engine] - before };
+}
+
+interface Engine {
+  name: 'PostgreSQL' | 'SQLite';
+  key: keyof typeof counts;
+  open(): Promise<{ storage: SqlStorage; dispose(): Promise<void> }>;
+  /**
+   * Statements per workload this engine's path reaches. Issue 21's targets for PostgreSQL round
+   * trips: bearer 1, refresh 1, exchange 1, authorize at most 2.
+   */
+  expected: { bearer: number; refresh: number; exchange: number; authorize: number };
+}
+
+const postgres = await postgresAvailability();
+const dir = mkdtempSync(join(tmpdir(), 'oob-round-trips-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const engines: Engine[] = [
+  {
+    name: 'PostgreSQL',
+    key: 'postgres',
+    async open() {
+      const schema = uniqueSchema('round_trips');
+      const storage = await connectStorage(postgresUrlFor(schema), { migrate: true });
+      return {
+        storage,
+        async dispose() {
+          await storage.close();
+          await dropSchema(schema);
+        },
+      };
+    },
+    // The exchange's two tokens and its take (the commit point) in one statement (storage.batch).
+    expected: { bearer: 1, refresh: 5, exchange: 7, authorize: 4 },
+  },
+  {
+    name: 'SQLite',
+    key: 'sqlite',
+    async open() {
+      const storage = await connectStorage(`sqlite:${join(dir, `${Date.now()}-${Math.random()}.db`)}`, {
+        migrate: true,
+      });
+      return { storage, dispose: () => storage.close() };
+    },
+    // The exchange's two tokens and its take in one transaction (storage.batch): better-sqlite3
+    // runs its BEGIN and COMMIT as statements too, so 3 + 2 where there were 3 commits.
+    expected: { bearer: 1, refresh: 5, exchange: 11, authorize: 4 },
+  },
+];
+
+describe.each(engines)('statements per request, $name', (engine) => {
+  const skip = engine.key === 'postgres' && !postgres.ok;
+  let t: TestApp;
+  let dispose: () => Promise<void>;
+
+  beforeAll(async () => {
+    if (skip) return;
+    installCounter();
+    const opened = await engine.open();
+    dispose = opened.dispose;
+    t = await createTestApp({ storage: opened.storage });
+  });
+  afterAll(async () => {
+    if (skip) return;
+    await t.close();
+    await dispose();
+  });
+
+  it.skipIf(skip)(
+    'W1: a bearer check reads the token with its grant and client in one statement',
+    async () => {
+      const tokens = await obtainTokens(t);
+      const { result, statements } = await statementsOf(engine.key, () =>
+        t.agent.get('/v1/realms').set('Authorization', `Bearer ${tokens.access_token}`),
+      );
+      expect(result.status).toBe(200);
+      expect(statements).toBe(engine.expected.bearer);
+    },
+  );
+
+  it.skipIf(skip)('W2: a refresh', async () => {
+    const tokens = await obtainTokens(t);
+    const { result, statements } = await statementsOf(engine.key, () => refreshWith(t, tokens.refresh_token));
+    expect(result.status).toBe(200);
+    expect(result.body.access_token).toEqual(expect.any(String));
+    expect(statements).toBe(engine.expected.refresh);
+  });
+
+  it.skipIf(skip)('W3: a code exchange', async () => {
+    const { code } = await obtainCode(t);
+    const { result, statements } = await statementsOf(engine.key, () => exchangeCode(t, code));
+    expect(result.status).toBe(200);
+    expect(result.body.refresh_token).toEqual(expect.any(String));
+    expect(statements).toBe(engine.expected.exchange);
+  });
+
+  it.skipIf(skip)('W4: an authorization by a signed-in user who already trusts the client', async () => {
+    await obtainCode(t);
+    const query = {
+      response_type: 'code',
+      client_id: t.codeClient.clientId,
+      redirect_uri: 'https://client.example/cb',
+      state: 'again',
+    };
+    const { result, statements } = await statementsOf(engine.key, () =>
+      t.agent.get('/oauth/authorize').query(query),
+    );
+    expect(result.status).toBe(302);
+    expect(result.headers.location).toMatch(/^https:\/\/client\.example\/cb\?code=/);
+    expect(statements).toBeLessThanOrEqual(engine.expected.authorize);
+    expect(statements).toBe(engine.expected.authorize);
+  });
+});
