@@ -3,22 +3,33 @@ import type { EphemeralCounter, EphemeralStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { DEFAULT_BATCH_SIZE, deleteInBatches } from './prune.js';
 
+/**
+ * The upsert of `key`: insert, or overwrite value and expiry on a conflict; with
+ * `onlyExpiredAt`, only a row expired at that instant.
+ */
+function upsert(
+  db: SqlContext['db'],
+  p: { key: string; value: string; expiresAt: number },
+  onlyExpiredAt?: number,
+) {
+  return db
+    .insertInto('oauth_ephemeral')
+    .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
+    .onConflict((oc) => {
+      const update = oc.column('key').doUpdateSet((eb) => ({
+        value: eb.ref('excluded.value'),
+        expires_at: eb.ref('excluded.expires_at'),
+      }));
+      return onlyExpiredAt === undefined
+        ? update
+        : update.where('oauth_ephemeral.expires_at', '<=', onlyExpiredAt);
+    });
+}
+
 /** The upsert of `ephemeral.add`, prepared: returns the key only when it wrote the row. */
 export function preparePutIfAbsent({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
   return prepare((p: { key: string; value: string; expiresAt: number; now: number }) =>
-    db
-      .insertInto('oauth_ephemeral')
-      .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
-      .onConflict((oc) =>
-        oc
-          .column('key')
-          .doUpdateSet((eb) => ({
-            value: eb.ref('excluded.value'),
-            expires_at: eb.ref('excluded.expires_at'),
-          }))
-          .where('oauth_ephemeral.expires_at', '<=', p.now),
-      )
-      .returning('key'),
+    upsert(db, p, p.now).returning('key'),
   );
 }
 
@@ -52,17 +63,7 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
   const find = prepare((p: { key: string; now: number }) =>
     db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key).where('expires_at', '>', p.now),
   );
-  const put = prepare((p: { key: string; value: string; expiresAt: number }) =>
-    db
-      .insertInto('oauth_ephemeral')
-      .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet((eb) => ({
-          value: eb.ref('excluded.value'),
-          expires_at: eb.ref('excluded.expires_at'),
-        })),
-      ),
-  );
+  const put = prepare((p: { key: string; value: string; expiresAt: number }) => upsert(db, p));
   const putIfAbsent = preparePutIfAbsent(ctx);
   const takeLive = prepareTake(ctx);
   const count = prepare((p: { key: string; expiresAt: number; now: number }) => {
