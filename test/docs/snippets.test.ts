@@ -79,12 +79,16 @@ function fileName(b: CodeBlock): string {
 
 /** Type-checks files with the examples' compiler options; resolves readable diagnostics. */
 function typeCheck(files: string[]): string[] {
-  const config = ts.getParsedCommandLineOfConfigFile(EXAMPLES_TSCONFIG, {}, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (d) => {
-      throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  const config = ts.getParsedCommandLineOfConfigFile(
+    EXAMPLES_TSCONFIG,
+    {},
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (d) => {
+        throw new Error(ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+      },
     },
-  })!;
+  )!;
   // The declarations the project gives untyped dependencies (passport-openid).
   const types = join(ROOT, 'test', 'types', 'passport-openid.d.ts');
   const program = ts.createProgram([types, ...files], { ...config.options, noEmit: true, rootDir: ROOT });
@@ -107,9 +111,12 @@ describe('documentation snippets', () => {
     );
   });
 
-  it.each(included.map((b) => [where(b), b] as const))('%s is the file it includes, word for word', (_, b) => {
-    expect(b.code.trimEnd()).toBe(readFileSync(join(ROOT, b.includes!), 'utf8').trimEnd());
-  });
+  it.each(included.map((b) => [where(b), b] as const))(
+    '%s is the file it includes, word for word',
+    (_, b) => {
+      expect(b.code.trimEnd()).toBe(readFileSync(join(ROOT, b.includes!), 'utf8').trimEnd());
+    },
+  );
 
   it('the included example files type-check', () => {
     const files = [...new Set(included.map((b) => join(ROOT, b.includes!)))];
@@ -137,16 +144,20 @@ describe('documentation snippets', () => {
     expect(typeCheck(files)).toEqual([]);
   }, 60_000);
 
-  it.each(whole.map((b) => [where(b), b] as const))('%s runs and exits 0', async (_, b) => {
-    const path = join(DIR, fileName(b));
-    writeFileSync(path, b.code);
-    const run = promisify(execFile);
-    await expect(
-      run(process.execPath, ['--import', 'tsx', path], {
-        cwd: DIR,
-        timeout: 20_000,
-        env: { ...process.env, TSX_TSCONFIG_PATH: EXAMPLES_TSCONFIG },
-      }),
-    ).resolves.toBeDefined();
-  }, 30_000);
+  it.each(whole.map((b) => [where(b), b] as const))(
+    '%s runs and exits 0',
+    async (_, b) => {
+      const path = join(DIR, fileName(b));
+      writeFileSync(path, b.code);
+      const run = promisify(execFile);
+      await expect(
+        run(process.execPath, ['--import', 'tsx', path], {
+          cwd: DIR,
+          timeout: 20_000,
+          env: { ...process.env, TSX_TSCONFIG_PATH: EXAMPLES_TSCONFIG },
+        }),
+      ).resolves.toBeDefined();
+    },
+    30_000,
+  );
 });

@@ -2,12 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  dropSchema,
-  postgresAvailability,
-  postgresUrlFor,
-  uniqueSchema,
-} from '../support/databases.js';
+import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
 import { runCodeFlow, runExample } from './run-example.js';
 
 /*

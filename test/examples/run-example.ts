@@ -49,7 +49,8 @@ export function runExample(file: string, env: Record<string, string>): RunningEx
         const match = output.match(pattern);
         if (match) return match;
         if (child.exitCode !== null) throw new Error(`${file} exited ${child.exitCode}:\n${output}`);
-        if (Date.now() > deadline) throw new Error(`${file}: no ${pattern} within ${timeoutMs} ms:\n${output}`);
+        if (Date.now() > deadline)
+          throw new Error(`${file}: no ${pattern} within ${timeoutMs} ms:\n${output}`);
         await new Promise<void>((resolve) => {
           const wake = () => {
             waiters.delete(wake);
