@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { createClient } from 'redis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
+import { runCodeFlow, runExample } from './run-example.js';
+
+/*
+ * examples/multi-instance.ts on a real PostgreSQL and a real Redis: a whole code flow through its
+ * round-robin load balancer, answered by both instances. A missing PostgreSQL or Redis is reported
+ * and skips; with CI set it fails, as in test/support/databases.ts.
+ */
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+async function redisAvailability(): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return { ok: true };
+  } catch (err) {
+    const reason = `Redis at ${REDIS_URL} unreachable: ${(err as Error).message}`;
+    if (process.env.CI) throw new Error(`${reason} (CI is set: Redis must be tested)`);
+    console.warn(`NOT TESTED: ${reason}. Set REDIS_URL to test the multi-instance example.`);
+    return { ok: false, reason };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const postgres = await postgresAvailability();
+const redis = await redisAvailability();
+const missing = [postgres, redis].flatMap((a) => (a.ok ? [] : [a.reason]));
+const schema = uniqueSchema('example_multi');
+
+afterAll(async () => {
+  if (postgres.ok) await dropSchema(schema);
+});
+
+describe.skipIf(missing.length > 0)(
+  `examples/multi-instance.ts${missing.length > 0 ? ` (NOT TESTED: ${missing.join('; ')})` : ''}`,
+  () => {
+    it('runs a code flow through the load balancer, answered by both instances', async () => {
+      const port = await freePort();
+      const run = runExample('multi-instance.ts', {
+        PORT: String(port),
+        DATABASE_URL: postgresUrlFor(schema),
+        REDIS_URL,
+        SESSION_SECRET: `a session secret of at least 32 characters ${randomUUID()}`,
+      });
+      try {
+        const [, clientSecret] = await run.waitFor(/secret \(shown once\): (\S+)/, 30_000);
+        const [, providerUrl] = await run.waitFor(/OpenID provider (\S+)/, 30_000);
+        const { body, answeredBy } = await runCodeFlow(
+          {
+            baseUrl: `http://localhost:${port}`,
+            origin: `http://127.0.0.1:${port}`,
+            clientId: 'multi-instance-demo',
+            clientSecret: clientSecret!,
+            redirectUri: 'http://127.0.0.1:8080/callback',
+            scope: 'realms:read',
+            providerIdentifier: `${providerUrl}/`,
+            user: 'alice',
+          },
+          '/v1/realms',
+        );
+        expect(body).toMatchObject({ realms: ['Ravenholm'] });
+        expect([...answeredBy].sort()).toEqual(['1', '2']);
+      } finally {
+        expect(await run.stop()).not.toBe(1);
+      }
+    }, 60_000);
+  },
+);
