@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', '.data/', 'node_modules/', 'test-results/', 'artifacts/'] },
+  { ignores: ['dist/', 'coverage/', '.data/', 'node_modules/', 'test-results/', 'artifacts/', 'docs/api/', 'bench/node_modules/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -118,4 +118,10 @@ export {
   type SregField,
   type OpenIdProvider,
   type RelyingPartyOptions,
+  type VerifiedIdentity,
+  type OpenIdLoginErrorKind,
+  type OpenIdStrategyOptions,
+  type OpenIdStrategyUser,
+  type LoginState,
 } from './login/openid/index.js';
+export type { NonceStore } from './login/openid/options.js';

@@ -13,6 +13,19 @@ export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = ['authorization
  */
 export class ClientIdTakenError extends Error {
   readonly code = 'CLIENT_ID_TAKEN';
+
+  /**
+   * `instanceof` holds across copies of the package (one loaded by `import`, one by `require`):
+   * the error's code decides, not the class object.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return (
+      value instanceof Error &&
+      (value as { code?: unknown }).code === 'CLIENT_ID_TAKEN' &&
+      'clientId' in value
+    );
+  }
+
   constructor(readonly clientId: string) {
     super(
       `openid-oauth-bridge: a client with client_id ${JSON.stringify(clientId)} is already registered; ` +

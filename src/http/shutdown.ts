@@ -24,7 +24,7 @@ const IDLE_SWEEP_MS = 25;
  * closes `storage` (the connection pool or the SQLite file). After `timeoutMs` the remaining
  * connections are cut. Nothing it starts outlives it, so the process can exit on its own.
  *
- * Call it on SIGTERM, after the load balancer stopped sending traffic (see the README,
+ * Call it on SIGTERM, after the load balancer stopped sending traffic (see docs/operating.md,
  * "Operating in production").
  *
  * @example

@@ -73,7 +73,7 @@ export interface ClientRecord {
   clientId: string;
   /** User-friendly name shown on the consent page. */
   applicationName: string;
-  /** The registered redirect URI (see the redirect URI rule in the README). */
+  /** The registered redirect URI (see the redirect URI rule in docs/reference.md). */
   redirectUri: string;
   /** `authorization_code` clients have a secret; `implicit` clients have none. */
   grantType: ClientGrantType;

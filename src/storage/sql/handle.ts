@@ -22,7 +22,7 @@ export type SqlDatabaseHandle =
       preparedStatements?: boolean;
     }
   | {
-      /** A `better-sqlite3` `Database`. WAL mode and a busy timeout are recommended (see the README). */
+      /** A `better-sqlite3` `Database`. WAL mode and a busy timeout are recommended (see docs/running-storage.md). */
       sqlite: SqliteDatabase;
     };
 
