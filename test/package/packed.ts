@@ -54,7 +54,9 @@ export async function pack(): Promise<Packed> {
     }
   };
   const json = await run(ROOT, 'npm', ['pack', '--json', '--pack-destination', scratch]);
-  const [info] = JSON.parse(json.slice(json.indexOf('['))) as [
+  // The JSON starts on a line of its own: the build's log before it may hold ANSI colour codes
+  // (ESC [), which CI environments turn on.
+  const [info] = JSON.parse(json.slice(json.search(/^\[/m))) as [
     { filename: string; files: PackedFile[]; size: number; unpackedSize: number },
   ];
   const tarball = join(scratch, info.filename);
