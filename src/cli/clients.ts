@@ -113,11 +113,17 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
   clients
     .command('update')
     .description(
-      'change a registered client in place: its secret, grants and tokens stay (narrowing its scopes does not revoke what users granted; see grants revoke)',
+      'change a registered client in place: its grants and tokens stay (narrowing its scopes does not revoke what users granted; see grants revoke)',
     )
     .argument('<client_id>')
     .option('--name <name>', 'the application name users see on the consent page')
     .option('--redirect-uri <uri>', 'the registered redirect URI (https, or http on loopback)')
+    .addOption(
+      new Option(
+        '--grant <grant>',
+        'another grant: to implicit the secret is dropped; to code a new secret is issued and shown once',
+      ).choices(['code', 'implicit']),
+    )
     .option('--scope <scopes...>', 'replace the scopes the client may request', scopeList)
     .option('--default-scope <scopes...>', 'replace the scopes granted when a request names none', scopeList)
     .option('--all-scopes-default', 'grant all of its scopes when a request names none')
@@ -131,6 +137,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         options: {
           name?: string;
           redirectUri?: string;
+          grant?: 'code' | 'implicit';
           scope?: string[];
           defaultScope?: string[];
           allScopesDefault?: boolean;
@@ -144,6 +151,12 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           const changes = {
             ...(options.name === undefined ? {} : { applicationName: options.name }),
             ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
+            ...(options.grant === undefined
+              ? {}
+              : {
+                  grantType:
+                    options.grant === 'code' ? ('authorization_code' as const) : ('implicit' as const),
+                }),
             ...(options.scope === undefined ? {} : { scopes: options.scope }),
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.allScopesDefault === true ? { defaultScopes: null } : {}),
@@ -152,11 +165,18 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           };
           if (Object.keys(changes).length === 0) {
             throw new CliError(
-              'nothing to change: give at least one of --name, --redirect-uri, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
+              'nothing to change: give at least one of --name, --redirect-uri, --grant, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
             );
           }
-          const client = await updateClient(storage, clientId, changes);
-          print(clientJson(client), `Client ${clientId} is updated.\n\n${describeClient(client)}`);
+          const { clientSecret, ...client } = await updateClient(storage, clientId, changes);
+          const secret =
+            clientSecret === undefined
+              ? ''
+              : `\n\nclient_secret  ${clientSecret}\n\nThe secret is shown this once only.`;
+          print(
+            { ...clientJson(client), ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) },
+            `Client ${clientId} is updated.\n\n${describeClient(client)}${secret}`,
+          );
         }),
     );
 

@@ -151,6 +151,12 @@ export async function registerClient(
 export interface ClientUpdate {
   applicationName?: string;
   redirectUri?: string;
+  /**
+   * Another grant: to `implicit` the secret is dropped (the client's refresh tokens stop working:
+   * a refresh needs the secret); to `authorization_code` a new secret is issued, returned once as
+   * `clientSecret`.
+   */
+  grantType?: ClientGrantType;
   scopes?: string[];
   /** `null`: all of `scopes`. */
   defaultScopes?: string[] | null;
@@ -160,7 +166,7 @@ export interface ClientUpdate {
 
 /**
  * Changes a registered client in place, with the checks of {@link registerClient}: its name,
- * redirect URI, scopes, default scopes, contacts and PKCE requirement. Its secret, grants and
+ * redirect URI, grant, scopes, default scopes, contacts and PKCE requirement. Its secret, grants and
  * tokens stay (narrowing its scopes does not revoke what was granted; revoke grants for that).
  * Resolves the client as changed.
  *
@@ -173,7 +179,7 @@ export async function updateClient(
   clientId: string,
   update: ClientUpdate,
   context: RegistrationContext = {},
-): Promise<ClientRecord> {
+): Promise<ClientRecord & { clientSecret?: string }> {
   const client = await storage.clients.find(clientId);
   if (!client)
     throw new TypeError(`openid-oauth-bridge: no client has client_id ${JSON.stringify(clientId)}`);
@@ -184,9 +190,10 @@ export async function updateClient(
       : update.scopes !== undefined && client.defaultScopes
         ? client.defaultScopes.filter((scope) => update.scopes!.includes(scope))
         : undefined;
+  const grantType = update.grantType ?? client.grantType;
   const checked = checkClientFields(
     {
-      grantType: client.grantType,
+      grantType,
       ...(update.applicationName === undefined ? {} : { applicationName: update.applicationName }),
       ...(update.redirectUri === undefined ? {} : { redirectUri: update.redirectUri }),
       ...(update.scopes === undefined ? {} : { scopes }),
@@ -195,7 +202,7 @@ export async function updateClient(
     },
     context,
   );
-  if (update.requirePkce && client.grantType !== 'authorization_code') {
+  if (update.requirePkce && grantType !== 'authorization_code') {
     throw new TypeError('openid-oauth-bridge: requirePkce applies to authorization_code clients only');
   }
   const changes: ClientChanges = {
@@ -206,10 +213,20 @@ export async function updateClient(
     ...(checked.contacts === undefined ? {} : { contacts: checked.contacts }),
     ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
   };
+  // A new grant: an implicit client has no secret; a code client gets a new one, shown once.
+  const clientSecret =
+    grantType !== client.grantType && grantType === 'authorization_code' ? generateSecret() : undefined;
+  if (grantType !== client.grantType) {
+    Object.assign(changes, {
+      grantType,
+      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+      ...(grantType === 'implicit' ? { requirePkce: false } : {}),
+    });
+  }
   const updated = await operatorMethod(storage, 'update')(clientId, changes);
   if (!updated)
     throw new TypeError(`openid-oauth-bridge: no client has client_id ${JSON.stringify(clientId)}`);
-  return updated;
+  return clientSecret === undefined ? updated : { ...updated, clientSecret };
 }
 
 /**

@@ -107,6 +107,7 @@ export type ClientChanges = Partial<
     ClientRecord,
     | 'applicationName'
     | 'redirectUri'
+    | 'grantType'
     | 'secretHash'
     | 'scopes'
     | 'defaultScopes'

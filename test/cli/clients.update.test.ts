@@ -81,6 +81,50 @@ describe('openid-oauth-bridge clients update', () => {
     }
   });
 
+  it('changes the grant: to implicit the secret goes, to code a new one is shown once', async () => {
+    const url = `sqlite:${join(dir, 'grant.db')}`;
+    const cli = (...args: string[]) => runCli(['--database-url', url, ...args]);
+    expect((await cli('migrate')).code).toBe(0);
+    const added = await cli(
+      '--json',
+      'clients',
+      'add',
+      '--client-id',
+      'spa',
+      '--name',
+      'SPA',
+      '--redirect-uri',
+      'https://spa.example/cb',
+      '--scope',
+      'realms',
+      '--require-pkce',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    const storage = await connectStorage(url);
+    try {
+      const toImplicit = await cli('--json', 'clients', 'update', 'spa', '--grant', 'implicit');
+      expect(toImplicit.code, toImplicit.stderr).toBe(0);
+      expect(JSON.parse(toImplicit.stdout)).toMatchObject({ grant_type: 'implicit', require_pkce: false });
+      expect(JSON.parse(toImplicit.stdout).client_secret).toBeUndefined();
+      expect(await storage.clients.find('spa')).toMatchObject({ grantType: 'implicit', secretHash: null });
+
+      const toCode = await cli('--json', 'clients', 'update', 'spa', '--grant', 'code');
+      expect(toCode.code, toCode.stderr).toBe(0);
+      const answer = JSON.parse(toCode.stdout) as { grant_type: string; client_secret: string };
+      expect(answer.grant_type).toBe('authorization_code');
+      expect(answer.client_secret).toMatch(/^[\w-]{40,}$/);
+      const stored = (await storage.clients.find('spa'))!;
+      expect(stored.secretHash).not.toBeNull();
+      expect(stored.secretHash).not.toContain(answer.client_secret);
+
+      const again = await cli('--json', 'clients', 'update', 'spa', '--grant', 'code');
+      expect(JSON.parse(again.stdout).client_secret).toBeUndefined();
+      expect((await storage.clients.find('spa'))!.secretHash).toBe(stored.secretHash);
+    } finally {
+      await storage.close();
+    }
+  });
+
   it('clients add refuses plain http off loopback and requires a scope', async () => {
     const url = `sqlite:${join(dir, 'add.db')}`;
     const cli = (...args: string[]) => runCli(['--database-url', url, ...args]);

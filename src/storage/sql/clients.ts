@@ -66,6 +66,7 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
   const set: Updateable<Database['oauth_clients']> = {};
   if (changes.applicationName !== undefined) set.application_name = changes.applicationName;
   if (changes.redirectUri !== undefined) set.redirect_uri = changes.redirectUri;
+  if (changes.grantType !== undefined) set.grant_type = changes.grantType;
   if (changes.secretHash !== undefined) set.secret_hash = changes.secretHash;
   if (changes.scopes !== undefined) set.scopes = scopeText(changes.scopes);
   if (changes.defaultScopes !== undefined) {

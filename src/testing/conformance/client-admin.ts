@@ -71,6 +71,7 @@ export function clientAdminTests(suite: ConformanceSuite): void {
         contacts: ['new@printer.example'],
         disabled: true,
         requirePkce: true,
+        grantType: 'implicit' as const,
         secretHash: null,
       };
       const updated = await admin().update(client.clientId, changes);
@@ -95,6 +96,7 @@ export function clientAdminTests(suite: ConformanceSuite): void {
       const updated = await admin().update(client.clientId, {
         applicationName: undefined,
         redirectUri: undefined,
+        grantType: undefined,
         secretHash: undefined,
         scopes: undefined,
         defaultScopes: undefined,
