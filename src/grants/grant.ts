@@ -2,7 +2,7 @@ import { randomId } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, type EventContext } from '../events/emit.js';
 import { ephemeralKeys } from '../storage/keys.js';
-import type { GrantRecord } from '../storage/types.js';
+import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 
 /** What the rules of this file need: no token options. */
@@ -35,7 +35,8 @@ const CONSENT_MERGES = 3;
  * and the consent refused. So does a removal of the client: removing a client is an absolute
  * revocation, so a consent that read the grant before `clients.remove` deleted it and saved it
  * after, or whose client was registered again under the same id meanwhile, revokes what it saved
- * and is refused; the new registration starts with no grant.
+ * and is refused; the new registration starts with no grant. The client is read once after the
+ * save for that (and once before it, unless the caller passes the client it has just read).
  *
  * @throws OAuthError `access_denied` when the grant was revoked or the client removed meanwhile.
  */
@@ -44,9 +45,11 @@ export async function recordConsent(
   userId: string,
   clientId: string,
   scopes: readonly string[],
+  /** The client as the caller has just read it, if it has: it is not read again before the save. */
+  client?: ClientRecord,
 ): Promise<GrantRecord> {
   const now = deps.clock();
-  const registered = await deps.storage.clients.find(clientId);
+  const registered = client ?? (await deps.storage.clients.find(clientId));
   if (registered === null) {
     // A grant standing for an absent client was left by a consent that raced its removal and
     // failed before the check below: the retry ends it.

@@ -66,25 +66,27 @@ export class LoginSession {
    * state of the library's in it: the old id ends.
    */
   async regenerate(): Promise<BridgeSessionState> {
-    const kept = this.own ? {} : this.hostKeys();
-    await new Promise<void>((resolve, reject) =>
-      this.req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
-    );
-    Object.assign(this.req.session, kept);
+    await this.newId();
     return this.write();
   }
 
   /** Signs out: the library's own session is destroyed; in a host session only its state goes. */
   async end(): Promise<void> {
-    if (!this.own) {
-      await this.regenerate();
-      delete (this.req.session as unknown as SessionRecord)[LIBRARY_STATE_KEY];
-      return;
-    }
+    if (!this.own) return this.newId();
     await new Promise<void>((resolve, reject) =>
       this.req.session.destroy((err: unknown) => (err ? reject(err) : resolve())),
     );
     this.#changed = false;
+  }
+
+  /** A new session id; a host session keeps the host's keys, none of the library's state. */
+  private async newId(): Promise<void> {
+    const kept = this.own ? {} : this.hostKeys();
+    await new Promise<void>((resolve, reject) =>
+      this.req.session.regenerate((err: unknown) => (err ? reject(err) : resolve())),
+    );
+    Object.assign(this.req.session, kept);
+    this.#changed = true;
   }
 
   /** Stores the session now; the pipeline calls it when {@link changed}. */

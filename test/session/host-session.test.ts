@@ -20,7 +20,7 @@ const codeQuery = {
   state: 'xyz',
 };
 
-async function hostApp() {
+async function hostApp(clock?: () => number) {
   const store = new session.MemoryStore();
   const hostSession = session({
     name: 'host.sid',
@@ -30,16 +30,19 @@ async function hostApp() {
     store,
     cookie: { httpOnly: true, sameSite: 'lax' },
   });
-  t = await createTestApp({ session: { middleware: hostSession } }, (app: express.Express) => {
-    app.use(hostSession);
-    app.get('/host/remember', (req, res) => {
-      (req.session as unknown as { theme: string }).theme = 'dark';
-      res.json({ ok: true });
-    });
-    app.get('/host/theme', (req, res) => {
-      res.json({ theme: (req.session as unknown as { theme?: string }).theme ?? null });
-    });
-  });
+  t = await createTestApp(
+    { session: { middleware: hostSession }, ...(clock ? { clock } : {}) },
+    (app: express.Express) => {
+      app.use(hostSession);
+      app.get('/host/remember', (req, res) => {
+        (req.session as unknown as { theme: string }).theme = 'dark';
+        res.json({ ok: true });
+      });
+      app.get('/host/theme', (req, res) => {
+        res.json({ theme: (req.session as unknown as { theme?: string }).theme ?? null });
+      });
+    },
+  );
   const sessions = () =>
     new Promise<Record<string, Record<string, unknown>>>((resolve, reject) =>
       store.all((err, all) => (err ? reject(err) : resolve((all ?? {}) as never))),
@@ -83,6 +86,19 @@ describe("the host's own express-session", () => {
     const after = Object.values(await sessions());
     expect(after).toHaveLength(1);
     expect(after[0]![LIBRARY_STATE_KEY]).toBeUndefined();
+    expect((await t.agent.get('/host/theme')).body).toEqual({ theme: 'dark' });
+  });
+
+  it("drops the library's state past its idle timeout, and keeps the host's keys", async () => {
+    let skew = 0;
+    await hostApp(() => Date.now() + skew);
+    await t.agent.get('/host/remember');
+    const consent = await authorizeWithLogin(t, codeQuery);
+    expect(consent.status).toBe(200);
+    skew = 31 * 60_000; // past the default idle timeout of 30 minutes
+    const later = await t.agent.get('/oauth/authorize').query(codeQuery);
+    expect(later.status).toBe(200);
+    expect(later.text).toContain('Development provider'); // the selection page: sign in again
     expect((await t.agent.get('/host/theme')).body).toEqual({ theme: 'dark' });
   });
 

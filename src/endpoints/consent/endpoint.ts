@@ -77,7 +77,7 @@ async function decide(ctx: ConsentContext): Promise<void> {
   }
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
-  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes);
+  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes, ctx.client);
   emit(server, {
     type: 'consent.given',
     userId: user.id,

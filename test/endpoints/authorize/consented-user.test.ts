@@ -139,6 +139,18 @@ describe('authorization request of a logged-in user who trusts the client', () =
   });
 });
 
+describe('the consent answer', () => {
+  it('reads the client once before the grant is saved and once after (a removal racing it)', async () => {
+    const { storage, calls } = countingStorage();
+    t = await createTestApp({ storage });
+    const consent = await authorizeWithLogin(t, query());
+    expect(consent.status).toBe(200);
+    const before = calls.clients;
+    expect((await answerConsent(t, consent.text, 'allow')).status).toBe(303);
+    expect(calls.clients - before).toBe(2);
+  });
+});
+
 describe('the consented user under a storage outage', () => {
   it.each([
     ['reading the grant', 'grants'],
