@@ -36,16 +36,15 @@ same host, sreg values added after the signature.
 
 import json
 import re
-import signal
-import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlencode, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 from openid.extensions import sreg
 from openid.server.server import CheckIDRequest, ProtocolError, Server
 from openid.store.memstore import MemoryStore
+
+from openid_fixture_server import FixtureHandler, serve
 
 DEFAULTS = {
     # The account signed in at the provider: its id (7 letters or digits) and sreg values; a value
@@ -122,12 +121,8 @@ def validate(settings):
 
 
 def make_handler(provider):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(FixtureHandler):
         server_version = "launchpad-like-test-provider"
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt, *args):  # quiet: the tests read stdout
-            pass
 
         def do_GET(self):
             path, query = self.split()
@@ -211,41 +206,11 @@ def make_handler(provider):
                 web.headers["location"] = location + ("&" if "?" in location else "?") + urlencode(extra)
             self.web(web)
 
-        def web(self, response, error=None):
-            if response is None:
-                return self.send(400, "text/plain", error or "bad request")
-            self.send(response.code, response.headers.get("Content-Type", "text/plain"),
-                      response.body, {k: v for k, v in response.headers.items()
-                                      if k.lower() != "content-type"})
-
-        def send(self, status, content_type, body, headers=None):
-            data = body.encode("utf-8") if isinstance(body, str) else body
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
     return Handler
 
 
 def main():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), None)
-    httpd.daemon_threads = True
-    base = "http://127.0.0.1:%d" % httpd.server_address[1]
-    httpd.RequestHandlerClass = make_handler(Provider(base))
-
-    def stop(*_):
-        threading.Thread(target=httpd.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
-    print(json.dumps({"url": base}), flush=True)
-    httpd.serve_forever()
-    httpd.server_close()
+    serve(make_handler, Provider)
 
 
 if __name__ == "__main__":

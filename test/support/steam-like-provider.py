@@ -34,16 +34,15 @@ assertion that names no identifier.
 
 import json
 import re
-import signal
-import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qsl, urlsplit
 from xml.sax.saxutils import escape as xml_escape
 
 from openid.server.server import CheckIDRequest, ProtocolError, Server
 from openid.store.memstore import MemoryStore
+
+from openid_fixture_server import FixtureHandler, serve
 
 DEFAULTS = {
     # The Steam user signed in at the provider (a 64-bit SteamID, 17 digits).
@@ -92,12 +91,8 @@ class Provider:
 
 
 def make_handler(provider):
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(FixtureHandler):
         server_version = "steam-like-test-provider"
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, fmt, *args):  # quiet: the tests read stdout
-            pass
 
         def do_GET(self):
             path, query = self.split()
@@ -183,41 +178,11 @@ def make_handler(provider):
                 return request.answer(False)
             return request.answer(True)
 
-        def web(self, response, error=None):
-            if response is None:
-                return self.send(400, "text/plain", error or "bad request")
-            self.send(response.code, response.headers.get("Content-Type", "text/plain"),
-                      response.body, {k: v for k, v in response.headers.items()
-                                      if k.lower() != "content-type"})
-
-        def send(self, status, content_type, body, headers=None):
-            data = body.encode("utf-8") if isinstance(body, str) else body
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.end_headers()
-            self.wfile.write(data)
-
     return Handler
 
 
 def main():
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), None)
-    httpd.daemon_threads = True
-    base = "http://127.0.0.1:%d" % httpd.server_address[1]
-    httpd.RequestHandlerClass = make_handler(Provider(base))
-
-    def stop(*_):
-        threading.Thread(target=httpd.shutdown, daemon=True).start()
-
-    signal.signal(signal.SIGTERM, stop)
-    threading.Thread(target=lambda: (sys.stdin.read(), stop()), daemon=True).start()
-    print(json.dumps({"url": base}), flush=True)
-    httpd.serve_forever()
-    httpd.server_close()
+    serve(make_handler, Provider)
 
 
 if __name__ == "__main__":
