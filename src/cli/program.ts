@@ -54,7 +54,6 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
     try {
       storage = await connectStorage(databaseUrl, { migrate });
     } catch (err) {
-      if (err instanceof TypeError) throw new CliError(err.message, EXIT.refused);
       throw asCliError(err, databaseUrl);
     }
     try {
@@ -106,4 +105,3 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
   return program;
 }
 
-export { positiveInteger } from './format.js';

@@ -188,7 +188,7 @@ export async function updateClient(
     update.defaultScopes !== undefined
       ? update.defaultScopes
       : update.scopes !== undefined && client.defaultScopes
-        ? client.defaultScopes.filter((scope) => update.scopes!.includes(scope))
+        ? narrowed(client.defaultScopes, update.scopes)
         : undefined;
   const grantType = update.grantType ?? client.grantType;
   const checked = checkClientFields(
@@ -201,6 +201,8 @@ export async function updateClient(
       ...(defaultScopes ? { defaultScopes } : {}),
     },
     context,
+    false,
+    client.scopes,
   );
   if (update.requirePkce && grantType !== 'authorization_code') {
     throw new TypeError('openid-oauth-bridge: requirePkce applies to authorization_code clients only');
@@ -229,6 +231,12 @@ export async function updateClient(
   return clientSecret === undefined ? updated : { ...updated, clientSecret };
 }
 
+/** The default scopes that remain among narrower scopes; none left: `null`, all of them. */
+function narrowed(defaults: readonly string[], scopes: readonly string[]): string[] | null {
+  const kept = defaults.filter((scope) => scopes.includes(scope));
+  return kept.length ? kept : null;
+}
+
 /**
  * The checks of a registration or an update, each refusal a `TypeError` naming the field, the
  * value and the rule. A registration needs a name and a redirect URI; an update checks only the
@@ -238,6 +246,8 @@ function checkClientFields(
   fields: Partial<ClientRegistration> & { grantType: unknown },
   context: RegistrationContext,
   registering = false,
+  /** An update's client's scopes, which default scopes must be among when `scopes` stay. */
+  currentScopes: readonly string[] = [],
 ): Partial<Pick<ClientRecord, 'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts'>> {
   const refuse = (message: string): never => {
     throw new TypeError(`openid-oauth-bridge: ${message}`);
@@ -263,7 +273,7 @@ function checkClientFields(
   }
   if (fields.defaultScopes !== undefined && fields.defaultScopes !== null) {
     const defaults = checkScopes('defaultScopes', fields.defaultScopes, context);
-    const allowed = out.scopes ?? fields.scopes ?? [];
+    const allowed = out.scopes ?? fields.scopes ?? currentScopes;
     const outside = defaults.find((scope) => !allowed.includes(scope));
     if (outside !== undefined) refuse(`defaultScopes: ${outside} is not one of the client's scopes`);
     out.defaultScopes = defaults;

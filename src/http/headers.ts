@@ -1,16 +1,10 @@
-import type { RequestHandler, Response } from 'express';
+import type { Response } from 'express';
 
 /** RFC 6749 5.1: token responses and anything carrying a secret must not be cached. */
 export function setNoStore(res: Response): void {
   res.setHeader('Cache-Control', 'no-store');
   res.setHeader('Pragma', 'no-cache');
 }
-
-/** {@link setNoStore} as a step. */
-export const noStore: RequestHandler = (_req, res, next) => {
-  setNoStore(res);
-  next();
-};
 
 const PAGE_HEADERS: readonly (readonly [string, string])[] = [
   ['Cache-Control', 'no-store'],
@@ -33,9 +27,3 @@ export function setPageHeaders(res: Response): void {
   // setHeader, not res.set: none is Content-Type, which is all res.set would add.
   for (const [name, value] of PAGE_HEADERS) res.setHeader(name, value);
 }
-
-/** {@link setPageHeaders} as a step. */
-export const pageHeaders: RequestHandler = (_req, res, next) => {
-  setPageHeaders(res);
-  next();
-};

@@ -3,7 +3,7 @@ import type { AuthorizationServer } from '../server.js';
 import { send } from './answer.js';
 import type { Context, Endpoint, Step } from './context.js';
 import { setNoStore, setPageHeaders } from './headers.js';
-import { presentError } from './present-error.js';
+import { presentError as presentErrorOf } from './present-error.js';
 import { requestIdOf } from './request-id.js';
 
 export { endpoint, type Context, type Endpoint, type EndpointName, type Step } from './context.js';
@@ -75,5 +75,25 @@ function sendOrPass(ctx: Context, next: NextFunction): void {
     send(ctx.res, answer);
   } catch (err) {
     presentError(ctx, err);
+  }
+}
+
+/**
+ * The error presenter, guarded: what it throws itself (a host's error page renderer or logger
+ * that fails) must not become an unhandled rejection. The request is then answered with a bare
+ * 500, or cut if its answer had begun.
+ */
+function presentError(ctx: Context, err: unknown): void {
+  try {
+    presentErrorOf(ctx, err);
+  } catch {
+    const { res } = ctx;
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.statusCode = 500;
+    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+    res.end('Internal Server Error');
   }
 }

@@ -122,7 +122,7 @@ function retryOf(ctx: Context): string {
  * itself, never the request's parameters, headers or body, so no token, code or secret reaches
  * the logs.
  */
-export function reportFailure(ctx: Context, error: OAuthError, status: number): void {
+function reportFailure(ctx: Context, error: OAuthError, status: number): void {
   const { server, req, res } = ctx;
   const requestId = requestIdOf(req, res);
   const route = `${req.method} ${req.originalUrl.split('?')[0]}`;

@@ -12,7 +12,7 @@ export interface LoginSessionOptions {
   secure: boolean;
   /** The cookie's path when not secure (the routers' mount path). */
   path: string;
-  /** Ends a session this long after its last request, in ms (the cookie's and the store's expiry). */
+  /** Ends a session this long after its last request, in ms (kept in the library's state; the store's expiry). */
   idleMs: number;
   /** Ends a session this long after it started, however active, in ms. */
   absoluteMs: number;
@@ -20,13 +20,13 @@ export interface LoginSessionOptions {
 }
 
 /** The cookie name actually used: `__Host-` prefixed over https, so no other host can set it. */
-export function sessionCookieName(name: string, secure: boolean): string {
+function sessionCookieName(name: string, secure: boolean): string {
   return secure && !name.startsWith('__Host-') ? `__Host-${name}` : name;
 }
 
 /**
  * The library's login session: express-session, used plainly (`saveUninitialized: false`, the
- * expiry sliding with each request), with what express-session leaves to its user:
+ * cookie set once), with what express-session leaves to its user:
  *
  * - a request that carries two cookies of the session's name is treated as carrying none, so a
  *   cookie planted by a sibling subdomain or set for a narrower path cannot shadow the user's own
@@ -68,7 +68,7 @@ export function loginSession(options: LoginSessionOptions): RequestHandler {
 }
 
 /** How many cookies named `name` a `Cookie` header carries. */
-export function cookieCount(header: string, name: string): number {
+function cookieCount(header: string, name: string): number {
   let count = 0;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');

@@ -131,4 +131,20 @@ describe.each([
       'openid-oauth-bridge: no client has client_id "nobody"',
     );
   });
+
+  it('updateClient changes the default scopes alone, within the scopes the client keeps', async () => {
+    const s = storage();
+    const { clientId } = await registerClient(s, { ...base, scopes: ['realms', 'profile'] });
+    expect(await updateClient(s, clientId, { defaultScopes: ['realms'] })).toMatchObject({
+      scopes: ['realms', 'profile'],
+      defaultScopes: ['realms'],
+    });
+    expect(await refusal(updateClient(s, clientId, { defaultScopes: ['stats'] }))).toContain(
+      "defaultScopes: stats is not one of the client's scopes",
+    );
+    // Narrower scopes that keep none of the defaults: all of the new scopes are the default.
+    const narrowed = await updateClient(s, clientId, { scopes: ['profile'] });
+    expect(narrowed.scopes).toEqual(['profile']);
+    expect(narrowed.defaultScopes ?? null).toBeNull();
+  });
 });

@@ -145,6 +145,23 @@ function linkTo(html: string, text: string): string | undefined {
   return match?.[1]?.replace(/&amp;/g, '&');
 }
 
+describe('an error while showing an error', () => {
+  it("a host's error page that throws: a bare 500, and the server keeps answering", async () => {
+    const seen = await recording({
+      pages: {
+        error: () => {
+          throw new Error('the renderer broke');
+        },
+      },
+    });
+    const res = await supertest(t.baseUrl).get('/oauth/authorize').query({ client_id: 'nobody' });
+    expect(res.status).toBe(500);
+    expect(res.text).not.toContain('the renderer broke');
+    expect(seen.events).toEqual([]);
+    expect((await supertest(t.baseUrl).get('/')).status).toBe(200);
+  });
+});
+
 describe('every error page has a way back', () => {
   it('to the client, with the error, once its redirect URI is verified', async () => {
     const storage = memoryStorage();

@@ -86,8 +86,8 @@ async function revoke(ctx: FormContext): Promise<void> {
       },
     );
   }
-  const client = await server.storage.clients.find(clientId);
   if (await revokeApplication(server, user.id, clientId, ctx.req)) {
+    const client = await server.storage.clients.find(clientId);
     session.write().notice = { revoked: client?.applicationName ?? clientId };
   }
   ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);

@@ -29,24 +29,23 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       session.clearPending();
       return issue(ctx, user, grant);
     }
-    const state = remember(ctx);
-    state.csrf = generateSecret();
-    state.consentFor = user.id;
+    const csrf = generateSecret();
+    remember(ctx, csrf);
+    ctx.session!.write().consentFor = user.id;
     ctx.answer = page(
       server.pages.consent({
         applicationName: client.applicationName,
         clientId: client.clientId,
         scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
         action: `${server.urls.authorization}/decision`,
-        fields: { transaction: pending.id, csrf: state.csrf },
+        fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
     return;
   }
-  const state = remember(ctx);
-  delete state.csrf;
+  remember(ctx);
   if (provider) {
     ctx.answer = redirect(loginUrl(server, provider.identifier));
     return;
@@ -59,11 +58,18 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   );
 }
 
-/** The request is the session's pending one from now on; an older one is forgotten. */
-function remember(ctx: AuthorizeContext) {
-  const state = ctx.session!.write();
+/**
+ * The request is the session's pending one from now on; an older one is forgotten. A resumed
+ * request is already there: the session is written only if something changes.
+ */
+function remember(ctx: AuthorizeContext, csrf?: string): void {
+  const session = ctx.session!;
+  const { pending, csrf: shown } = session.state;
+  if (pending === ctx.pending && shown === csrf) return;
+  const state = session.write();
   state.pending = ctx.pending;
-  return state;
+  if (csrf === undefined) delete state.csrf;
+  else state.csrf = csrf;
 }
 
 /** Step of the resumed requests: the authorization in progress in this browser. */

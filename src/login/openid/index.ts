@@ -20,4 +20,3 @@ export {
   type GenericProviderOptions,
 } from './presets.js';
 export type { ProviderPreset, VerifiedAssertion, AccountOfLogin, SregField } from './provider-policy.js';
-export { openIdProviderSchema } from './options.js';

@@ -75,7 +75,7 @@ export interface ProviderPreset extends OpenIdProvider {
 export type ConfiguredProvider = OpenIdProvider & Partial<ProviderPreset>;
 
 /** `pattern` matched against the whole of `value` (a string pattern is an exact URL). */
-export function matchesWhole(pattern: string | RegExp, value: string): boolean {
+function matchesWhole(pattern: string | RegExp, value: string): boolean {
   if (typeof pattern === 'string') return pattern === value;
   // A fresh expression: anchors the caller's pattern and never shares its lastIndex.
   return new RegExp(`^(?:${pattern.source})$`, pattern.flags.replace(/[gy]/g, '')).test(value);
