@@ -209,6 +209,21 @@ describe('every error page has a way back', () => {
   });
 });
 
+describe('a failed sign-in from the authorized-applications page', () => {
+  it('leads back to that page and to its own sign-in, not to an authorization that is not there', async () => {
+    await recording({ login: { strategy: new UnreachableStrategy() } });
+    const res = await t.agent
+      .get('/oauth/login')
+      .query({ openid_identifier: t.provider.identifier, for: 'applications' });
+    expect(res.status).toBe(502);
+    const retry = linkTo(res.text, 'Try again')!;
+    expect(retry).toContain('for=applications');
+    const again = await t.agent.get(pathOf(retry));
+    expect(again.status).toBe(502); // the provider still does not answer: no "no sign-in in progress"
+    expect(again.text).not.toContain('no sign-in in progress');
+  });
+});
+
 describe('the pending request is bound to the login that completes it', () => {
   it('a request swapped in while the login was pending gets no code', async () => {
     t = await createTestApp();

@@ -35,7 +35,11 @@ export async function runLogin(
   const { server } = ctx;
   ctx.session!.forStrategy();
   const outcome = await runStrategy(server.loginStrategy, req, { session: false });
-  const resume = `${server.urls.authorization}/resume`;
+  // Where the way back leads: the sign-in's own start, the authorization or the applications page.
+  const forApplications = ctx.session!.state.loginFor === 'applications';
+  const resume = forApplications
+    ? `${server.urls.base}/oauth/applications`
+    : `${server.urls.authorization}/resume`;
   switch (outcome.kind) {
     case 'redirect':
       ctx.answer = redirect(outcome.url);
@@ -59,7 +63,9 @@ export async function runLogin(
         const others = server.options.providers.length > 1 ? resume : undefined;
         throw new ProviderUnreachable(
           reason,
-          provider === undefined ? resume : loginUrl(server, provider),
+          provider === undefined
+            ? resume
+            : loginUrl(server, provider, forApplications ? 'applications' : undefined),
           others,
         );
       }
