@@ -1,14 +1,22 @@
 import { OAuthError } from '../errors/oauth-error.js';
 import type { Context } from '../http/pipeline.js';
+import type { HostAccount } from '../login/accounts.js';
 
 /**
  * Step: who is signed in. The host's own signed-in account comes first (`authenticatedAccount`:
  * a site that already signs its users in sends them through no second login), then the user of
  * the login session. Runs after `loadSession`.
  */
-export async function identifyUser(ctx: Context): Promise<void> {
+export function identifyUser(ctx: Context): void | Promise<void> {
   const hook = ctx.server.options.authenticatedAccount;
-  const account = hook === undefined ? undefined : await hook(ctx.req);
+  if (hook === undefined) {
+    ctx.user = ctx.session!.state.user;
+    return;
+  }
+  return Promise.resolve(hook(ctx.req)).then((account) => identifyHostAccount(ctx, account));
+}
+
+function identifyHostAccount(ctx: Context, account: HostAccount | null | undefined): void {
   if (account === undefined || account === null) {
     ctx.user = ctx.session!.state.user;
     return;

@@ -15,8 +15,8 @@ afterEach(() => t.close());
 const isSession = (key: string) => key.startsWith(ephemeralKeys.session(''));
 
 /**
- * The memory adapter with its session calls counted: reads, and writes (a changed session saved,
- * or an unchanged one touched to slide its expiry, both `ephemeral.set`).
+ * The memory adapter with its session calls counted: reads, and writes (`ephemeral.set`: a changed
+ * session saved; the store has no `touch`, so an unchanged one is never written).
  */
 function countingStorage() {
   const storage = memoryStorage();
