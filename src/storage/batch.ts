@@ -7,7 +7,7 @@ import type { BatchOperation, BatchOperationResults, BatchResults, Storage } fro
  * `redisEphemeralStore`).
  */
 export async function runEach<const T extends readonly BatchOperation[]>(
-  storage: Pick<Storage, 'ephemeral' | 'tokens'>,
+  storage: BatchStores,
   operations: T,
 ): Promise<BatchResults<T>> {
   const results: unknown[] = [];
@@ -15,8 +15,11 @@ export async function runEach<const T extends readonly BatchOperation[]>(
   return results as BatchResults<T>;
 }
 
+/** The stores a batch's operations run on. */
+export type BatchStores = Pick<Storage, 'ephemeral' | 'tokens' | 'clients' | 'grants'>;
+
 async function runOne(
-  storage: Pick<Storage, 'ephemeral' | 'tokens'>,
+  storage: BatchStores,
   operation: BatchOperation,
 ): Promise<BatchOperationResults[BatchOperation['op']]> {
   switch (operation.op) {
@@ -27,5 +30,15 @@ async function runOne(
       return storage.ephemeral.take(operation.key, operation.now);
     case 'ephemeral.add':
       return storage.ephemeral.add(operation.key, operation.value, operation.expiresAt, operation.now);
+    case 'clients.find':
+      return storage.clients.find(operation.clientId);
+    case 'tokens.find':
+      return storage.tokens.find(operation.tokenHash);
+    case 'grants.find': {
+      const [grant] = await storage.grants.list({ userId: operation.userId, clientId: operation.clientId });
+      return grant ?? null;
+    }
+    case 'ephemeral.get':
+      return storage.ephemeral.get(operation.key, operation.now);
   }
 }

@@ -262,18 +262,30 @@ export interface PruneOptions {
 
 /**
  * One operation of a {@link Storage.batch}: a call of one of the contract's own methods, named by
- * `op`, with its arguments.
+ * `op`, with its arguments. Reads (`clients.find`, `tokens.find`, `grants.find`, `ephemeral.get`)
+ * see the state before the batch's writes; the library never reads and writes one key in a batch.
  */
 export type BatchOperation =
   | { op: 'tokens.save'; token: TokenRecord }
   | { op: 'ephemeral.take'; key: string; now: number }
-  | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number };
+  | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number }
+  | { op: 'clients.find'; clientId: string }
+  | { op: 'tokens.find'; tokenHash: string }
+  | { op: 'grants.find'; userId: string; clientId: string }
+  | { op: 'ephemeral.get'; key: string; now: number };
 
-/** What each kind of {@link BatchOperation} resolves: what its method resolves. */
+/**
+ * What each kind of {@link BatchOperation} resolves: what its method resolves. `grants.find` is
+ * `grants.list({ userId, clientId })`'s one grant, or `null`.
+ */
 export interface BatchOperationResults {
   'tokens.save': undefined;
   'ephemeral.take': string | null;
   'ephemeral.add': boolean;
+  'clients.find': ClientRecord | null;
+  'tokens.find': FoundTokenRecord | null;
+  'grants.find': GrantRecord | null;
+  'ephemeral.get': string | null;
 }
 
 /** The results of a {@link Storage.batch}, one per operation, in order. */
@@ -301,8 +313,10 @@ export interface Storage {
    * never puts two operations on the same key or token into one batch, so an adapter may run
    * them at once, in one statement. The library uses it to write a commit point together with the
    * writes before it (a code exchange's tokens and its `take`; a rotation's tokens and its `add`),
-   * in one transaction and, on PostgreSQL, one round trip. Without it the library calls the
-   * methods one by one, in the same order, and the commit point stays the last of them.
+   * in one transaction and, on PostgreSQL, one round trip, and to read at once the rows a request
+   * needs (a token request's client, rate-limit counters and token or code). Without it the
+   * library calls the methods one by one, in the same order, and the commit point stays the last
+   * of them.
    */
   batch?<const T extends readonly BatchOperation[]>(operations: T): Promise<BatchResults<T>>;
 }

@@ -1,130 +1,180 @@
 import { CompiledQuery, type QueryResult } from 'kysely';
-import { runEach } from '../batch.js';
+import { runEach, type BatchStores } from '../batch.js';
 import type { BatchOperation, BatchResults, Storage } from '../types.js';
+import { clientOf, prepareClientFind } from './clients.js';
 import type { SqlContext } from './context.js';
-import { preparePutIfAbsent, prepareTake } from './ephemeral.js';
+import { prepareGet, preparePutIfAbsent, prepareTake, valueOf } from './ephemeral.js';
+import { prepareGrantFind } from './grants.js';
 import type { BatchStep } from './prepared.js';
-import { scopeText } from './rows.js';
-import { prepareTokenUpsert } from './tokens.js';
+import { scopeText, toGrant } from './rows.js';
+import { foundTokenOf, prepareTokenFind, prepareTokenUpsert } from './tokens.js';
+
+type Rows = readonly Record<string, unknown>[];
+
+/** One operation as SQL: its statement, and what it resolves from the statement's rows. */
+interface Planned extends BatchStep {
+  /** PostgreSQL: a read is a scalar subquery of the one statement, a write a CTE. */
+  read: boolean;
+  result(rows: Rows): unknown;
+}
 
 /**
- * {@link Storage.batch} for the SQL adapter: the very statements of `tokens.save`,
- * `ephemeral.take` and `ephemeral.add`, run as one transaction.
+ * {@link Storage.batch} for the SQL adapter: the very statements of the contract's methods, run
+ * as one transaction.
  *
  * - SQLite: in one `better-sqlite3` transaction, synchronously when the connection is free (one
  *   commit to the WAL for all of them), else in a Kysely transaction.
- * - PostgreSQL: in one statement, one round trip, each operation a data-modifying CTE. They all
- *   see one snapshot, which is why the contract keeps two operations of a batch off the same key
- *   or token. A `take` in a CTE is still a `DELETE … RETURNING`, and an `add` still an upsert
- *   that writes only over an expired row, so their guarantees under races are those of the
- *   statements alone. The statement's text depends only on the sequence of operations: it is
- *   built once per sequence and runs as a named prepared statement.
+ * - PostgreSQL: in one statement, one round trip: each write a data-modifying CTE, each read a
+ *   subquery that returns its rows as JSON. They all see one snapshot, which is why the contract
+ *   keeps two operations of a batch off the same key or token. A `take` in a CTE is still a
+ *   `DELETE … RETURNING`, and an `add` still an upsert that writes only over an expired row, so
+ *   their guarantees under races are those of the statements alone. The statement's text depends
+ *   only on the sequence of operations: it is built once per sequence and runs as a named
+ *   prepared statement.
  *
  * @internal
  */
 export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
-  let own: Pick<Storage, 'ephemeral' | 'tokens'> | undefined;
+  let own: BatchStores | undefined;
   const saveToken = prepareTokenUpsert(ctx);
   const take = prepareTake(ctx);
   const add = preparePutIfAbsent(ctx);
+  const get = prepareGet(ctx);
+  const findClient = prepareClientFind(ctx);
+  const findToken = prepareTokenFind(ctx);
+  const findGrant = prepareGrantFind(ctx);
 
-  const stepOf = (operation: BatchOperation): BatchStep => {
+  const plan = (operation: BatchOperation): Planned => {
     switch (operation.op) {
-      case 'tokens.save':
-        return {
-          sql: saveToken.sql,
-          parameters: saveToken.bind({ ...operation.token, scopes: scopeText(operation.token.scopes) }),
-        };
+      case 'tokens.save': {
+        const parameters = saveToken.bind({ ...operation.token, scopes: scopeText(operation.token.scopes) });
+        return { sql: saveToken.sql, parameters, read: false, result: () => undefined };
+      }
       case 'ephemeral.take':
-        return { sql: take.sql, parameters: take.bind(operation) };
+        return { sql: take.sql, parameters: take.bind(operation), read: false, result: valueOf as never };
       case 'ephemeral.add':
-        return { sql: add.sql, parameters: add.bind(operation) };
+        return {
+          sql: add.sql,
+          parameters: add.bind(operation),
+          read: false,
+          result: (rows) => rows.length > 0,
+        };
+      case 'ephemeral.get':
+        return { sql: get.sql, parameters: get.bind(operation), read: true, result: valueOf as never };
+      case 'clients.find':
+        return {
+          sql: findClient.sql,
+          parameters: findClient.bind(operation),
+          read: true,
+          result: clientOf as never,
+        };
+      case 'tokens.find':
+        return {
+          sql: findToken.sql,
+          parameters: findToken.bind(operation),
+          read: true,
+          result: foundTokenOf as never,
+        };
+      case 'grants.find':
+        return {
+          sql: findGrant.sql,
+          parameters: findGrant.bind(operation),
+          read: true,
+          result: (rows) => (rows[0] ? toGrant(rows[0] as never) : null),
+        };
     }
   };
 
   /** PostgreSQL: the one statement of a sequence of operations, by their names joined. */
   const statements = new Map<string, string>();
-  const statementOf = (operations: readonly BatchOperation[], steps: readonly BatchStep[]): string => {
+  const statementOf = (operations: readonly BatchOperation[], planned: readonly Planned[]): string => {
     const shape = operations.map((operation) => operation.op).join(',');
     let text = statements.get(shape);
     if (text === undefined) {
       const ctes: string[] = [];
       const columns: string[] = [];
       let offset = 0;
-      steps.forEach((step, i) => {
+      planned.forEach((step, i) => {
         const shift = offset;
-        ctes.push(`"o${i}" as (${step.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`)})`);
+        const sql = step.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
         offset += step.parameters.length;
-        const op = operations[i]!.op;
-        if (op === 'ephemeral.take') columns.push(`(select "value" from "o${i}") as "r${i}"`);
-        if (op === 'ephemeral.add') columns.push(`exists (select 1 from "o${i}") as "r${i}"`);
+        if (step.read) {
+          columns.push(`(select cast(json_agg("q${i}") as text) from (${sql}) as "q${i}") as "r${i}"`);
+        } else {
+          ctes.push(`"o${i}" as (${sql})`);
+          // What a take deleted, what an add wrote (a token's upsert returns nothing).
+          columns.push(
+            operations[i]!.op === 'tokens.save'
+              ? `null as "r${i}"`
+              : `(select cast(json_agg("o${i}") as text) from "o${i}") as "r${i}"`,
+          );
+        }
       });
-      text = `with ${ctes.join(', ')} select ${columns.length > 0 ? columns.join(', ') : '1 as "none"'}`;
+      text = `${ctes.length > 0 ? `with ${ctes.join(', ')} ` : ''}select ${columns.join(', ')}`;
       statements.set(shape, text);
       ctx.nameStatement(text);
     }
     return text;
   };
 
-  const resultOf = (operation: BatchOperation, rows: readonly unknown[]): unknown => {
-    switch (operation.op) {
-      case 'tokens.save':
-        return undefined;
-      case 'ephemeral.take':
-        return (rows[0] as { value?: string } | undefined)?.value ?? null;
-      case 'ephemeral.add':
-        return rows.length > 0;
-    }
-  };
-
   const batch = async function batch<const T extends readonly BatchOperation[]>(
-    this: Partial<Pick<Storage, 'ephemeral' | 'tokens'>> | undefined,
+    this: Partial<BatchStores> | undefined,
     operations: T,
   ): Promise<BatchResults<T>> {
     // A storage assembled from this adapter's stores and another's (`{ ...sql, ephemeral: redis }`)
     // carries this method along: its operations go to that storage's own stores, one by one.
-    if (
-      own !== undefined &&
-      this?.ephemeral !== undefined &&
-      this.tokens !== undefined &&
-      (this.ephemeral !== own.ephemeral || this.tokens !== own.tokens)
-    ) {
-      return runEach({ ephemeral: this.ephemeral, tokens: this.tokens }, operations);
-    }
+    const stores = foreignStores(this, own);
+    if (stores !== undefined) return runEach(stores, operations);
     if (operations.length === 0) return [] as unknown as BatchResults<T>;
-    const steps = operations.map(stepOf);
+    const planned = operations.map(plan);
     if (ctx.postgres) {
-      const text = statementOf(operations, steps);
-      const { rows } = await ctx.db.executeQuery<Record<string, unknown>>(
+      const text = statementOf(operations, planned);
+      const { rows } = await ctx.db.executeQuery<Record<string, string | null>>(
         CompiledQuery.raw(
           text,
-          steps.flatMap((step) => step.parameters),
+          planned.flatMap((step) => step.parameters),
         ),
       );
       const row = rows[0] ?? {};
-      return operations.map((operation, i) =>
-        operation.op === 'tokens.save'
-          ? undefined
-          : operation.op === 'ephemeral.take'
-            ? ((row[`r${i}`] as string | null | undefined) ?? null)
-            : row[`r${i}`] === true,
-      ) as BatchResults<T>;
+      return planned.map((step, i) => {
+        const json = row[`r${i}`];
+        return step.result(json === null || json === undefined ? [] : (JSON.parse(json) as Rows));
+      }) as BatchResults<T>;
     }
     const results: QueryResult<unknown>[] =
-      ctx.runBatchDirectly?.(ctx.db, steps) ??
+      ctx.runBatchDirectly?.(ctx.db, planned) ??
       (await ctx.db.transaction().execute(async (trx) => {
         const done: QueryResult<unknown>[] = [];
-        for (const step of steps)
+        for (const step of planned)
           done.push(await trx.executeQuery(CompiledQuery.raw(step.sql, [...step.parameters])));
         return done;
       }));
-    return operations.map((operation, i) => resultOf(operation, results[i]!.rows)) as BatchResults<T>;
+    return planned.map((step, i) => step.result(results[i]!.rows as Rows)) as BatchResults<T>;
   };
   adopters.set(batch, (stores) => (own = stores));
   return batch;
 }
 
-const adopters = new WeakMap<object, (stores: Pick<Storage, 'ephemeral' | 'tokens'>) => void>();
+/**
+ * The stores of the storage a batch was called on, when any of them is not this adapter's own
+ * (a storage composed of this adapter's stores and another's); `undefined` when all are its own.
+ */
+function foreignStores(
+  on: Partial<BatchStores> | undefined,
+  own: BatchStores | undefined,
+): BatchStores | undefined {
+  if (own === undefined || on?.ephemeral === undefined || on.tokens === undefined) return undefined;
+  const stores: BatchStores = {
+    ephemeral: on.ephemeral,
+    tokens: on.tokens,
+    clients: on.clients ?? own.clients,
+    grants: on.grants ?? own.grants,
+  };
+  const same = (Object.keys(stores) as (keyof BatchStores)[]).every((name) => stores[name] === own[name]);
+  return same ? undefined : stores;
+}
+
+const adopters = new WeakMap<object, (stores: BatchStores) => void>();
 
 /**
  * Tells the batch of an adapter which stores are its own, once the adapter is built (the stores
@@ -133,9 +183,9 @@ const adopters = new WeakMap<object, (stores: Pick<Storage, 'ephemeral' | 'token
  *
  * @internal
  */
-export function adoptStores(
-  storage: Pick<Storage, 'batch' | 'ephemeral' | 'tokens'>,
-  raw: Storage['batch'],
-): void {
-  if (raw !== undefined) adopters.get(raw)?.({ ephemeral: storage.ephemeral, tokens: storage.tokens });
+export function adoptStores(storage: Pick<Storage, 'batch'> & BatchStores, raw: Storage['batch']): void {
+  if (raw !== undefined) {
+    const { ephemeral, tokens, clients, grants } = storage;
+    adopters.get(raw)?.({ ephemeral, tokens, clients, grants });
+  }
 }

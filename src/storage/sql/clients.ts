@@ -1,22 +1,17 @@
 import type { Updateable } from 'kysely';
-import type { ClientChanges, ClientStore } from '../types.js';
+import type { ClientChanges, ClientRecord, ClientStore } from '../types.js';
 import type { SqlContext } from './context.js';
-import { clientRow, COLUMNS, scopeText, toClient } from './rows.js';
+import { clientRow, COLUMNS, scopeText, toClient, type ClientRow } from './rows.js';
 import type { Database } from './schema.js';
 
 /**
  * The {@link ClientStore} on table `oauth_clients`, operator methods included. `find` is a
  * prepared primary-key lookup; the operator methods are built per call.
  */
-export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStore> {
-  const findClient = prepare((p: { clientId: string }) =>
-    db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
-  );
-
-  const find = async (clientId: string) => {
-    const [row] = (await findClient(db, { clientId })).rows;
-    return row ? toClient(row) : null;
-  };
+export function sqlClientStore(ctx: SqlContext): Required<ClientStore> {
+  const { db } = ctx;
+  const findClient = prepareClientFind(ctx);
+  const find = async (clientId: string) => clientOf((await findClient(db, { clientId })).rows);
 
   return {
     find,
@@ -60,6 +55,17 @@ export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStor
     },
   };
 }
+
+/** The read of `clients.find`, prepared: a primary-key lookup. */
+export function prepareClientFind({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { clientId: string }) =>
+    db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
+  );
+}
+
+/** What `clients.find` resolves from its rows. */
+export const clientOf = (rows: readonly ClientRow[]): ClientRecord | null =>
+  rows[0] ? toClient(rows[0]) : null;
 
 /** The columns `changes` sets; a key whose value is `undefined` is no change. */
 function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clients']> {

@@ -33,6 +33,16 @@ export function preparePutIfAbsent({ db, prepare }: Pick<SqlContext, 'db' | 'pre
   );
 }
 
+/** The read of `ephemeral.get`, prepared: a live entry's value. */
+export function prepareGet({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { key: string; now: number }) =>
+    db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key).where('expires_at', '>', p.now),
+  );
+}
+
+/** What `ephemeral.get` and `ephemeral.take` resolve from their rows. */
+export const valueOf = (rows: readonly { value: string }[]): string | null => rows[0]?.value ?? null;
+
 /** The `DELETE … RETURNING` of `ephemeral.take`, prepared. */
 export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
   return prepare((p: { key: string; now: number }) =>
@@ -60,9 +70,7 @@ export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>)
  */
 export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
   const { db, prepare } = ctx;
-  const find = prepare((p: { key: string; now: number }) =>
-    db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key).where('expires_at', '>', p.now),
-  );
+  const find = prepareGet(ctx);
   const put = prepare((p: { key: string; value: string; expiresAt: number }) => upsert(db, p));
   const putIfAbsent = preparePutIfAbsent(ctx);
   const takeLive = prepareTake(ctx);
@@ -93,8 +101,7 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
 
   return {
     async get(key, now) {
-      const [row] = (await find(db, { key, now })).rows;
-      return row?.value ?? null;
+      return valueOf((await find(db, { key, now })).rows);
     },
     async set(key, value, expiresAt) {
       await put(db, { key, value, expiresAt });
@@ -103,8 +110,7 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
       return (await putIfAbsent(db, { key, value, expiresAt, now })).rows.length > 0;
     },
     async take(key, now) {
-      const [row] = (await takeLive(db, { key, now })).rows;
-      return row?.value ?? null;
+      return valueOf((await takeLive(db, { key, now })).rows);
     },
     async increment(key, expiresAt, now): Promise<EphemeralCounter> {
       const [row] = (await count(db, { key, expiresAt, now })).rows;

@@ -2,18 +2,24 @@ import type { GrantStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { COLUMNS, scopeText, toGrant } from './rows.js';
 
-/**
- * The {@link GrantStore} on table `oauth_grants`: primary key (user_id, client_id), `grant_id`
- * unique, indexed by client and by revocation time (for `prune`).
- */
-export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
-  const findPair = prepare((p: { userId: string; clientId: string }) =>
+/** The read of `grants.list({ userId, clientId })`, prepared: a primary-key lookup. */
+export function prepareGrantFind({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { userId: string; clientId: string }) =>
     db
       .selectFrom('oauth_grants')
       .select(COLUMNS.oauth_grants)
       .where('user_id', '=', p.userId)
       .where('client_id', '=', p.clientId),
   );
+}
+
+/**
+ * The {@link GrantStore} on table `oauth_grants`: primary key (user_id, client_id), `grant_id`
+ * unique, indexed by client and by revocation time (for `prune`).
+ */
+export function sqlGrantStore(ctx: SqlContext): GrantStore {
+  const { db, prepare } = ctx;
+  const findPair = prepareGrantFind(ctx);
   // One upsert on the (user_id, client_id) key: a grant of the pair, whatever its grant_id, is
   // overwritten in place; a grant_id taken by another pair violates its unique index and rejects.
   const upsert = prepare(

@@ -41,12 +41,30 @@ export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'pre
  * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
  * token's grant (by `grant_id`, its unique index) and client (by primary key).
  */
-export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
-  const upsert = prepareTokenUpsert({ db, prepare });
-  // The row as one JSON array, in the order of FOUND_COLUMNS: the drivers build a row of 28
-  // columns (and PostgreSQL describes it) at a cost per column, far more than one JSON.parse.
+export function sqlTokenStore(ctx: SqlContext): TokenStore {
+  const { db } = ctx;
+  const upsert = prepareTokenUpsert(ctx);
+  const findWithGrantAndClient = prepareTokenFind(ctx);
+
+  return {
+    async save(token) {
+      await upsert(db, { ...token, scopes: scopeText(token.scopes) });
+    },
+    async find(tokenHash) {
+      return foundTokenOf((await findWithGrantAndClient(db, { tokenHash })).rows);
+    },
+  };
+}
+
+/**
+ * The read of `tokens.find`, prepared: the token joined with its grant (by `grant_id`, its unique
+ * index) and client (by primary key). The row comes as one JSON array, in the order of
+ * FOUND_COLUMNS: the drivers build a row of 28 columns (and PostgreSQL describes it) at a cost per
+ * column, far more than one JSON.parse.
+ */
+export function prepareTokenFind({ db, postgres, prepare }: Pick<SqlContext, 'db' | 'postgres' | 'prepare'>) {
   const jsonArray = postgres ? 'json_build_array' : 'json_array';
-  const findWithGrantAndClient = prepare((p: { tokenHash: string }) =>
+  return prepare((p: { tokenHash: string }) =>
     db
       .selectFrom('oauth_tokens as t')
       .leftJoin('oauth_grants as g', 'g.grant_id', 't.grant_id')
@@ -58,17 +76,11 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
       )
       .where('t.token_hash', '=', p.tokenHash),
   );
-
-  return {
-    async save(token) {
-      await upsert(db, { ...token, scopes: scopeText(token.scopes) });
-    },
-    async find(tokenHash) {
-      const [row] = (await findWithGrantAndClient(db, { tokenHash })).rows;
-      return row ? found(JSON.parse(row.found) as FoundRow) : null;
-    },
-  };
 }
+
+/** What `tokens.find` resolves from its rows. */
+export const foundTokenOf = (rows: readonly { found: string }[]): FoundTokenRecord | null =>
+  rows[0] ? found(JSON.parse(rows[0].found) as FoundRow) : null;
 
 /** What `find` reads, in the order of {@link FoundRow}: the token, its grant, its client. */
 const FOUND_COLUMNS = [

@@ -3,7 +3,7 @@ import { runBatch } from '../../grants/batch.js';
 import type { BatchOperation } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { equal, isNull, oneWinner, race } from './check.js';
-import { HOUR, RACERS, accessTokenRecord, freshId, grantRecord } from './fixtures.js';
+import { HOUR, RACERS, accessTokenRecord, clientRecord, freshId, grantRecord } from './fixtures.js';
 
 /**
  * The optional `storage.batch`, or, for an adapter without it, the one-by-one calls the library
@@ -12,7 +12,7 @@ import { HOUR, RACERS, accessTokenRecord, freshId, grantRecord } from './fixture
  * adapter; the library rules run over both paths too (see `describeStorageConformance`).
  */
 export function batchTests(suite: ConformanceSuite): void {
-  const { describe, it, storage } = suite;
+  const { describe, it, storage, putClient } = suite;
   const batch = (operations: readonly BatchOperation[]) => runBatch(storage(), operations);
   const now = () => Date.now();
 
@@ -49,6 +49,50 @@ export function batchTests(suite: ConformanceSuite): void {
         again,
         [null, false],
         'storage.batch: a take of a taken key must resolve null, an add of a live key false',
+      );
+    });
+
+    it('reads as its methods read: a client, a token with its grant and client, a grant, an entry', async () => {
+      const t = now();
+      const client = clientRecord(t);
+      await putClient(client);
+      const grant = grantRecord(t, { clientId: client.clientId });
+      await storage().grants.save(grant);
+      const token = accessTokenRecord(t, grant);
+      await storage().tokens.save(token);
+      const key = freshId('batch-get');
+      await storage().ephemeral.set(key, 'live', t + HOUR, t);
+      const read = await batch([
+        { op: 'clients.find', clientId: client.clientId },
+        { op: 'tokens.find', tokenHash: token.tokenHash },
+        { op: 'grants.find', userId: grant.userId, clientId: grant.clientId },
+        { op: 'ephemeral.get', key, now: t },
+        { op: 'ephemeral.get', key: freshId('batch-absent'), now: t },
+        { op: 'clients.find', clientId: freshId('no-client') },
+        { op: 'tokens.find', tokenHash: freshId('no-token') },
+        { op: 'grants.find', userId: freshId('no-user'), clientId: client.clientId },
+      ]);
+      const expected = [
+        await storage().clients.find(client.clientId),
+        await storage().tokens.find(token.tokenHash),
+        (await storage().grants.list({ userId: grant.userId, clientId: grant.clientId }))[0],
+        'live',
+        null,
+        null,
+        null,
+        null,
+      ];
+      assert.deepStrictEqual(
+        read,
+        expected,
+        'storage.batch: clients.find, tokens.find, grants.find and ephemeral.get in a batch must resolve what the methods resolve (null when absent)',
+      );
+      const [byBatch] = await runBatch(storage(), [{ op: 'tokens.find', tokenHash: token.tokenHash }]);
+      equal(byBatch?.grant?.grantId, grant.grantId, "storage.batch: tokens.find must join the token's grant");
+      equal(
+        byBatch?.client?.clientId,
+        client.clientId,
+        "storage.batch: tokens.find must join the token's client",
       );
     });
 

@@ -74,14 +74,25 @@ export function callsWithin(call: MethodCall): MethodCall[] {
   if (call.method !== 'batch') return [call];
   const operations = call.args[0] as readonly BatchOperation[];
   const results = call.result as readonly unknown[] | undefined;
-  return operations.map((operation, i) => ({
-    method: operation.op,
-    args: argumentsOf(operation),
-    ...(results === undefined ? {} : { result: results[i] }),
-  }));
+  return operations.map((operation, i) => {
+    // `grants.find` is `grants.list({ userId, clientId })`'s one grant.
+    if (operation.op === 'grants.find') {
+      const grant = results?.[i];
+      return {
+        method: 'grants.list',
+        args: [{ userId: operation.userId, clientId: operation.clientId }],
+        ...(results === undefined ? {} : { result: grant === null ? [] : [grant] }),
+      };
+    }
+    return {
+      method: operation.op,
+      args: argumentsOf(operation),
+      ...(results === undefined ? {} : { result: results[i] }),
+    };
+  });
 }
 
-function argumentsOf(operation: BatchOperation): unknown[] {
+function argumentsOf(operation: Exclude<BatchOperation, { op: 'grants.find' }>): unknown[] {
   switch (operation.op) {
     case 'tokens.save':
       return [operation.token];
@@ -89,6 +100,12 @@ function argumentsOf(operation: BatchOperation): unknown[] {
       return [operation.key, operation.now];
     case 'ephemeral.add':
       return [operation.key, operation.value, operation.expiresAt, operation.now];
+    case 'ephemeral.get':
+      return [operation.key, operation.now];
+    case 'clients.find':
+      return [operation.clientId];
+    case 'tokens.find':
+      return [operation.tokenHash];
   }
 }
 
