@@ -1,5 +1,6 @@
 import type { ServerErrorEvent } from '../events/types.js';
 import type { AuthorizationServer } from '../server.js';
+import type { Storage } from '../storage/types.js';
 import type { LoginSession } from '../session/session.js';
 import type { SessionUser } from '../session/state.js';
 import type { Request, Response } from 'express';
@@ -18,6 +19,11 @@ export interface Context {
   readonly req: Request;
   readonly res: Response;
   readonly endpoint: Endpoint<never>;
+  /**
+   * The storage as this request reads it: the server's, or a view of it whose reads a step made
+   * ahead, at once (`readAhead`).
+   */
+  storage: Storage;
   /** The login session, once a step has loaded it. */
   session?: LoginSession;
   /**

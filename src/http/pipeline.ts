@@ -29,7 +29,13 @@ export function handle<C extends Context>(
     if (kind !== 'guard') requestIdOf(req, res);
     if (kind === 'page') setPageHeaders(res);
     else if (kind === 'json') setNoStore(res);
-    const ctx = extend({ server, req, res, endpoint: endpoint as unknown as Endpoint<never> });
+    const ctx = extend({
+      server,
+      req,
+      res,
+      endpoint: endpoint as unknown as Endpoint<never>,
+      storage: server.storage,
+    });
     let ran: void | Promise<void>;
     try {
       ran = runSteps(ctx, steps, 0);

@@ -76,8 +76,10 @@ const engines: Engine[] = [
         },
       };
     },
-    // The exchange's two tokens and its take (the commit point) in one statement (storage.batch).
-    expected: { bearer: 1, refresh: 5, exchange: 7, authorize: 4 },
+    // A token request reads its client, rate-limit counters and token or code in one statement,
+    // then writes its tokens and commit point in one (storage.batch). The exchange also reads the
+    // code's grant (known once the code is read) and writes the used-code marker after the commit.
+    expected: { bearer: 1, refresh: 2, exchange: 4, authorize: 4 },
   },
   {
     name: 'SQLite',

@@ -5,7 +5,7 @@ import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import { optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
-import type { ClientRecord } from '../../storage/types.js';
+import type { ClientRecord, Storage } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
 import { parseBasic } from './credentials.js';
 import { clientAuthRateLimit } from './rate-limit.js';
@@ -30,7 +30,7 @@ export interface ClientContext extends Context {
 export function authenticateClient(ctx: ClientContext): Promise<void> {
   const { server, req, params } = ctx;
   const basic = parseBasic(req.get('authorization'));
-  return verifyClient(server, req, params, ctx.endpoint.name as AuthEndpoint, basic).then(
+  return verifyClient(server, ctx.storage, req, params, ctx.endpoint.name as AuthEndpoint, basic).then(
     (client) => {
       ctx.client = client;
     },
@@ -47,11 +47,11 @@ export function authenticateClient(ctx: ClientContext): Promise<void> {
  * every other client authenticates ({@link authenticateClient}).
  */
 export async function authenticateOrNamePublicClient(ctx: ClientContext): Promise<void> {
-  const { server, req, params } = ctx;
+  const { req, params } = ctx;
   const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
   const id = optionalParam(params, 'client_id');
   if (!presentsSecret && id !== undefined) {
-    const client = await server.storage.clients.find(id);
+    const client = await ctx.storage.clients.find(id);
     if (client && !client.disabled && client.grantType === 'implicit') {
       ctx.client = client;
       return;
@@ -67,7 +67,7 @@ export async function authenticateOrNamePublicClient(ctx: ClientContext): Promis
 export function limitFailures(ctx: ClientContext): void | Promise<void> {
   const limit = clientAuthRateLimit(ctx.server);
   if (limit === undefined) return throwFailure(ctx);
-  return limit(ctx.req, ctx.authFailure !== undefined).then(() => throwFailure(ctx));
+  return limit(ctx.req, ctx.authFailure !== undefined, ctx.storage.ephemeral).then(() => throwFailure(ctx));
 }
 
 function throwFailure(ctx: ClientContext): void {
@@ -84,6 +84,7 @@ type AuthEndpoint = ClientAuthenticationFailedEvent['endpoint'];
  */
 async function verifyClient(
   server: AuthorizationServer,
+  storage: Storage,
   req: Request,
   params: Map<string, string>,
   endpoint: ClientAuthenticationFailedEvent['endpoint'],
@@ -106,7 +107,7 @@ async function verifyClient(
   };
   if (id === undefined || secret === undefined) throw failed();
 
-  const client = await server.storage.clients.find(id);
+  const client = await storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
     throw failed();

@@ -18,8 +18,8 @@ const IPV6_SUBNET = 56;
 /** A store the limiter can also read without counting. */
 type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | undefined> };
 
-/** A key's count in the current window, 0 when none: all the reads on a success need. */
-const hitsOf = (store: StorageRateLimitStore, key: string): Promise<number> => store.hits(key);
+/** A counter's stored value as a count, 0 when none. */
+const countOf = (value: string | null): number => (value === null ? 0 : Number(value));
 
 /**
  * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
@@ -40,8 +40,14 @@ export function clientAuthRateLimit(server: AuthorizationServer): RateLimit | un
   return limiters.get(server);
 }
 
-/** Counts (`failed`) or checks one request. */
-type RateLimit = (req: Request, failed: boolean) => Promise<void>;
+/**
+ * Counts (`failed`) or checks one request, reading the counters through `counters` (the
+ * request's view of the storage, which may have read them already: {@link rateLimitReads}).
+ */
+type RateLimit = ((req: Request, failed: boolean, counters: EphemeralStore) => Promise<void>) & {
+  /** The counter keys a check of `req` reads. */
+  readonly keys: (req: Request) => string[];
+};
 
 const limiters = new WeakMap<AuthorizationServer, RateLimit | undefined>();
 
@@ -64,15 +70,17 @@ function buildLimits(server: AuthorizationServer): RateLimit | undefined {
     );
   }
   if (limits.length === 0) return undefined;
-  return async (req, failed) => {
+  const check = async (req: Request, failed: boolean, counters: EphemeralStore) => {
     // A success enters only the limits its keys are over; a failure, every limit.
     const entered = failed
       ? limits
-      : await Promise.all(limits.map((limit) => limit.read(req))).then((counted) =>
+      : await Promise.all(limits.map((limit) => limit.read(req, counters))).then((counted) =>
           limits.filter((limit, i) => counted[i]! >= limit.limit),
         );
     for (const { middleware } of entered) await runMiddleware(middleware, req);
   };
+  const keys = (req: Request) => limits.flatMap((limit) => limit.counterKey(req) ?? []);
+  return Object.assign(check, { keys });
 }
 
 /** Runs an express-rate-limit middleware, which ends by calling `next()` or `next(error)`. */
@@ -86,7 +94,9 @@ function runMiddleware(middleware: RequestHandler, req: Request): Promise<void> 
 interface Limit {
   limit: number;
   middleware: RequestHandler;
-  read(req: Request): Promise<number>;
+  /** The ephemeral key of the request's counter, if the request has a key. */
+  counterKey(req: Request): string | undefined;
+  read(req: Request, counters: EphemeralStore): Promise<number>;
 }
 
 function limiter(
@@ -98,9 +108,13 @@ function limiter(
 ): Limit {
   const store = new StorageRateLimitStore(server.storage.ephemeral, server.clock, `${kind}:`);
   const now = server.clock;
-  const read = (req: Request): Promise<number> => {
+  const counterKey = (req: Request): string | undefined => {
     const key = keyOf(req);
-    return key === undefined ? Promise.resolve(0) : hitsOf(store, key);
+    return key === undefined ? undefined : store.counterKey(key);
+  };
+  const read = (req: Request, counters: EphemeralStore): Promise<number> => {
+    const key = counterKey(req);
+    return key === undefined ? Promise.resolve(0) : counters.get(key, now()).then(countOf);
   };
   const middleware = rateLimit({
     windowMs,
@@ -131,7 +145,7 @@ function limiter(
       error: (error, message) => server.logger.error(`rate limit: ${message ?? describe(error)}`, { error }),
     },
   });
-  return { limit, middleware, read };
+  return { limit, middleware, counterKey, read };
 }
 
 function describe(error: unknown): string {
@@ -165,23 +179,23 @@ class StorageRateLimitStore implements ReadableStore {
 
   /** The key's count in the current window, 0 when none. */
   async hits(key: string): Promise<number> {
-    const value = await this.counters.get(this.key(key), this.clock());
-    return value === null ? 0 : Number(value);
+    return countOf(await this.counters.get(this.counterKey(key), this.clock()));
   }
 
   async increment(key: string): Promise<ClientRateLimitInfo> {
     const now = this.clock();
-    return info(await this.counters.increment(this.key(key), now + this.#windowMs, now));
+    return info(await this.counters.increment(this.counterKey(key), now + this.#windowMs, now));
   }
 
   /** Never called: these limiters count failures only and never take a count back. */
   async decrement(): Promise<void> {}
 
   async resetKey(key: string): Promise<void> {
-    await this.counters.delete(this.key(key));
+    await this.counters.delete(this.counterKey(key));
   }
 
-  private key(key: string): string {
+  /** The ephemeral key of `key`'s counter. */
+  counterKey(key: string): string {
     return ephemeralKeys.rateLimit(this.prefix + key);
   }
 }

@@ -5,10 +5,14 @@ import { onlyPost, readClientForm } from '../../http/form.js';
 import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
-import { grants, type GrantHandler } from './grants.js';
+import type { GrantDeps } from '../../grants/deps.js';
+import { readAhead, type ReadOperation } from '../../storage/read-ahead.js';
+import { presentedClientId } from '../client-auth/credentials.js';
+import { clientAuthRateLimit } from '../client-auth/rate-limit.js';
+import { grants } from './grants.js';
 
 interface TokenContext extends ClientContext {
-  grant: GrantHandler;
+  grant: (typeof grants)[string];
 }
 
 /**
@@ -24,7 +28,15 @@ export const tokenEndpoint = endpoint<TokenContext>({
   method: 'POST',
   path: '/oauth/token',
   kind: 'json',
-  steps: [onlyPost, readClientForm('8kb', 20), chooseGrant, authenticateClient, limitFailures, issueTokens],
+  steps: [
+    onlyPost,
+    readClientForm('8kb', 20),
+    chooseGrant,
+    readAtOnce,
+    authenticateClient,
+    limitFailures,
+    issueTokens,
+  ],
 });
 
 function chooseGrant(ctx: TokenContext): void {
@@ -36,9 +48,32 @@ function chooseGrant(ctx: TokenContext): void {
   ctx.grant = grant;
 }
 
+/**
+ * Step: reads at once what the steps after it read first (one round trip on PostgreSQL): the
+ * presented client, its rate-limit counters, and the code or refresh token presented.
+ */
+function readAtOnce(ctx: TokenContext): void | Promise<void> {
+  const { server, req, params } = ctx;
+  if (server.storage.batch === undefined) return;
+  const now = server.clock();
+  const clientId = presentedClientId(req);
+  const reads: ReadOperation[] = clientId === undefined ? [] : [{ op: 'clients.find', clientId }];
+  for (const key of clientAuthRateLimit(server)?.keys(req) ?? [])
+    reads.push({ op: 'ephemeral.get', key, now });
+  reads.push(...ctx.grant.reads(params, now));
+  return readAhead(server.storage, reads).then((storage) => {
+    ctx.storage = storage;
+  });
+}
+
 function issueTokens(ctx: TokenContext): Promise<void> {
-  return ctx
-    .grant(ctx.server, ctx.client, ctx.params, () => eventContext(ctx.req))
+  const { server, storage } = ctx;
+  const deps: GrantDeps =
+    storage === server.storage
+      ? server
+      : { storage, clock: server.clock, options: server.options, events: server.events };
+  return ctx.grant
+    .handle(server, ctx.client, ctx.params, () => eventContext(ctx.req), deps)
     .then((tokens) => {
       ctx.answer = json(tokens);
     });

@@ -4,6 +4,10 @@ import type { EventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken, type TokenResponse } from '../../grants/index.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
+import { hashSecret } from '../../crypto/secrets.js';
+import type { GrantDeps } from '../../grants/deps.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+import type { ReadOperation } from '../../storage/read-ahead.js';
 import type { ClientRecord } from '../../storage/types.js';
 
 /**
@@ -15,19 +19,23 @@ export type GrantHandler = (
   client: ClientRecord,
   params: Map<string, string>,
   context?: () => EventContext,
+  deps?: GrantDeps,
 ) => Promise<TokenResponse>;
+
+/** What a grant type reads first, known from its parameters (read ahead with the client). */
+export type GrantReads = (params: Map<string, string>, now: number) => ReadOperation[];
 
 const noContext = (): EventContext => ({});
 
 /** `grant_type=authorization_code` (RFC 6749 4.1.3, RFC 7636 4.5). */
-const authorizationCode: GrantHandler = (server, client, params, context = noContext) => {
+const authorizationCode: GrantHandler = (server, client, params, context = noContext, deps = server) => {
   const code = requiredParam(params, 'code');
   const redirectUri = requiredParam(params, 'redirect_uri');
   const codeVerifier = optionalParam(params, 'code_verifier');
   if (codeVerifier !== undefined && !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
     throw new OAuthError('invalid_request', 'Malformed code_verifier.');
   }
-  return exchangeCode(server, client, { code, redirectUri, codeVerifier }, context);
+  return exchangeCode(deps, client, { code, redirectUri, codeVerifier }, context);
 };
 
 /**
@@ -35,7 +43,7 @@ const authorizationCode: GrantHandler = (server, client, params, context = noCon
  * client libraries send none, so it is optional; one that is sent is still checked. The service
  * specification lists it: `tokens.requireRedirectUriOnRefresh` makes it required again.
  */
-const refreshToken: GrantHandler = (server, client, params, context = noContext) => {
+const refreshToken: GrantHandler = (server, client, params, context = noContext, deps = server) => {
   const presented = requiredParam(params, 'refresh_token');
   const redirectUri = server.options.tokens.requireRedirectUriOnRefresh
     ? requiredParam(params, 'redirect_uri')
@@ -44,11 +52,25 @@ const refreshToken: GrantHandler = (server, client, params, context = noContext)
     throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
   }
   const scope = optionalParam(params, 'scope');
-  return refreshAccessToken(server, client, { refreshToken: presented, scope }, context);
+  return refreshAccessToken(deps, client, { refreshToken: presented, scope }, context);
 };
 
-/** The grants of the token endpoint, keyed by `grant_type`. */
-export const grants: Readonly<Record<string, GrantHandler>> = {
-  authorization_code: authorizationCode,
-  refresh_token: refreshToken,
+/** The grants of the token endpoint, keyed by `grant_type`, with what each reads first. */
+export const grants: Readonly<Record<string, { handle: GrantHandler; reads: GrantReads }>> = {
+  authorization_code: {
+    handle: authorizationCode,
+    reads: (params, now) => {
+      const code = params.get('code');
+      return code === undefined
+        ? []
+        : [{ op: 'ephemeral.get', key: ephemeralKeys.code(hashSecret(code)), now }];
+    },
+  },
+  refresh_token: {
+    handle: refreshToken,
+    reads: (params) => {
+      const token = params.get('refresh_token');
+      return token === undefined ? [] : [{ op: 'tokens.find', tokenHash: hashSecret(token) }];
+    },
+  },
 };

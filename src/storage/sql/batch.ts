@@ -117,6 +117,10 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
     return text;
   };
 
+  const runOne = (step: BatchStep): QueryResult<unknown> | Promise<QueryResult<unknown>> =>
+    ctx.runDirectly?.(ctx.db, step.sql, step.parameters) ??
+    ctx.db.executeQuery(CompiledQuery.raw(step.sql, [...step.parameters]));
+
   const batch = async function batch<const T extends readonly BatchOperation[]>(
     this: Partial<BatchStores> | undefined,
     operations: T,
@@ -141,14 +145,16 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
         return step.result(json === null || json === undefined ? [] : (JSON.parse(json) as Rows));
       }) as BatchResults<T>;
     }
-    const results: QueryResult<unknown>[] =
-      ctx.runBatchDirectly?.(ctx.db, planned) ??
-      (await ctx.db.transaction().execute(async (trx) => {
-        const done: QueryResult<unknown>[] = [];
-        for (const step of planned)
-          done.push(await trx.executeQuery(CompiledQuery.raw(step.sql, [...step.parameters])));
-        return done;
-      }));
+    // SQLite reads nothing over a network: reads alone need no transaction, each runs as it would alone.
+    const results: QueryResult<unknown>[] = planned.every((step) => step.read)
+      ? await Promise.all(planned.map((step) => runOne(step)))
+      : (ctx.runBatchDirectly?.(ctx.db, planned) ??
+        (await ctx.db.transaction().execute(async (trx) => {
+          const done: QueryResult<unknown>[] = [];
+          for (const step of planned)
+            done.push(await trx.executeQuery(CompiledQuery.raw(step.sql, [...step.parameters])));
+          return done;
+        })));
     return planned.map((step, i) => step.result(results[i]!.rows as Rows)) as BatchResults<T>;
   };
   adopters.set(batch, (stores) => (own = stores));

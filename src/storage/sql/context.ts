@@ -28,6 +28,8 @@ export interface SqlContext {
   prepare<P extends Record<string, unknown>, O>(build: (params: P) => Compilable<O>): PreparedQuery<P, O>;
   /** Runs SQL built at run time as a named statement too (PostgreSQL, when statements are named). */
   nameStatement(sql: string): void;
+  /** SQLite: a statement run at once, when the connection is free. */
+  runDirectly?: DirectRunner;
   /** SQLite: a batch's statements in one synchronous transaction, when the connection is free. */
   runBatchDirectly?: DirectBatchRunner;
 }
@@ -44,6 +46,7 @@ export function sqlContext(
     postgres: dialect === 'postgres',
     prepare: (build) => prepareQuery(build, { onCompiled, runDirectly }),
     nameStatement: (sql) => statementNames?.add(sql),
+    ...(runDirectly === undefined ? {} : { runDirectly }),
     ...(runBatchDirectly === undefined ? {} : { runBatchDirectly }),
   };
 }
