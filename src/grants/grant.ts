@@ -16,7 +16,7 @@ const REVOCATION_MARKER_MS = 3_600_000;
 
 /** The standing (not revoked) grant of `userId` for `clientId`, or `null`. */
 export async function standingGrant(
-  deps: GrantStoreDeps,
+  deps: Pick<GrantDeps, 'storage'>,
   userId: string,
   clientId: string,
 ): Promise<GrantRecord | null> {

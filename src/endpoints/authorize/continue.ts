@@ -10,7 +10,7 @@ import type { PendingAuthorization, SessionUser } from '../../session/state.js';
 import type { GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
-import type { AuthorizeContext } from './request.js';
+import { readClientAndGrant, type AuthorizeContext } from './request.js';
 
 /**
  * Step: where the authorization goes next. A user signed in (at the requested provider, if one is
@@ -24,7 +24,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   const session = ctx.session!;
   const { user } = ctx;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
-    const grant = await standingGrant(server, user.id, client.clientId);
+    const grant = await standingGrant(ctx, user.id, client.clientId);
     if (grant && scopesCover(grant.scopes, pending.scopes)) {
       session.clearPending();
       return issue(ctx, user, grant);
@@ -90,7 +90,7 @@ export function readPending(ctx: AuthorizeContext): void {
  */
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   const { server, pending } = ctx;
-  const client = await server.storage.clients.find(pending.clientId);
+  const client = await readClientAndGrant(ctx, pending.clientId);
   if (!client || client.disabled) {
     throw new OAuthError('access_denied', 'The client application is no longer registered.', {
       redirectable: false,

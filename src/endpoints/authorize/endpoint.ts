@@ -2,7 +2,12 @@ import { endpoint } from '../../http/pipeline.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
 import { continueAuthorization, loadActiveClient, readPending } from './continue.js';
-import { parseAuthorizationRequest, type AuthorizeContext } from './request.js';
+import {
+  checkAuthorizationRequest,
+  parseAuthorizationRequest,
+  readClient,
+  type AuthorizeContext,
+} from './request.js';
 
 /**
  * The authorization endpoint (RFC 6749 3.1): `GET /oauth/authorize`. Validates the request, then
@@ -15,7 +20,14 @@ export const authorizeEndpoint = endpoint<AuthorizeContext>({
   method: 'GET',
   path: '/oauth/authorize',
   kind: 'page',
-  steps: [parseAuthorizationRequest, loadSession, identifyUser, continueAuthorization],
+  steps: [
+    parseAuthorizationRequest,
+    loadSession,
+    identifyUser,
+    readClient,
+    checkAuthorizationRequest,
+    continueAuthorization,
+  ],
 });
 
 /**

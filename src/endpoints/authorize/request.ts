@@ -1,7 +1,8 @@
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
-import { findProvider, type AuthorizationServer, type ConfiguredProvider } from '../../server.js';
+import { findProvider, type ConfiguredProvider } from '../../server.js';
+import { readAhead, type ReadOperation } from '../../storage/read-ahead.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
@@ -10,6 +11,10 @@ import { randomId } from '../../crypto/secrets.js';
 
 /** The context of the authorization endpoint and of the steps that resume it. */
 export interface AuthorizeContext extends Context {
+  /** The query, parsed ({@link parseAuthorizationRequest}). */
+  query: ParsedParams;
+  /** The `client_id` the request names. */
+  clientId: string;
   client: ClientRecord;
   /** The request being authorized: parsed now, or read back from the session. */
   pending: PendingAuthorization;
@@ -21,14 +26,48 @@ const pageError = (description: string) =>
   new OAuthError('invalid_request', description, { redirectable: false });
 
 /**
+ * Step: parses the query and the client it names (named once). Reads nothing: the client, and
+ * the signed-in user's grant for it, are read together by {@link readClient}.
+ */
+export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
+  const params = parseQueryString(rawQuery(ctx.req.originalUrl));
+  if (params.repeated.has('client_id')) throw pageError('The parameter client_id must be given once.');
+  const clientId = optionalParam(params.values, 'client_id');
+  if (clientId === undefined)
+    throw pageError('The request names no client application (client_id is missing).');
+  ctx.query = params;
+  ctx.clientId = clientId;
+}
+
+/** Step: the client the request names, registered and enabled ({@link readClientAndGrant}). */
+export function readClient(ctx: AuthorizeContext): Promise<void> {
+  return readClientAndGrant(ctx, ctx.clientId).then((client) => {
+    if (!client || client.disabled) throw pageError('The client application is not registered here.');
+    ctx.client = client;
+  });
+}
+
+/**
+ * Reads the client and, when a user is signed in, the user's grant for it at once (one round trip
+ * on PostgreSQL); the grant is read from there when the request goes on.
+ */
+export async function readClientAndGrant(
+  ctx: AuthorizeContext,
+  clientId: string,
+): Promise<ClientRecord | null> {
+  const reads: ReadOperation[] = [{ op: 'clients.find', clientId }];
+  if (ctx.user) reads.push({ op: 'grants.find', userId: ctx.user.id, clientId });
+  ctx.storage = await readAhead(ctx.server.storage, reads);
+  return ctx.storage.clients.find(clientId);
+}
+
+/**
  * Step: validates the request in the order RFC 6749 4.1.2.1 requires: the client and its
  * redirect URI first, reporting problems with them on a page; then everything else, reported to
- * the verified redirect URI. Reads the client, nothing else; makes no outbound request.
+ * the verified redirect URI. Makes no outbound request.
  */
-export async function parseAuthorizationRequest(ctx: AuthorizeContext): Promise<void> {
-  const { server, req } = ctx;
-  const params = parseQueryString(rawQuery(req.originalUrl));
-  const client = await verifiedClient(server, params);
+export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
+  const { server, client, query: params } = ctx;
   const redirectUri = verifiedRedirectUri(client, params);
   const stateParam = params.repeated.has('state') ? null : (params.values.get('state') ?? null);
   ctx.redirectTarget = {
@@ -84,7 +123,6 @@ export async function parseAuthorizationRequest(ctx: AuthorizeContext): Promise<
     );
   }
 
-  ctx.client = client;
   if (provider) ctx.provider = provider;
   ctx.pending = {
     id: randomId(),
@@ -97,16 +135,6 @@ export async function parseAuthorizationRequest(ctx: AuthorizeContext): Promise<
     codeChallengeMethod,
     createdAt: server.clock(),
   };
-}
-
-async function verifiedClient(server: AuthorizationServer, params: ParsedParams): Promise<ClientRecord> {
-  if (params.repeated.has('client_id')) throw pageError('The parameter client_id must be given once.');
-  const clientId = optionalParam(params.values, 'client_id');
-  if (clientId === undefined)
-    throw pageError('The request names no client application (client_id is missing).');
-  const client = await server.storage.clients.find(clientId);
-  if (!client || client.disabled) throw pageError('The client application is not registered here.');
-  return client;
 }
 
 function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string {
