@@ -5,7 +5,7 @@ import { emit, listened, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
 import type { ClientRecord } from '../storage/types.js';
 import { afterCommit, type GrantDeps } from './deps.js';
-import { revokeGrant, standingGrant } from './grant.js';
+import { revokeGrant } from './grant.js';
 import { runBatch } from './batch.js';
 import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
 
@@ -70,9 +70,6 @@ export async function exchangeCode(
   }
   const code = JSON.parse(raw) as StoredCode;
   checkCode(code, client, params, now);
-  const grant = await standingGrant(deps, code.userId, code.clientId);
-  if (!grant || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
-
   const subject = {
     clientId: client.clientId,
     userId: code.userId,
@@ -81,12 +78,19 @@ export async function exchangeCode(
   };
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
-  // The tokens first, the take last: with the adapter's batch, in one transaction.
-  const [, , taken] = await runBatch(deps.storage, [
+  // The code's grant read with the writes, the tokens first and the take last: with the adapter's
+  // batch, in one transaction (one round trip on PostgreSQL). Tokens saved for a grant that no
+  // longer stands never work (a token works only while its very grant stands), and its code is
+  // spent: it could never be exchanged again.
+  const [grant, , , taken] = await runBatch(deps.storage, [
+    { op: 'grants.find', userId: code.userId, clientId: code.clientId },
     { op: 'tokens.save', token: access.record },
     { op: 'tokens.save', token: refresh.record },
     { op: 'ephemeral.take', key: ephemeralKeys.code(codeHash), now },
   ]);
+  if (grant === null || grant.revokedAt !== null || grant.grantId !== code.grantId) {
+    throw invalidGrant('The authorization was revoked.');
+  }
   if (taken === null) {
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');
