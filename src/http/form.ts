@@ -40,12 +40,6 @@ export function readPageForm(limit: string, parameterLimit: number): Step<FormCo
   };
 }
 
-/** Step of every endpoint that accepts only `POST`: other methods get `invalid_request`. */
-export function onlyPost(ctx: Context): void {
-  if (ctx.req.method === 'POST') return;
-  throw new OAuthError('invalid_request', 'This endpoint accepts POST only.', { headers: { Allow: 'POST' } });
-}
-
 /** A bounded form parser: no nested objects, a few parameters, a small body. */
 function formParser(limit: string, parameterLimit: number): RequestHandler {
   return express.urlencoded({ extended: false, limit, parameterLimit });

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthorizationServer } from '../server.js';
+import { OAuthError } from '../errors/oauth-error.js';
 import { send } from './answer.js';
 import type { Context, Endpoint, Step } from './context.js';
 import { setNoStore, setPageHeaders } from './headers.js';
@@ -38,6 +39,8 @@ export function handle<C extends Context>(
     });
     let ran: void | Promise<void>;
     try {
+      // A JSON endpoint takes every method, and answers the others with its own error.
+      if (kind === 'json' && req.method !== endpoint.method) throw wrongMethod(endpoint.method);
       ran = runSteps(ctx, steps, 0);
     } catch (err) {
       return presentError(ctx, err);
@@ -48,6 +51,12 @@ export function handle<C extends Context>(
       (err: unknown) => presentError(ctx, err),
     );
   };
+}
+
+function wrongMethod(method: Endpoint<never>['method']): OAuthError {
+  return new OAuthError('invalid_request', `This endpoint accepts ${method} only.`, {
+    headers: { Allow: method },
+  });
 }
 
 /**

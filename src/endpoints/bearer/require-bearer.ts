@@ -34,7 +34,6 @@ export interface RequireBearerOptions {
 interface GuardContext extends Context {
   /** The hash of the presented token. */
   tokenHash: string;
-  found: FoundTokenRecord | null;
 }
 
 /** The scheme is Bearer, whatever follows. */
@@ -94,29 +93,29 @@ export function requireBearer(
           if (!match) throw refuse('invalid_token', 'The access token is malformed.');
           ctx.tokenHash = hashSecret(match[1]!);
         },
-        function findToken(ctx) {
-          // An adapter written in JavaScript may answer without a promise.
-          return Promise.resolve(server.storage.tokens.find(ctx.tokenHash)).then((found) => {
-            ctx.found = found;
-          });
-        },
         function checkToken(ctx) {
-          const { found } = ctx;
-          if (!found || found.token.type !== 'access_token' || !usable(found, server.clock())) {
-            throw refuse('invalid_token', 'The access token is invalid or has expired.');
-          }
-          const { userId, clientId, expiresAt } = found.token;
-          // What the consent and the client still allow: a scope taken back stops working at once.
-          const scopes = currentScopes(found);
-          if (!required.every((scope) => scopes.includes(scope))) {
-            throw refuse('insufficient_scope', 'The access token lacks a required scope.');
-          }
-          (ctx.res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt: expiresAt! };
-          ctx.answer = { kind: 'next' };
+          // An adapter written in JavaScript may answer without a promise.
+          return Promise.resolve(ctx.storage.tokens.find(ctx.tokenHash)).then((found) =>
+            grantAccess(ctx, found),
+          );
         },
       ],
     }),
   );
+
+  function grantAccess(ctx: GuardContext, found: FoundTokenRecord | null): void {
+    if (!found || found.token.type !== 'access_token' || !usable(found, server.clock())) {
+      throw refuse('invalid_token', 'The access token is invalid or has expired.');
+    }
+    const { userId, clientId, expiresAt } = found.token;
+    // What the consent and the client still allow: a scope taken back stops working at once.
+    const scopes = currentScopes(found);
+    if (!required.every((scope) => scopes.includes(scope))) {
+      throw refuse('insufficient_scope', 'The access token lacks a required scope.');
+    }
+    (ctx.res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt: expiresAt! };
+    ctx.answer = { kind: 'next' };
+  }
 }
 
 /** Whether the request also carries a token in the query or a parsed body (RFC 6750 2.2, 2.3). */

@@ -6,7 +6,7 @@ import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import { optionalParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { ClientRecord, Storage } from '../../storage/types.js';
-import type { Context } from '../../http/pipeline.js';
+import type { FormContext } from '../../http/form.js';
 import { parseBasic } from './credentials.js';
 import { clientAuthRateLimit } from './rate-limit.js';
 
@@ -14,9 +14,7 @@ import { clientAuthRateLimit } from './rate-limit.js';
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 
 /** The context of an endpoint that authenticates clients (token, revocation, introspection). */
-export interface ClientContext extends Context {
-  /** The form parameters, strictly parsed: each at most once. */
-  params: Map<string, string>;
+export interface ClientContext extends FormContext {
   /** The authenticated client, once {@link authenticateClient} has run. */
   client: ClientRecord;
   /** Why authentication failed; thrown once the rate limit has counted it. */

@@ -2,8 +2,18 @@ import type { Request } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { MAX_PARAM_LENGTH } from '../../http/params.js';
 
+/** Each request's presented `client_id`, worked out once (read ahead, then by each rate limit). */
+const presented = new WeakMap<Request, string | undefined>();
+
 /** The `client_id` a request presents (HTTP Basic or body), whether it authenticates or not. */
 export function presentedClientId(req: Request): string | undefined {
+  if (presented.has(req)) return presented.get(req);
+  const id = readPresentedClientId(req);
+  presented.set(req, id);
+  return id;
+}
+
+function readPresentedClientId(req: Request): string | undefined {
   let basic: { id: string } | undefined;
   try {
     basic = parseBasic(req.get('authorization'));

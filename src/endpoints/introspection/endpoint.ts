@@ -1,7 +1,7 @@
 import { hashSecret } from '../../crypto/secrets.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
-import { onlyPost, readClientForm } from '../../http/form.js';
+import { readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint, type Endpoint } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../server.js';
@@ -58,7 +58,6 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
     path: '/oauth/introspect',
     kind: 'json',
     steps: [
-      onlyPost,
       readClientForm('8kb', 10),
       authenticateClient,
       limitFailures,

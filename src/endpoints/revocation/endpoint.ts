@@ -2,7 +2,7 @@ import { hashSecret } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { revokeGrant } from '../../grants/grant.js';
 import { json } from '../../http/answer.js';
-import { onlyPost, readClientForm } from '../../http/form.js';
+import { readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import {
@@ -32,7 +32,7 @@ export const revocationEndpoint = endpoint<ClientContext>({
   method: 'POST',
   path: '/oauth/revoke',
   kind: 'json',
-  steps: [onlyPost, readClientForm('8kb', 10), authenticateOrNamePublicClient, limitFailures, revoke],
+  steps: [readClientForm('8kb', 10), authenticateOrNamePublicClient, limitFailures, revoke],
 });
 
 async function revoke(ctx: ClientContext): Promise<void> {

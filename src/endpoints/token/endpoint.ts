@@ -1,7 +1,7 @@
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { json } from '../../http/answer.js';
-import { onlyPost, readClientForm } from '../../http/form.js';
+import { readClientForm } from '../../http/form.js';
 import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
@@ -28,15 +28,7 @@ export const tokenEndpoint = endpoint<TokenContext>({
   method: 'POST',
   path: '/oauth/token',
   kind: 'json',
-  steps: [
-    onlyPost,
-    readClientForm('8kb', 20),
-    chooseGrant,
-    readAtOnce,
-    authenticateClient,
-    limitFailures,
-    issueTokens,
-  ],
+  steps: [readClientForm('8kb', 20), chooseGrant, readAtOnce, authenticateClient, limitFailures, issueTokens],
 });
 
 function chooseGrant(ctx: TokenContext): void {
