@@ -30,7 +30,19 @@ export interface EndpointUrls {
   introspection: string;
   /** RFC 8414 3: `/.well-known/oauth-authorization-server` inserted between origin and path. */
   metadata: string;
+  /** The origin of `base` (scheme, host and port). */
+  origin: string;
+  /** Where an authorization continues after a login or a switch of account. */
+  resume: string;
+  /** Where the consent page posts its decision. */
+  consentDecision: string;
+  /** Where a login starts (`?op=` names the provider). */
+  login: string;
   loginCallback: string;
+  logout: string;
+  /** The end user's authorized applications page, and where it posts a revocation. */
+  applications: string;
+  applicationsRevoke: string;
 }
 
 /**
@@ -103,7 +115,14 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     revocation: `${base}/oauth/revoke`,
     introspection: `${base}/oauth/introspect`,
     metadata: metadataUrl(base),
+    origin: new URL(base).origin,
+    resume: `${base}/oauth/authorize/resume`,
+    consentDecision: `${base}/oauth/authorize/decision`,
+    login: `${base}/oauth/login`,
     loginCallback: `${base}/oauth/login/callback`,
+    logout: `${base}/oauth/logout`,
+    applications: `${base}/oauth/applications`,
+    applicationsRevoke: `${base}/oauth/applications/revoke`,
   };
   const clock = options.clock;
   const storage = options.storage;
@@ -139,7 +158,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
         timeoutMs: options.login.timeoutMs,
         maxResponseBytes: options.login.maxResponseBytes,
       }),
-      { origin: new URL(base).origin, sessionKey: LOGIN_SESSION_KEY },
+      { origin: urls.origin, sessionKey: LOGIN_SESSION_KEY },
     );
 
   const logger = options.logger ?? consoleLogger;

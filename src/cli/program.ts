@@ -104,4 +104,3 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
   addGrantCommands(program, cli);
   return program;
 }
-

@@ -190,7 +190,9 @@ export const optionsSchema = z.strictObject({
    * Accepts an end user your app has already signed in (its own passport login, say): the
    * authorization endpoint then asks for consent without a second login.
    */
-  authenticatedAccount: fn<AuthenticatedAccountHook>('(req) => ({ accountId, displayName } | undefined)').optional(),
+  authenticatedAccount: fn<AuthenticatedAccountHook>(
+    '(req) => ({ accountId, displayName } | undefined)',
+  ).optional(),
   /** Require `state` on implicit requests (RFC 9700 2.1): on by default. */
   requireStateForImplicit: z.boolean().default(true),
   pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),

@@ -95,9 +95,9 @@ function wayBack(ctx: Context, error: OAuthError): Pick<ErrorPageData, 'backUrl'
     };
   }
   if (ctx.session?.state.pending !== undefined) {
-    return { backUrl: `${server.urls.authorization}/resume`, backLabel: 'Start again' };
+    return { backUrl: server.urls.resume, backLabel: 'Start again' };
   }
-  return { backUrl: `${new URL(server.urls.base).origin}/`, backLabel: 'Start again' };
+  return { backUrl: `${server.urls.origin}/`, backLabel: 'Start again' };
 }
 
 /**
@@ -112,7 +112,7 @@ function retryOf(ctx: Context): string {
     path.startsWith('/') &&
     !path.startsWith('//') &&
     !path.split('?')[0]!.endsWith('/oauth/login/callback');
-  return repeatable ? new URL(server.urls.base).origin + path : `${server.urls.authorization}/resume`;
+  return repeatable ? server.urls.origin + path : server.urls.resume;
 }
 
 /**

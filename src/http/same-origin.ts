@@ -14,7 +14,7 @@ export function sameOrigin(refusal: string): Step<Context> {
     const crossSite =
       fetchSite !== undefined
         ? fetchSite !== 'same-origin'
-        : origin !== undefined && origin !== 'null' && origin !== new URL(server.urls.base).origin;
+        : origin !== undefined && origin !== 'null' && origin !== server.urls.origin;
     if (crossSite) throw new OAuthError('access_denied', refusal, { redirectable: false });
   };
 }

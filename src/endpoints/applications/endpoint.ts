@@ -63,7 +63,7 @@ async function showApplications(ctx: Context): Promise<void> {
     server.pages.applications({
       signedInAs: user.displayName ?? user.identifier,
       applications,
-      revokeAction: `${server.urls.base}/oauth/applications/revoke`,
+      revokeAction: server.urls.applicationsRevoke,
       csrf,
       ...(user.viaHost ? {} : { signOut: signOutForm(ctx, 'done') }),
       ...(notice === undefined ? {} : { revoked: notice.revoked }),
@@ -90,5 +90,5 @@ async function revoke(ctx: FormContext): Promise<void> {
     const client = await server.storage.clients.find(clientId);
     session.write().notice = { revoked: client?.applicationName ?? clientId };
   }
-  ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+  ctx.answer = redirect(server.urls.applications, 303);
 }

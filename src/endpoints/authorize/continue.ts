@@ -37,7 +37,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         applicationName: client.applicationName,
         clientId: client.clientId,
         scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
-        action: `${server.urls.authorization}/decision`,
+        action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),

@@ -90,7 +90,7 @@ export async function chooseAccount(ctx: CallbackContext): Promise<void> {
   if (decision !== null && typeof decision === 'object' && 'refuse' in decision) {
     const message = String(decision.refuse).slice(0, 300) || 'This account may not sign in here.';
     reportLoginFailure(ctx, 'failed', message);
-    throw new LoginFailed(message, `${server.urls.authorization}/resume`);
+    throw new LoginFailed(message, server.urls.resume);
   }
   const accountId = (decision as { accountId?: unknown } | null)?.accountId;
   if (typeof accountId !== 'string' || accountId === '' || accountId.length > 255) {
@@ -126,11 +126,11 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
   };
   if (purpose === 'applications') {
-    ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+    ctx.answer = redirect(server.urls.applications, 303);
     return;
   }
   state.pending = purpose;
-  ctx.answer = redirect(`${server.urls.authorization}/resume`, 303);
+  ctx.answer = redirect(server.urls.resume, 303);
 }
 
 /** The provider of the built-in login in progress, read before the strategy clears its state. */

@@ -37,9 +37,7 @@ export async function runLogin(
   const outcome = await runStrategy(server.loginStrategy, req, { session: false });
   // Where the way back leads: the sign-in's own start, the authorization or the applications page.
   const forApplications = ctx.session!.state.loginFor === 'applications';
-  const resume = forApplications
-    ? `${server.urls.base}/oauth/applications`
-    : `${server.urls.authorization}/resume`;
+  const resume = forApplications ? server.urls.applications : server.urls.resume;
   switch (outcome.kind) {
     case 'redirect':
       ctx.answer = redirect(outcome.url);

@@ -8,7 +8,7 @@ import type { AuthorizationServer } from '../../server.js';
 export function loginUrl(server: AuthorizationServer, identifier: string, purpose?: 'applications'): string {
   const query = new URLSearchParams({ openid_identifier: identifier });
   if (purpose) query.set('for', purpose);
-  return `${server.urls.base}/oauth/login?${query}`;
+  return `${server.urls.login}?${query}`;
 }
 
 /** The selection page's buttons: every configured provider, in order, with its login URL. */

@@ -43,11 +43,11 @@ async function signOut(ctx: FormContext): Promise<void> {
   if (ctx.params.get('then') === 'switch' && pending) {
     // A new session id with only the request in progress: nothing of the signed-in user is left.
     (await session.regenerate()).pending = pending;
-    ctx.answer = redirect(`${server.urls.authorization}/resume`, 303);
+    ctx.answer = redirect(server.urls.resume, 303);
     return;
   }
   await session.end();
-  ctx.answer = redirect(`${server.urls.base}/oauth/applications`, 303);
+  ctx.answer = redirect(server.urls.applications, 303);
 }
 
 /**
@@ -58,5 +58,5 @@ async function signOut(ctx: FormContext): Promise<void> {
 export function signOutForm(ctx: Context, then: 'switch' | 'done'): SignOutForm {
   const session = ctx.session!;
   const csrf = session.state.logoutCsrf ?? (session.write().logoutCsrf = generateSecret());
-  return { action: `${ctx.server.urls.base}/oauth/logout`, fields: { csrf, then } };
+  return { action: ctx.server.urls.logout, fields: { csrf, then } };
 }

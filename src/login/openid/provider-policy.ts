@@ -6,7 +6,6 @@ export interface OpenIdProvider {
   identifier: string;
 }
 
-
 /** Simple Registration fields a provider may be asked for (SREG 1.1 section 4). */
 export type SregField = 'nickname' | 'fullname' | 'email';
 
