@@ -235,6 +235,25 @@ describe('one package identity, both builds in one process', () => {
   });
 });
 
+describe('one ClientIdTakenError, both builds in one process', () => {
+  it("is an instance of either copy's class, whichever copy threw it", async () => {
+    copyFileSync(join(FIXTURES, 'dual-client-id-taken.mjs'), join(esmApp, 'dual-taken.mjs'));
+    const out = JSON.parse(await packed.run(esmApp, process.execPath, ['dual-taken.mjs'])) as Record<
+      string,
+      unknown
+    >;
+    expect(out).toEqual({
+      distinct: true, // really two classes
+      cjsErrorIsEsm: true,
+      cjsErrorIsCjs: true,
+      esmErrorIsCjs: true,
+      esmErrorIsEsm: true,
+      otherRefusalIsTaken: false,
+      otherRefusal: expect.stringContaining('must use https'),
+    });
+  });
+});
+
 describe('the types, in a TypeScript app with only typescript, @types/node and @types/express', () => {
   /** Every name the package exports from `entry`, read from the packed declaration file. */
   function exportedNames(entry: string): string[] {
