@@ -36,8 +36,8 @@ export class ClientIdTakenError extends Error {
 }
 
 /**
- * Refused because no client has this `client_id` ({@link updateClient},
- * {@link rotateClientSecret}). A `TypeError`, as the other refusals of these functions.
+ * Refused because no client has this `client_id` (updateClient, rotateClientSecret): a
+ * `TypeError`, as their other refusals, that the CLI tells apart. Not exported by the package.
  */
 export class UnknownClientError extends TypeError {
   readonly code = 'CLIENT_NOT_FOUND';
@@ -178,7 +178,7 @@ export interface ClientUpdate {
  * tokens stay (narrowing its scopes does not revoke what was granted; revoke grants for that).
  * Resolves the client as changed.
  *
- * @throws {@link UnknownClientError} when the client does not exist; TypeError when a change is refused.
+ * @throws TypeError when the client does not exist (`no client has client_id …`) or a change is refused.
  * @example
  * await updateClient(storage, 'photo-printer', { scopes: ['realms'], requirePkce: true });
  */
@@ -331,8 +331,8 @@ function checkRedirectUri(uri: unknown): string {
  * Replaces a code client's secret: the old one stops working at once. Resolves the new secret,
  * shown this once and stored only as a hash.
  *
- * @throws {@link UnknownClientError} when the client does not exist; TypeError for an implicit
- *   client (which has no secret).
+ * @throws TypeError when the client does not exist (`no client has client_id …`) or is an
+ *   implicit client (which has no secret).
  */
 export async function rotateClientSecret(storage: Storage, clientId: string): Promise<string> {
   const client = await storage.clients.find(clientId);
