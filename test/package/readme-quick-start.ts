@@ -14,7 +14,10 @@ export interface ReadmeQuickStart {
   commonjsFile: string;
   /** The environment variables its run line sets (their values are the reader's). */
   env: string[];
-  /** The development provider the README starts: the `node -e` program and its identifier. */
+  /**
+   * The development provider the README starts: the `node -e` program and its identifier.
+   * (The prose around the code spans may wrap anywhere: the patterns match any whitespace.)
+   */
   provider: { script: string; identifier: string };
   /** The authorization request the README opens. */
   authorize: URL;
@@ -48,9 +51,10 @@ export function readmeQuickStart(): ReadmeQuickStart {
     );
   }
   const section = lines.slice(start, end).join('\n');
-  const saved = /Saved as `([^`]+\.mjs)` \(the CommonJS one as `([^`]+\.cjs)`\), it runs with `([^`]+)`/.exec(
-    section,
-  );
+  const saved =
+    /Saved\s+as\s+`([^`]+\.mjs)`\s+\(the\s+CommonJS\s+one\s+as\s+`([^`]+\.cjs)`\),\s+it\s+runs\s+with\s+`([^`]+)`/.exec(
+      section,
+    );
   if (!saved)
     throw new Error('the quick start does not say what to save the programs as and how to run them');
   const [, esmFile, commonjsFile, command] = saved as unknown as [string, string, string, string];
@@ -64,9 +68,9 @@ export function readmeQuickStart(): ReadmeQuickStart {
     .flatMap((b) => b.code.split('\n'))
     .find((l) => l.includes('startDevelopmentProvider'));
   const script = /^node --input-type=module -e "([^"]+)"$/.exec(providerLine ?? '')?.[1];
-  const identifier = /give `OPENID_PROVIDER=(\S+)`/.exec(section)?.[1];
+  const identifier = /give\s+`OPENID_PROVIDER=(\S+)`/.exec(section)?.[1];
   if (!script || !identifier) throw new Error('the quick start does not start a development provider');
-  const authorize = /Open `(http:\/\/localhost:3000\/oauth\/authorize\?[^`]+)`/.exec(section)?.[1];
+  const authorize = /Open\s+`(http:\/\/localhost:3000\/oauth\/authorize\?[^`]+)`/.exec(section)?.[1];
   if (!authorize) throw new Error('the quick start does not say where to ask for a code');
   return {
     drivers,
