@@ -1,5 +1,5 @@
-// An existing Express app becomes an OAuth 2.0 authorization server (CommonJS). Run it from a clone:
-// SESSION_SECRET=$(openssl rand -base64 32) npx tsx --tsconfig examples/tsconfig.json examples/quick-start.cjs
+// An existing Express app becomes an OAuth 2.0 authorization server (CommonJS). Saved as app.cjs:
+// SESSION_SECRET=$(openssl rand -base64 32) OPENID_PROVIDER=https://steamcommunity.com/openid node app.cjs
 /* global console, process, require */
 /* eslint-disable @typescript-eslint/no-require-imports -- a CommonJS app, as its users write it */
 const express = require('express');

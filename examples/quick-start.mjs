@@ -1,5 +1,5 @@
-// An existing Express app becomes an OAuth 2.0 authorization server (ESM). Run it from a clone:
-// SESSION_SECRET=$(openssl rand -base64 32) npx tsx --tsconfig examples/tsconfig.json examples/quick-start.mjs
+// An existing Express app becomes an OAuth 2.0 authorization server (ESM). Saved as app.mjs:
+// SESSION_SECRET=$(openssl rand -base64 32) OPENID_PROVIDER=https://steamcommunity.com/openid node app.mjs
 /* global console, process */
 import express from 'express';
 import {

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { operatorMethod, registerClient, rotateClientSecret, updateClient } from '../clients/register.js';
-import { CliError } from './errors.js';
+import { CliError, unknownClient } from './errors.js';
 import { clientJson, describeClient, grantName, requireClient, scopeList, table } from './format.js';
 import type { Storage } from '../storage/types.js';
 import type { Cli } from './cli.js';
@@ -147,7 +147,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         },
       ) =>
         withStorage(options.migrate === true, async (storage) => {
-          await requireClient(storage, clientId);
+          // updateClient reads the client (once) and refuses an unknown one.
           const changes = {
             ...(options.name === undefined ? {} : { applicationName: options.name }),
             ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
@@ -180,7 +180,10 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         }),
     );
 
-  /** A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`. */
+  /**
+   * A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`, which
+   * refuses an unknown client with its own read or write (no read before it).
+   */
   const onClient = (
     name: string,
     description: string,
@@ -192,10 +195,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
       .argument('<client_id>')
       .addOption(migrateOption())
       .action((clientId: string, options: { migrate?: boolean }) =>
-        withStorage(options.migrate === true, async (storage) => {
-          await requireClient(storage, clientId);
-          await run(storage, clientId);
-        }),
+        withStorage(options.migrate === true, (storage) => run(storage, clientId)),
       );
 
   onClient(
@@ -219,7 +219,8 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     ['enable', false, 'let a disabled client work again (its unexpired tokens work again too)'],
   ] as const) {
     onClient(name, description, async (storage, clientId) => {
-      const client = (await operatorMethod(storage, 'update')(clientId, { disabled }))!;
+      const client = await operatorMethod(storage, 'update')(clientId, { disabled });
+      if (!client) throw unknownClient(clientId);
       print(clientJson(client), `Client ${clientId} is ${disabled ? 'disabled' : 'enabled'}.`);
     });
   }
@@ -228,7 +229,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     'remove',
     'delete a client with its grants: its tokens and codes stop working at once',
     async (storage, clientId) => {
-      await operatorMethod(storage, 'remove')(clientId);
+      if (!(await operatorMethod(storage, 'remove')(clientId))) throw unknownClient(clientId);
       print(
         { client_id: clientId, removed: true },
         `Client ${clientId} and everything issued to it are removed.`,

@@ -1,4 +1,4 @@
-import { ClientIdTakenError } from '../clients/register.js';
+import { ClientIdTakenError, UnknownClientError } from '../clients/register.js';
 import { databaseError, DatabaseError, redactUrl } from '../storage/sql/connect.js';
 
 /** The exit codes of the command, as `--help` lists them. */
@@ -37,6 +37,11 @@ Exit codes:
      is not set up (run: openid-oauth-bridge migrate)
 `;
 
+/** The refusal of a command on a client that is not registered. */
+export function unknownClient(clientId: string): CliError {
+  return new CliError(`no client has client_id ${clientId} (see: clients list)`);
+}
+
 /**
  * What a command threw, as one line and an exit code: the database's failures (named with the
  * database) exit 3, refused input 1.
@@ -48,6 +53,7 @@ export function asCliError(err: unknown, databaseUrl: string): CliError {
       `client_id ${err.clientId} is already registered in ${redactUrl(databaseUrl)}: choose another --client-id, or change that client with: clients update ${err.clientId}`,
     );
   }
+  if (err instanceof UnknownClientError) return unknownClient(err.clientId);
   if (err instanceof TypeError) return new CliError(err.message.replace(/^openid-oauth-bridge: /, ''));
   const described = databaseError(err, databaseUrl);
   if (described instanceof DatabaseError && described.failure === 'duplicate') {

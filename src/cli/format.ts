@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';
-import { CliError } from './errors.js';
+import { unknownClient } from './errors.js';
 
 /** A client in the spec's field names. */
 export function clientJson(client: ClientRecord) {
@@ -51,7 +51,7 @@ export async function grantJson(storage: Storage, grant: GrantRecord) {
 
 export async function requireClient(storage: Storage, clientId: string): Promise<ClientRecord> {
   const client = await storage.clients.find(clientId);
-  if (!client) throw new CliError(`no client has client_id ${clientId} (see: clients list)`);
+  if (!client) throw unknownClient(clientId);
   return client;
 }
 

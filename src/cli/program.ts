@@ -19,7 +19,12 @@ interface GlobalOptions {
  * The operator's command line: `openid-oauth-bridge <command>`. Every command opens the
  * database, does its work and closes it; `--json` prints one JSON document for scripts.
  */
-export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Command {
+export function createProgram(
+  io: Io,
+  env: NodeJS.ProcessEnv = process.env,
+  /** How a command opens its database; tests pass one that watches the storage. */
+  connect: typeof connectStorage = connectStorage,
+): Command {
   const program = new Command('openid-oauth-bridge')
     .description('Operate an openid-oauth-bridge authorization server: its database and its clients.')
     .option(
@@ -52,7 +57,7 @@ export function createProgram(io: Io, env: NodeJS.ProcessEnv = process.env): Com
     );
     let storage: SqlStorage;
     try {
-      storage = await connectStorage(databaseUrl, { migrate });
+      storage = await connect(databaseUrl, { migrate });
     } catch (err) {
       throw asCliError(err, databaseUrl);
     }

@@ -94,12 +94,27 @@ function hasEmptySegment(path: string): boolean {
 }
 
 /**
- * Why a URI cannot be registered, or `null` if it can: an absolute http(s) URL in canonical
- * form (as the WHATWG URL parser prints it), without userinfo, query or fragment.
+ * The host names of the loopback interface (`127.0.0.0/8`, `[::1]`, `localhost`): where a
+ * redirect URI may use plain http (RFC 8252 7.3, 8.3), the one list the library checks against.
+ */
+const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/;
+
+/** Whether `hostname` (as `URL#hostname` spells it, IPv6 in brackets) is a loopback host. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOSTS.test(hostname);
+}
+
+/**
+ * Why a URI cannot be registered, or `null` if it can: the rule `registerClient` and the CLI
+ * apply. An absolute https URL, or http on a loopback host for native apps (RFC 8252 7.3), in
+ * canonical form (as the WHATWG URL parser prints it), without userinfo, query, fragment
+ * (RFC 6749 3.1.2) or wildcard.
  */
 export function registeredRedirectUriProblem(uri: string): string | null {
   if (uri.length > MAX_REDIRECT_URI_LENGTH) return 'is too long';
   if (!PRINTABLE_ASCII.test(uri)) return 'contains whitespace, control or non-ASCII characters';
+  if (uri.includes('*')) return 'must not contain a wildcard: register the exact URI the client redirects to';
+  if (uri.includes('#')) return 'must not contain a fragment (RFC 6749 3.1.2)';
   let url: URL;
   try {
     url = new URL(uri);
@@ -107,9 +122,11 @@ export function registeredRedirectUriProblem(uri: string): string | null {
     return 'is not an absolute URL';
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must use http or https';
+  if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
+    return 'must use https; plain http is allowed only on a loopback address such as http://127.0.0.1:8080/cb (RFC 8252 7.3)';
+  }
   if (url.username || url.password) return 'must not contain userinfo';
   if (url.search || uri.includes('?')) return 'must not contain a query';
-  if (url.hash || uri.includes('#')) return 'must not contain a fragment';
   if (url.href !== uri) return `must be written in canonical form (${url.href})`;
   if (unsafePath(url.pathname) || hasEmptySegment(url.pathname)) {
     return 'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @';

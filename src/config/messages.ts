@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { MAX_PROVIDER_NAME_LENGTH } from './limits.js';
 
 /**
  * Turns the zod issues of the options into lines a newcomer can act on: the option's path, the
@@ -16,7 +17,7 @@ const HINTS: Record<string, string> = {
     'pass memoryStorage() (tests), await connectStorage(process.env.DATABASE_URL) (SQLite, PostgreSQL) or an adapter implementing the storage contract',
   providers:
     "list the OpenID 2.0 providers users may log in at, e.g. [{ name: 'Example ID', identifier: 'https://id.example.com/' }]",
-  'providers.name': 'give each provider a name of 1 to 100 characters, shown on the selection page',
+  'providers.name': `give each provider a name of 1 to ${MAX_PROVIDER_NAME_LENGTH} characters, shown on the selection page`,
   'providers.identifier': "set it to the provider's OpenID 2.0 discovery URL, e.g. https://id.example.com/",
   session: 'pass { secret: process.env.SESSION_SECRET } (at least 32 random characters)',
   'session.secret':

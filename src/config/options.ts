@@ -6,6 +6,7 @@ import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import { openIdProviderSchema } from '../login/openid/options.js';
+import { MAX_PROVIDER_NAME_LENGTH } from './limits.js';
 import type { Storage } from '../storage/types.js';
 import { describeIssue } from './messages.js';
 import type { AuthorizationServerOptions, ErrorHook, Logger, ResolvedOptions } from './types.js';
@@ -57,7 +58,7 @@ const fn = <T>(what: string) =>
 /** A provider: a preset (`steam()`, …) or a plain `{ name, identifier }`, checked as the relying party checks it. */
 const providerSchema = openIdProviderSchema.strict().extend({
   /** Shown on the selection page; also accepted as `opIdentifier` shorthand. */
-  name: z.string().min(1).max(100),
+  name: z.string().min(1).max(MAX_PROVIDER_NAME_LENGTH),
   /** The provider's OpenID 2.0 discovery URL (OP identifier or claimed-identifier URL). */
   identifier: httpUrl,
 });

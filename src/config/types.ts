@@ -249,7 +249,10 @@ export interface RateLimitOptions {
   windowMs?: number;
   /** Failed authentications of one `client_id` per window before `429`; `false`: no limit. Default `10`. */
   maxFailuresPerClient?: number | false;
-  /** Failed authentications from one address per window before `429`; `false`: no limit. Default `50`. */
+  /**
+   * Failed authentications from one address (`req.ip`; an IPv6 address counts per /56) per window
+   * before `429`, across client ids; `false`: no limit. Default `50`.
+   */
   maxFailuresPerAddress?: number | false;
 }
 

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { redirectUriMatches, registeredRedirectUriProblem } from '../../src/clients/redirect-uri.js';
+import {
+  isLoopbackHost,
+  redirectUriMatches,
+  registeredRedirectUriProblem,
+} from '../../src/clients/redirect-uri.js';
+import { memoryStorage, registerClient } from '../../src/index.js';
 
 describe('redirect URI rule: documented examples', () => {
   it.each([
@@ -51,7 +56,7 @@ describe('redirect URI rule: registration', () => {
     ['javascript:alert(1)', 'must use http or https'],
     ['https://user@app.example/cb', 'must not contain userinfo'],
     ['https://app.example/cb?x=1', 'must not contain a query'],
-    ['https://app.example/cb#x', 'must not contain a fragment'],
+    ['https://app.example/cb#x', 'must not contain a fragment (RFC 6749 3.1.2)'],
     ['/relative', 'is not an absolute URL'],
     [
       'https://app.example/cb%0a',
@@ -64,6 +69,46 @@ describe('redirect URI rule: registration', () => {
     ],
   ])('%s: %s', (uri, problem) => {
     expect(registeredRedirectUriProblem(uri)).toBe(problem);
+  });
+
+  const HTTP_ONLY_ON_LOOPBACK =
+    'must use https; plain http is allowed only on a loopback address such as http://127.0.0.1:8080/cb (RFC 8252 7.3)';
+  const WILDCARD = 'must not contain a wildcard: register the exact URI the client redirects to';
+  const uris: [string, string | null][] = [
+    ['http://printer.example/cb', HTTP_ONLY_ON_LOOPBACK],
+    ['http://10.0.0.1/cb', HTTP_ONLY_ON_LOOPBACK],
+    ['http://127.0.0.1.evil.example/cb', HTTP_ONLY_ON_LOOPBACK],
+    ['http://localhost.evil.example/cb', HTTP_ONLY_ON_LOOPBACK],
+    ['http://[::2]/cb', HTTP_ONLY_ON_LOOPBACK],
+    ['http://127.0.0.1/cb', null],
+    ['http://127.1.2.3:8080/cb', null],
+    ['http://[::1]:8080/cb', null],
+    ['http://localhost:3000/cb', null],
+    ['https://*.app.example/cb', WILDCARD],
+    ['https://app.example/*', WILDCARD],
+    ['https://app.example/cb#', 'must not contain a fragment (RFC 6749 3.1.2)'],
+    ['https://printer.example/cb', null],
+  ];
+
+  it.each(uris)('the exported rule is the one registration applies: %s', async (uri, problem) => {
+    expect(registeredRedirectUriProblem(uri)).toBe(problem);
+    const registered = registerClient(memoryStorage(), {
+      applicationName: 'Printer',
+      redirectUri: uri,
+      scopes: ['print'],
+    });
+    if (problem === null) await expect(registered).resolves.toMatchObject({ clientId: expect.any(String) });
+    else
+      await expect(registered).rejects.toThrow(
+        `openid-oauth-bridge: redirectUri ${JSON.stringify(uri)} ${problem}`,
+      );
+  });
+
+  it('knows the loopback hosts by one list', () => {
+    for (const host of ['127.0.0.1', '127.255.0.9', '[::1]', 'localhost'])
+      expect(isLoopbackHost(host)).toBe(true);
+    for (const host of ['128.0.0.1', '[::2]', 'localhost.example', '127.0.0.1.example', '0.0.0.0'])
+      expect(isLoopbackHost(host)).toBe(false);
   });
 });
 

@@ -23,6 +23,27 @@ const base: ClientRegistration = {
   scopes: ['realms'],
 };
 
+/** The storage, with a log of the calls made to its client store. */
+function counted(storage: Storage): { storage: Storage; calls: string[] } {
+  const calls: string[] = [];
+  const clients = new Proxy(storage.clients, {
+    get(target, name, receiver) {
+      const value: unknown = Reflect.get(target, name, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(name));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+  return {
+    storage: new Proxy(storage, {
+      get: (target, name, receiver) => (name === 'clients' ? clients : Reflect.get(target, name, receiver)),
+    }),
+    calls,
+  };
+}
+
 async function refusal(promise: Promise<unknown>): Promise<string> {
   return promise.then(
     () => expect.fail('the registration must be refused'),
@@ -102,6 +123,29 @@ describe.each([
     expect((error as Error).message).toBe(
       `openid-oauth-bridge: a client with client_id "${clientId}" is already registered; choose another clientId, leave it out for a random one, or change the existing client with updateClient (CLI: clients update)`,
     );
+  });
+
+  it('tells a taken id by the insert alone: no read before it, one after its refusal', async () => {
+    const { storage: s, calls } = counted(storage());
+    const clientId = `fixed-${Math.random().toString(36).slice(2)}`;
+    await registerClient(s, { ...base, clientId });
+    expect(calls).toEqual(['create']); // a free id: the insert, nothing read
+    calls.length = 0;
+    await expect(registerClient(s, { ...base, clientId })).rejects.toBeInstanceOf(ClientIdTakenError);
+    expect(calls).toEqual(['create', 'find']); // refused, and the client found says why
+  });
+
+  it('refuses PKCE on an implicit client with one message, registering or updating', async () => {
+    const s = storage();
+    const registering = await refusal(
+      registerClient(s, { ...base, grantType: 'implicit', requirePkce: true, scopes: ['realms'] }),
+    );
+    const { clientId } = await registerClient(s, { ...base, grantType: 'implicit' });
+    const updating = await refusal(updateClient(s, clientId, { requirePkce: true }));
+    expect(registering).toBe(
+      'openid-oauth-bridge: requirePkce applies to authorization_code clients only (PKCE protects the code)',
+    );
+    expect(updating).toBe(registering);
   });
 
   it('updateClient changes name, redirect URI, scopes and PKCE in place, with the same checks', async () => {

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
-import { runCodeFlow, runExample } from './run-example.js';
+import { freePort, runCodeFlow, runExample } from './run-example.js';
 
 /*
  * examples/multi-instance.ts on a real PostgreSQL and a real Redis: a whole code flow through its
@@ -28,14 +27,6 @@ async function redisAvailability(): Promise<{ ok: true } | { ok: false; reason: 
   } finally {
     await client.close().catch(() => undefined);
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 const postgres = await postgresAvailability();

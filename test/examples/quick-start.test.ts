@@ -1,24 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
-import { runCodeFlow, runExample } from './run-example.js';
+import { freePort, runCodeFlow, runExample } from './run-example.js';
 
 /*
  * The README's quick start, ESM and CommonJS (examples/quick-start.mjs and .cjs, which the README
  * includes word for word), run as the README says: a whole code flow against it, then a restart on
  * the same database, which must find the registered client and keep it instead of crashing.
  */
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 let op: RunningDevelopmentProvider;
 let dir: string;

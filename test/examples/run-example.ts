@@ -6,12 +6,22 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { expect } from 'vitest';
 import { Browser, firstForm, signInAtDevelopmentProvider } from '../support/browser.js';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
 const TSCONFIG = join(ROOT, 'examples', 'tsconfig.json');
+
+/** A port free on 127.0.0.1 right now. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 export interface RunningExample {
   child: ChildProcess;
@@ -25,9 +35,27 @@ export interface RunningExample {
 }
 
 export function runExample(file: string, env: Record<string, string>): RunningExample {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'examples', file)], {
-    cwd: ROOT,
-    env: { ...process.env, TSX_TSCONFIG_PATH: TSCONFIG, ...env },
+  return runProgram(file, ['--import', 'tsx', join(ROOT, 'examples', file)], ROOT, {
+    TSX_TSCONFIG_PATH: TSCONFIG,
+    ...env,
+  });
+}
+
+/**
+ * Runs `node <args>` in `cwd` (`file` names it in messages), as `runExample` does; a variable
+ * set to `undefined` in `env` is removed from the inherited environment.
+ */
+export function runProgram(
+  file: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string | undefined>,
+): RunningExample {
+  const child = spawn(process.execPath, args, {
+    cwd,
+    env: Object.fromEntries(
+      Object.entries({ ...process.env, ...env }).filter(([, value]) => value !== undefined),
+    ),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -78,6 +106,8 @@ export interface CodeFlow {
   scope: string;
   providerIdentifier: string;
   user: string;
+  /** The user has consented before: no consent page, straight back to the client. */
+  consentRemembered?: boolean;
 }
 
 /**
@@ -115,17 +145,22 @@ export async function runCodeFlow(flow: CodeFlow, apiPath: string) {
   const toProvider = await follow(`/oauth/authorize?${query}`);
   expect(toProvider.location, await toProvider.res.text()).toMatch(/^http/);
   const callback = await signInAtDevelopmentProvider(toProvider.location!, flow.user);
-  let { res } = await follow(callback);
-  expect(res.status).toBe(200); // the consent page
-  const form = firstForm(await res.text());
-  expect(form).not.toBeNull();
-  res = await send(form!.action, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(flow.baseUrl).origin },
-    body: new URLSearchParams({ ...form!.fields, decision: 'allow' }),
-  });
-  expect(res.status).toBe(303); // to the client's redirect URI, as a GET
-  const back = new URL(res.headers.get('location')!);
+  let { res, location } = await follow(callback);
+  if (flow.consentRemembered) {
+    expect(res.status).toBe(302); // no consent page this time
+  } else {
+    expect(res.status).toBe(200); // the consent page
+    const form = firstForm(await res.text());
+    expect(form).not.toBeNull();
+    res = await send(form!.action, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: new URL(flow.baseUrl).origin },
+      body: new URLSearchParams({ ...form!.fields, decision: 'allow' }),
+    });
+    expect(res.status).toBe(303); // to the client's redirect URI, as a GET
+    location = res.headers.get('location');
+  }
+  const back = new URL(location!);
   expect(back.origin + back.pathname).toBe(flow.redirectUri);
   expect(back.searchParams.get('state')).toBe('state-1');
   const code = back.searchParams.get('code');

@@ -4,25 +4,51 @@
  * @types/express besides the package. Also loads both builds in one process (the dual-package
  * hazard). Dependencies come from npm's cache, so the test runs offline.
  */
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { freePort, runCodeFlow, runProgram } from '../examples/run-example.js';
 import { pack, ROOT, type Packed } from './packed.js';
+import { readmeQuickStart } from './readme-quick-start.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 let packed: Packed;
 let esmApp: string;
 let cjsApp: string;
 let tsApp: string;
+let readmeEsmApp: string;
+let readmeCjsApp: string;
+const quickStart = readmeQuickStart();
+
+/**
+ * The storage driver's native addon. `npm ci --ignore-scripts` (offline, as CI runs it) skips the
+ * install script that would build it; the build is the one this repository's `npm ci` made for
+ * this machine, so the app gets that file, as its own install script would have made it.
+ */
+function copyNativeAddons(app: string) {
+  for (const driver of quickStart.drivers) {
+    const release = join('node_modules', driver, 'build', 'Release');
+    for (const file of ['better_sqlite3.node']) {
+      if (!existsSync(join(ROOT, release, file))) continue;
+      mkdirSync(join(app, release), { recursive: true });
+      copyFileSync(join(ROOT, release, file), join(app, release, file));
+    }
+  }
+}
 
 beforeAll(async () => {
   packed = await pack();
-  [esmApp, cjsApp, tsApp] = await Promise.all([
+  [esmApp, cjsApp, tsApp, readmeEsmApp, readmeCjsApp] = await Promise.all([
     packed.app('esm-app', { type: 'module' }),
     packed.app('cjs-app', { type: 'commonjs' }),
     packed.app('ts-app', { type: 'module' }, ['typescript', '@types/node', '@types/express']),
+    // A stranger's `npm init -y` makes a CommonJS package; the ESM program is an .mjs file in it.
+    packed.app('readme-esm-app', { type: 'module' }, quickStart.drivers),
+    packed.app('readme-cjs-app', { type: 'commonjs' }, quickStart.drivers),
   ]);
-}, 120_000);
+  copyNativeAddons(readmeEsmApp);
+  copyNativeAddons(readmeCjsApp);
+}, 180_000);
 afterAll(() => packed?.dispose());
 
 const rootUrls = (port = '\\d+') => ({
@@ -99,6 +125,98 @@ describe('the packed tarball', () => {
   });
 });
 
+describe("the README's own quick start, installed from the tarball with the driver its install line names", () => {
+  it('names a storage driver, the settings it reads, and the request that gets a code', () => {
+    expect(quickStart.drivers).toEqual(['better-sqlite3']);
+    expect(quickStart.env).toEqual(['SESSION_SECRET', 'OPENID_PROVIDER']);
+    expect(Object.fromEntries(quickStart.authorize.searchParams)).toEqual({
+      response_type: 'code',
+      client_id: 'photo-printer',
+      redirect_uri: 'https://printer.example/callback',
+      scope: 'realms:read',
+    });
+  });
+
+  it.each([
+    ['ESM', () => readmeEsmApp, () => quickStart.esmFile, () => quickStart.esm],
+    ['CommonJS', () => readmeCjsApp, () => quickStart.commonjsFile, () => quickStart.commonjs],
+  ])(
+    'the %s program runs as written, gives a token, and starts again on its database',
+    { timeout: 90_000 },
+    async (_kind, app, file, code) => {
+      writeFileSync(join(app(), file()), code());
+      // The README's ports (3000, 4000) may be taken here: free ones instead.
+      const [port, providerPort] = [await freePort(), await freePort()];
+      const providerIdentifier = quickStart.provider.identifier.replace(':4000', `:${providerPort}`);
+      const provider = runProgram(
+        'the development provider',
+        [
+          '--input-type=module',
+          '-e',
+          quickStart.provider.script.replace('port: 4000', `port: ${providerPort}`),
+        ],
+        app(),
+        {},
+      );
+      onTestFinished(() => provider.stop().then(() => undefined));
+      // Only what the README's run line sets, and PORT, which the program reads.
+      const env = {
+        SESSION_SECRET: 'a session secret of at least 32 characters',
+        OPENID_PROVIDER: providerIdentifier,
+        PORT: String(port),
+        DATABASE_URL: undefined, // its default: sqlite:./.data/quick-start.db
+      };
+      const request = quickStart.authorize.searchParams;
+      const flow = (clientSecret: string, consentRemembered = false) =>
+        runCodeFlow(
+          {
+            baseUrl: `http://localhost:${port}`,
+            origin: `http://127.0.0.1:${port}`,
+            clientId: request.get('client_id')!,
+            clientSecret,
+            redirectUri: request.get('redirect_uri')!,
+            scope: request.get('scope')!,
+            providerIdentifier,
+            user: 'alice',
+            consentRemembered,
+          },
+          '/v1/realms',
+        );
+      await expect
+        .poll(() =>
+          fetch(providerIdentifier).then(
+            (r) => r.status,
+            () => 0,
+          ),
+        )
+        .toBe(200);
+
+      const first = runProgram(file(), [file()], app(), env);
+      let clientSecret: string;
+      try {
+        [, clientSecret = ''] = await first.waitFor(/secret \(shown once\): (\S+)/);
+        await first.waitFor(/listening on/);
+        const { body } = await flow(clientSecret);
+        expect(body).toEqual({ user: expect.any(String), realms: ['Ravenholm'] });
+      } finally {
+        await first.stop();
+      }
+      expect(existsSync(join(app(), '.data', 'quick-start.db'))).toBe(true);
+
+      // The second start finds its client, keeps it (the secret still works) and says nothing.
+      const second = runProgram(file(), [file()], app(), env);
+      try {
+        await second.waitFor(/listening on/);
+        const { body } = await flow(clientSecret, true); // the consent is in the database too
+        expect(body).toMatchObject({ realms: ['Ravenholm'] });
+        expect(second.output()).toBe(`listening on http://localhost:${port}\n`);
+      } finally {
+        await second.stop();
+      }
+    },
+  );
+});
+
 describe('one package identity, both builds in one process', () => {
   it('answers 401 (not 500) to a wrong client secret and the listeners hear it', async () => {
     copyFileSync(join(FIXTURES, 'dual-load.mjs'), join(esmApp, 'dual.mjs'));
@@ -114,6 +232,25 @@ describe('one package identity, both builds in one process', () => {
     expect(out.body).toMatchObject({ error: 'invalid_client' });
     expect(out.status).toBe(401);
     expect(out.heard).toContain('client.authentication_failed');
+  });
+});
+
+describe('one ClientIdTakenError, both builds in one process', () => {
+  it("is an instance of either copy's class, whichever copy threw it", async () => {
+    copyFileSync(join(FIXTURES, 'dual-client-id-taken.mjs'), join(esmApp, 'dual-taken.mjs'));
+    const out = JSON.parse(await packed.run(esmApp, process.execPath, ['dual-taken.mjs'])) as Record<
+      string,
+      unknown
+    >;
+    expect(out).toEqual({
+      distinct: true, // really two classes
+      cjsErrorIsEsm: true,
+      cjsErrorIsCjs: true,
+      esmErrorIsCjs: true,
+      esmErrorIsEsm: true,
+      otherRefusalIsTaken: false,
+      otherRefusal: expect.stringContaining('must use https'),
+    });
   });
 });
 
