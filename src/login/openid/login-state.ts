@@ -1,3 +1,4 @@
+import { MAX_PROVIDER_NAME_LENGTH } from '../../config/limits.js';
 import { z } from 'zod';
 import { parseHttpUrl } from './realm.js';
 
@@ -24,7 +25,7 @@ export interface LoginState {
 
 const loginStateSchema = z.object({
   id: z.string().regex(/^[A-Za-z0-9_-]{22}$/),
-  provider: z.string().min(1).max(200),
+  provider: z.string().min(1).max(MAX_PROVIDER_NAME_LENGTH),
   opEndpoint: z
     .string()
     .max(2048)

@@ -1,3 +1,4 @@
+import { MAX_PROVIDER_NAME_LENGTH } from '../../config/limits.js';
 import { z } from 'zod';
 
 /**
@@ -99,7 +100,7 @@ const icon = z
  * {@link ProviderPreset}, kept as given. Exported for the server's options, which accept the same.
  */
 export const openIdProviderSchema = z.object({
-  name: z.string().min(1).max(200),
+  name: z.string().min(1).max(MAX_PROVIDER_NAME_LENGTH),
   identifier: httpUrl('identifier'),
   endpoints: z
     .array(z.union([httpUrl('endpoint'), pattern('an endpoint pattern')]))

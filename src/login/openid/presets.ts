@@ -1,3 +1,4 @@
+import { isLoopbackHost } from '../../clients/redirect-uri.js';
 import { parseHttpUrl } from './realm.js';
 import type { AccountOfLogin, ProviderPreset, SregField, VerifiedAssertion } from './provider-policy.js';
 
@@ -150,7 +151,7 @@ function captured(claimedId: RegExp, verified: VerifiedAssertion): string {
 function baseOf(baseUrl: string | undefined, publicBase: string): string {
   if (baseUrl === undefined) return publicBase;
   const url = parseHttpUrl(baseUrl);
-  const loopback = url !== null && ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+  const loopback = url !== null && isLoopbackHost(url.hostname);
   if (
     url === null ||
     url.pathname !== '/' ||
