@@ -100,7 +100,7 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   ctx.redirectTarget = targetOf(server, pending);
 }
 
-export function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
+function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
   return {
     redirectUri: pending.redirectUri,
     responseType: pending.responseType,
@@ -117,7 +117,7 @@ export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: Gra
   const { server, pending, req } = ctx;
   const { grantId } = grant;
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
-  const target = targetOf(server, pending);
+  const target = ctx.redirectTarget!;
   if (pending.responseType === 'code') {
     const code = await issueCode(server, {
       ...subject,

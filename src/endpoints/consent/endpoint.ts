@@ -9,7 +9,7 @@ import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
-import { issue, loadActiveClient, targetOf } from '../authorize/continue.js';
+import { issue, loadActiveClient } from '../authorize/continue.js';
 import type { AuthorizeContext } from '../authorize/request.js';
 
 interface ConsentContext extends AuthorizeContext, FormContext {
@@ -72,7 +72,7 @@ async function decide(ctx: ConsentContext): Promise<void> {
       ...eventContext(req),
     });
     const denied = { error: 'access_denied', error_description: 'The user denied the request.' };
-    ctx.answer = backToClient(targetOf(server, pending), denied, req.method);
+    ctx.answer = backToClient(ctx.redirectTarget!, denied, req.method);
     return;
   }
   if (decision !== 'allow')
