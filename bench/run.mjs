@@ -38,7 +38,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
-    workloads: { type: 'string', default: 'realms,refresh,code,authorize' },
+    workloads: { type: 'string' },
     contenders: { type: 'string' },
     tokens: { type: 'string' },
     codes: { type: 'string', default: '250000' },
@@ -177,7 +177,7 @@ async function main() {
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
   const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id)) ? probeBounds(pinned) : {};
-  for (const workload of args.workloads.split(',')) {
+  for (const workload of (args.workloads ?? 'realms,refresh,code,authorize').split(',')) {
     const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
       tokens,
       rounds,
@@ -671,26 +671,164 @@ function printTable(workload, rows, bounds = {}) {
   }
 }
 
-/** The `realms` lookup with 1,000 and with 1,000,000 stored access tokens, per storage. */
+/**
+ * `--scale`: W1 (`realms`) and W3 (`code`) against 1,000 and 1,000,000 stored tokens, per
+ * contender. Both stores are up at once and take turns (interleaved, as `--interleave`): each
+ * round measures both for `--duration` s, starting with the other one than the last round, so a
+ * slow spell of the machine falls on both. The first count's tokens are saved through the
+ * adapter; the rest are bulk copies in SQL in the library's own format (lib/bulk.mjs), and the
+ * `realms` load presents a random one of all of them. PostgreSQL runs in a database of its own,
+ * created and dropped here (BENCH_SCALE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
+ * Afterwards the plans of the statements the largest store ran (EXPLAIN) are checked for scans.
+ */
 async function scale(contenders) {
   const counts = (args.tokens ?? '1000,1000000').split(',').map(Number);
+  const workloads = (args.workloads ?? 'realms,code').split(',');
+  const rounds = Number(args.rounds);
+  const codes = workloads.includes('code') ? Number(args.codes) : 0;
+  const database = contenders.some((c) => c.needsPostgres) ? await scaleDatabase() : undefined;
+  const results = [];
+  const plans = [];
+  try {
+    for (const contender of contenders.filter((c) => !c.baseline)) {
+      const entries = [];
+      try {
+        for (const tokens of counts) {
+          const started = Date.now();
+          console.error(
+            `  ${contender.label}: storing ${tokens.toLocaleString('en')} tokens, ${codes} codes`,
+          );
+          const child = await start(contender, {
+            BENCH_WORKLOAD: 'realms',
+            BENCH_TOKENS: String(tokens),
+            BENCH_LIBRARY_TOKENS: String(Math.min(tokens, counts[0])),
+            BENCH_CODES: String(codes),
+            BENCH_RECORD_SQL: '1',
+            ...(database ? { BENCH_POSTGRES_URL: database.url } : {}),
+          });
+          entries.push({ tokens, child, seconds: (Date.now() - started) / 1000 });
+        }
+        for (const workload of workloads) {
+          const loads = entries.map((e) => loadFor(workload, e.child, { tokens: e.tokens, codes }));
+          const rows = entries.map(() => []);
+          let failure;
+          try {
+            for (const load of loads) await warmUp(load);
+            for (let round = 0; round < rounds; round++) {
+              for (const i of rotation(entries.length, round)) {
+                const row = await measureWindow(entries[i].child, loads[i], Number(args.duration));
+                console.error(
+                  `  ${workload} · ${contender.label} · ${entries[i].tokens.toLocaleString('en')} tokens: ${Math.round(row.requestsPerSecond)} req/s, ${Math.round(row.cpuMicros)} µs/req`,
+                );
+                rows[i].push(row);
+              }
+            }
+          } catch (err) {
+            failure = err.message;
+            console.error(`  ${workload} · ${contender.label}: FAILED: ${failure}`);
+          }
+          results.push({ contender, workload, entries, rows, failure });
+        }
+        const largest = entries.at(-1);
+        if (largest && largest.child.exitCode === null) {
+          largest.child.send('explain');
+          const [message] = await once(largest.child, 'message');
+          plans.push({ contender, tokens: largest.tokens, plans: message.plans ?? [] });
+        }
+      } finally {
+        await Promise.all(entries.map((e) => stop(e.child)));
+      }
+    }
+  } finally {
+    await database?.drop();
+  }
+  printScale(counts, results, plans, rounds);
+}
+
+/** A PostgreSQL database for `--scale` alone: created now, dropped by `drop()`. */
+async function scaleDatabase() {
+  const admin = process.env.BENCH_SCALE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = 'bench_scale';
+  const query = async (text) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await query(`drop database if exists ${name} with (force)`);
+  await query(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  console.error(`  PostgreSQL: database ${name} created for the scale run`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await query(`drop database if exists ${name} with (force)`);
+      console.error(`  PostgreSQL: database ${name} dropped`);
+    },
+  };
+}
+
+function printScale(counts, results, plans, rounds) {
+  const median = (values) => quantile(values, 0.5);
+  const label = (n) => `${n.toLocaleString('en')} tokens`;
+  console.log('\n## Scale: W1 (`GET /v1/realms`) and W3 (code exchange) against stored tokens\n');
   console.log(
-    '\n## Lookup cost against stored tokens (`GET /v1/realms`, a random stored token per request)\n',
+    `${rounds} interleaved turns of ${args.duration} s per store, both stores up at once; medians, and the range of the per-round ratio in parentheses. ` +
+      `The W1 load presents a random one of all stored tokens. Target (issue 21): the largest store within 10 % of the smallest in CPU per request.\n`,
   );
+  const last = counts.at(-1);
   console.log(
-    `| contender | ${counts.map((n) => `${n.toLocaleString('en')} tokens: req/s · µs/req`).join(' | ')} | CPU ratio, last vs first |`,
+    `| contender | workload | ${counts.map((n) => `${label(n)}: req/s · CPU µs/req`).join(' | ')} | CPU/req, ${label(last)} ÷ ${label(counts[0])} | req/s, ${label(last)} ÷ ${label(counts[0])} | within 10 % |`,
   );
-  console.log(`|---|${counts.map(() => '---:').join('|')}|---:|`);
-  for (const contender of contenders.filter((c) => !c.baseline)) {
-    const rows = [];
-    for (const tokens of counts) rows.push(await measure(contender, 'realms', { tokens }));
-    const cells = rows.map((r) =>
-      r.failure ? `void: ${r.failure}` : `${fmt(r.requestsPerSecond)} · ${fmt(r.cpuMicros)}`,
+  console.log(`|---|---|${counts.map(() => '---:').join('|')}|---:|---:|---|`);
+  for (const { contender, workload, rows, failure } of results) {
+    if (failure || rows.some((r) => r.length === 0)) {
+      console.log(`| ${contender.label} | ${workload} | void: ${String(failure).replaceAll('|', '\\|')} |`);
+      continue;
+    }
+    const cells = rows.map(
+      (r) => `${fmt(median(r.map((x) => x.requestsPerSecond)))} · ${fmt(median(r.map((x) => x.cpuMicros)))}`,
     );
-    const first = rows[0];
-    const last = rows.at(-1);
-    const ratio = first.failure || last.failure ? '' : fmt(last.cpuMicros / first.cpuMicros, 3);
-    console.log(`| ${contender.label} | ${cells.join(' | ')} | ${ratio} |`);
+    const cpuRatios = rows[0].map((first, round) => rows.at(-1)[round].cpuMicros / first.cpuMicros);
+    const rateRatios = rows[0].map(
+      (first, round) => rows.at(-1)[round].requestsPerSecond / first.requestsPerSecond,
+    );
+    const cpu = median(cpuRatios);
+    console.log(
+      `| ${contender.label} | ${workload} | ${cells.join(' | ')} | ${fmt(cpu, 3)} (${fmt(Math.min(...cpuRatios), 2)}–${fmt(Math.max(...cpuRatios), 2)}) | ` +
+        `${fmt(median(rateRatios), 3)} | ${cpu <= 1.1 ? 'yes' : 'NO'} |`,
+    );
+  }
+  for (const { contender, workload, entries } of results.filter((r) => r.workload === results[0].workload)) {
+    console.log(
+      `\n- ${contender.label}: ready in ${entries.map((e) => `${fmt(e.seconds, 1)} s (${label(e.tokens)})`).join(', ')}` +
+        ` (${workload} first)`,
+    );
+  }
+  console.log('\n### Plans of the statements the largest store ran (EXPLAIN)\n');
+  for (const { contender, tokens, plans: list } of plans) {
+    // A full scan of a table that grows with the tokens is what would not stay flat.
+    const scans = list.filter(({ plan }) =>
+      /Seq Scan on oauth_|^SCAN (?!CONSTANT)|\nSCAN (?!CONSTANT)/m.test(plan),
+    );
+    console.log(
+      `- ${contender.label}, ${label(tokens)}: ${list.length} distinct statements, ` +
+        `${scans.length === 0 ? 'none scans a table' : `${scans.length} with a scan:`}`,
+    );
+    for (const { sql, plan } of scans) {
+      console.log(
+        `\n  \`${sql.replace(/\s+/g, ' ').slice(0, 300)}\`\n\n  \`\`\`\n  ${plan.replaceAll('\n', '\n  ')}\n  \`\`\``,
+      );
+    }
+    for (const { sql, plan } of list) {
+      console.log(
+        `  - \`${sql.replace(/\s+/g, ' ').slice(0, 110)}…\`: ${plan.replace(/\s+/g, ' ').slice(0, 220)}`,
+      );
+    }
   }
 }
 
