@@ -6,8 +6,9 @@
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
  *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave]
- *   node bench/run.mjs --scale [--tokens 1000,1000000]   lookup cost against the number of stored tokens
- *   node bench/run.mjs --soak 300                          server memory under load, sampled every 30 s
+ *   node bench/run.mjs --scale [--workloads realms,code]   (or bench/scale.mjs) 1,000 vs 1,000,000 tokens
+ *   node bench/run.mjs --soak 300 [--workloads realms,refresh,code,authorize] [--sample 10]
+ *                                                          server RSS under full load, sampled every 10 s
  *
  * See bench/README.md for what the rows mean and the last results.
  */
@@ -15,6 +16,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
+import { clearInterval, setInterval } from 'node:timers';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -44,6 +46,7 @@ const { values: args } = parseArgs({
     codes: { type: 'string', default: '250000' },
     scale: { type: 'boolean', default: false },
     soak: { type: 'string' },
+    sample: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     interleave: { type: 'boolean', default: false },
   },
@@ -80,6 +83,7 @@ const CONTENDERS = [
   },
   { id: 'oauth2orize', label: 'oauth2orize 1.12 + passport', file: 'oauth2orize.mjs' },
   { id: 'oauth2-server', label: '@node-oauth/oauth2-server 5', file: 'node-oauth2-server.mjs' },
+  { id: 'oidc-provider', label: 'oidc-provider 9 (Koa, in Express)', file: 'oidc-provider.mjs' },
   // Only when asked for by id: a control and the library's parts, for `GET /v1/realms`.
   {
     id: 'express-again',
@@ -464,7 +468,8 @@ class Check {
         return undefined;
       }
       case 'authorize': {
-        if (status !== 302) return 'not 302';
+        // 302 from most; oidc-provider answers 303 (See Other), as good for a GET.
+        if (status !== 302 && status !== 303) return 'not a redirect (302 or 303)';
         const location = headerOf(headers, 'location') ?? '';
         if (!location.startsWith(`${REDIRECT_URI}?code=`)) return `location ${location}`;
         return new URL(location).searchParams.get('state') === STATE ? undefined : 'state lost';
@@ -494,7 +499,7 @@ async function run(load, seconds) {
     url: load.url,
     connections: Number(args.connections),
     duration: seconds,
-    requests: [load.request],
+    requests: [load.request].flat(),
   });
 }
 
@@ -833,40 +838,117 @@ function printScale(counts, results, plans, rounds) {
 }
 
 /**
- * The server's memory across a long `realms` run: heap after a full collection and RSS, every
- * 30 s. Requests only read, so a heap that grows is a leak.
+ * `--soak SECONDS`: the server's memory under full load for SECONDS, per contender. One
+ * continuous autocannon run of the `--workloads` (default `realms`; several are mixed: each
+ * connection sends them in turn), every answer checked; the server's RSS read from
+ * /proc/PID/status every `--sample` s (default 10) without disturbing it, and its heap after a
+ * full collection at the start and the end. Prints the samples, RSS first/last/max and its slope
+ * (least squares, MB per minute) over the whole run and after its first minute.
  */
 async function soak(contenders, seconds) {
-  console.log(`\n## Server memory across ${seconds} s of \`GET /v1/realms\`\n`);
-  for (const contender of contenders.filter((c) => c.id.startsWith('library-'))) {
-    const tokens = Number(args.tokens ?? 1000);
-    const codes = codesFor('realms');
-    const child = await startFor(contender, 'realms', { tokens, codes });
+  const workloads = (args.workloads ?? 'realms').split(',');
+  const every = Number(args.sample ?? 10);
+  const codes = workloads.includes('code') ? Number(args.codes) : 0;
+  const tokens = Number(args.tokens ?? 1000);
+  console.log(`\n## Server memory across ${seconds} s of full load: ${workloads.join(' + ')}\n`);
+  for (const contender of contenders.filter((c) => !c.baseline)) {
+    const child = await start(contender, {
+      BENCH_WORKLOAD: workloads.includes('authorize') ? 'authorize' : workloads[0],
+      BENCH_TOKENS: String(tokens),
+      BENCH_CODES: String(codes),
+    });
     try {
-      const load = loadFor('realms', child, { tokens, codes });
+      const load = mixedLoad(workloads, child, { tokens, codes });
       await warmUp(load);
-      const samples = [{ at: 0, ...(await memoryOf(child)) }];
-      let served = 0;
-      for (let at = 30; at <= seconds; at += 30) {
-        await run(load, Math.min(30, seconds - at + 30));
-        if (load.check.wrong > 0) throw new Error(load.check.describe());
-        served += load.check.ok;
-        samples.push({ at, ...(await memoryOf(child)) });
+      const heapStart = (await memoryOf(child)).heapUsed;
+      const samples = [];
+      const started = Date.now();
+      const sample = () => samples.push({ at: (Date.now() - started) / 1000, rss: rssOf(child.pid) });
+      sample();
+      const timer = setInterval(sample, every * 1000);
+      const cpuBefore = cpuSeconds(child.pid);
+      let result;
+      try {
+        result = await run(load, seconds);
+      } finally {
+        clearInterval(timer);
       }
-      const mb = (bytes) => (bytes / 1048576).toFixed(1);
-      console.log(`### ${contender.label}: ${served.toLocaleString('en')} requests, all checked\n`);
-      console.log('| s | heap used after GC, MB | RSS, MB |');
-      console.log('|---:|---:|---:|');
-      for (const s of samples) console.log(`| ${s.at} | ${mb(s.heapUsed)} | ${mb(s.rss)} |`);
-      const heaps = samples.slice(1).map((s) => s.heapUsed);
+      sample();
+      const cpu = cpuSeconds(child.pid) - cpuBefore;
+      const failure =
+        load.check.wrong > 0
+          ? load.check.describe()
+          : result.errors + result.timeouts > 0
+            ? `${result.errors} connection errors, ${result.timeouts} timeouts`
+            : undefined;
+      const heapEnd = (await memoryOf(child)).heapUsed;
+      const mb = (bytes) => bytes / 1048576;
       console.log(
-        `\nheap after the first 30 s: ${mb(heaps[0])} MB, at the end: ${mb(heaps.at(-1))} MB, ` +
-          `largest: ${mb(Math.max(...heaps))} MB\n`,
+        `### ${contender.label}: ${load.check.ok.toLocaleString('en')} requests in ${fmt(result.duration)} s ` +
+          `(${fmt(load.check.ok / result.duration)} req/s, server core busy ${fmt((cpu / result.duration) * 100)} %), ` +
+          `${failure ? `FAILED: ${failure}` : 'all checked, no errors'}\n`,
+      );
+      console.log('| s | RSS, MB |');
+      console.log('|---:|---:|');
+      for (const s of samples) console.log(`| ${fmt(s.at)} | ${fmt(mb(s.rss), 1)} |`);
+      const rss = samples.map((s) => mb(s.rss));
+      const slope = (list) => slopePerMinute(list.map((s) => [s.at, mb(s.rss)]));
+      const afterMinute = samples.filter((s) => s.at >= 60);
+      console.log(
+        `\nRSS first ${fmt(rss[0], 1)} MB, last ${fmt(rss.at(-1), 1)} MB, max ${fmt(Math.max(...rss), 1)} MB; ` +
+          `slope ${fmt(slope(samples), 2)} MB/min over the run, ${afterMinute.length >= 3 ? `${fmt(slope(afterMinute), 2)} MB/min after the first minute` : 'too short for a slope after the first minute'}; ` +
+          `heap after a full GC ${fmt(mb(heapStart), 1)} MB at the start, ${fmt(mb(heapEnd), 1)} MB at the end\n`,
       );
     } finally {
       await stop(child);
     }
   }
+}
+
+/** Least-squares slope of [seconds, MB] points, in MB per minute. */
+function slopePerMinute(points) {
+  const n = points.length;
+  const meanX = points.reduce((a, [x]) => a + x, 0) / n;
+  const meanY = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? 0 : (num / den) * 60;
+}
+
+/** Resident set size of a process, in bytes (/proc/PID/status, VmRSS). */
+function rssOf(pid) {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/** Several workloads' requests in one load: each connection sends them in turn; checks summed. */
+function mixedLoad(workloads, child, options) {
+  const loads = workloads.map((workload) => loadFor(workload, child, options));
+  if (loads.length === 1) return loads[0];
+  const checks = loads.map((l) => l.check);
+  const sum = (key) => checks.reduce((a, c) => a + c[key], 0);
+  return {
+    url: loads[0].url,
+    request: loads.map((l) => l.request),
+    check: {
+      get ok() {
+        return sum('ok');
+      },
+      get wrong() {
+        return sum('wrong');
+      },
+      describe: () =>
+        checks
+          .filter((c) => c.wrong > 0)
+          .map((c) => `${c.workload}: ${c.describe()}`)
+          .join('; '),
+      reset: () => checks.forEach((c) => c.reset()),
+    },
+  };
 }
 
 await main();
