@@ -181,13 +181,76 @@ async function main() {
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
   const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id)) ? probeBounds(pinned) : {};
+  const summary = [];
   for (const workload of (args.workloads ?? 'realms,refresh,code,authorize').split(',')) {
     const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
       tokens,
       rounds,
     });
-    printTable(workload, combineRounds(measured), bounds);
+    const rows = combineRounds(measured);
+    printTable(workload, rows, bounds);
+    summary.push({ workload, rows });
   }
+  printPeerTable(summary, bounds);
+}
+
+/** The peer table's columns (issue 21), by contender id. */
+const PEER_COLUMNS = [
+  ['oauth2orize', 'oauth2orize'],
+  ['oauth2-server', '@node-oauth'],
+  ['oidc-provider', 'oidc-provider'],
+  ['library-memory', 'ours, memory'],
+  ['library-sqlite', 'ours, SQLite'],
+  ['library-postgres', 'ours, PostgreSQL'],
+];
+
+const PEER_ROWS = {
+  realms: 'W1 bearer',
+  refresh: 'W2 refresh',
+  code: 'W3 code exchange',
+  authorize: 'W4 authorize',
+};
+
+/**
+ * Issue 21's peer table: each workload a row, each contender its CPU ratio to the stub (baseline
+ * CPU µs per request ÷ its own; what one core serves next to the stub), and for SQLite and
+ * PostgreSQL the bound (memory row + storage probe) as the same ratio, with the row's CPU ÷ bound.
+ */
+function printPeerTable(summary, bounds) {
+  if (!summary.some(({ rows }) => rows.some((r) => r.contender.baseline && !r.failure))) return;
+  const engines = [
+    ['sqlite', 'library-sqlite', 'SQLite'],
+    ['postgres', 'library-postgres', 'PostgreSQL'],
+  ];
+  console.log('\n## Peer table: server CPU per request, stub ÷ contender (higher is better)\n');
+  console.log(
+    `| workload | ${PEER_COLUMNS.map(([, title]) => title).join(' | ')} | ${engines.map(([, , name]) => `bound, ${name} (ours ÷ bound in CPU)`).join(' | ')} |`,
+  );
+  console.log(`|---|${PEER_COLUMNS.map(() => '---:').join('|')}|${engines.map(() => '---:').join('|')}|`);
+  for (const { workload, rows } of summary) {
+    const byId = new Map(rows.map((r) => [r.contender.id, r]));
+    const baseline = rows.find((r) => r.contender.baseline && !r.failure);
+    const cells = PEER_COLUMNS.map(([id]) => {
+      const row = byId.get(id);
+      if (!row) return '';
+      return row.failure ? 'void' : fmt(row.capacity, 2);
+    });
+    const memory = byId.get('library-memory');
+    const boundCells = engines.map(([engine, id]) => {
+      const probe = bounds[engine]?.[workload];
+      const row = byId.get(id);
+      if (probe === undefined || !memory || memory.failure || !baseline) return '';
+      const bound = memory.cpuMicros + probe;
+      const own = row && !row.failure ? ` (×${fmt(row.cpuMicros / bound, 2)})` : '';
+      return `${fmt(baseline.cpuMicros / bound, 2)}${own}`;
+    });
+    console.log(`| ${PEER_ROWS[workload] ?? workload} | ${cells.join(' | ')} | ${boundCells.join(' | ')} |`);
+  }
+  const rounds = summary[0]?.rows.find((r) => r.rounds > 1)?.rounds;
+  console.log(
+    `\n${rounds ? `Medians of ${rounds} ${args.interleave ? 'interleaved turns' : 'rounds'}. ` : 'One round. '}` +
+      "A bound ratio is the stub's CPU per request over the bound's; the factor in parentheses is the row's CPU over its bound (issue 21: at most 1.15).",
+  );
 }
 
 /**
