@@ -936,7 +936,7 @@ async function soak(contenders, seconds) {
       } finally {
         clearInterval(timer);
       }
-      sample();
+      if ((Date.now() - started) / 1000 - samples.at(-1).at >= 1) sample();
       const cpu = cpuSeconds(child.pid) - cpuBefore;
       const failure =
         load.check.wrong > 0
