@@ -106,6 +106,20 @@ const CONTENDERS = [
     optional: true,
   },
   {
+    id: 'library-sqlite-mmap',
+    label: 'openid-oauth-bridge, SQLite, mmap_size 1 GiB (own handle)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'sqlite', BENCH_SQLITE_PRAGMAS: 'mmap_size = 1073741824' },
+    optional: true,
+  },
+  {
+    id: 'library-sqlite-cache512',
+    label: 'openid-oauth-bridge, SQLite, cache_size 512 MiB (own handle)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'sqlite', BENCH_SQLITE_PRAGMAS: 'cache_size = -524288' },
+    optional: true,
+  },
+  {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',
     file: 'library.mjs',

@@ -14,12 +14,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import pg from 'pg';
+import { createRequire } from 'node:module';
 import {
   connectStorage,
   createAuthorizationServer,
   memoryStorage,
   oauthRouter,
   requireBearer,
+  sqlStorage,
 } from 'openid-oauth-bridge';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
@@ -104,7 +106,24 @@ async function openStorage(name) {
     const file = join(tmpdir(), `openid-oauth-bridge-bench-${process.pid}.db`);
     Object.assign(where, { engine: 'sqlite', file });
     cleanups.push(() => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true })));
-    return connectStorage(`sqlite:${file}`, { migrate: true });
+    const pragmas = process.env.BENCH_SQLITE_PRAGMAS;
+    if (!pragmas) return connectStorage(`sqlite:${file}`, { migrate: true });
+    // An experiment: the app's own handle (`sqlStorage({ sqlite })`, as the README allows) with
+    // connectStorage's pragmas and then BENCH_SQLITE_PRAGMAS (`;`-separated, e.g. mmap_size=1073741824).
+    const Database = createRequire(import.meta.resolve('openid-oauth-bridge'))('better-sqlite3');
+    const db = new Database(file);
+    for (const pragma of [
+      'journal_mode = WAL',
+      'synchronous = NORMAL',
+      'busy_timeout = 5000',
+      'cache_size = -65536',
+    ]) {
+      db.pragma(pragma);
+    }
+    for (const pragma of pragmas.split(';').filter(Boolean)) db.pragma(pragma);
+    const own = sqlStorage({ sqlite: db });
+    await own.migrate();
+    return own;
   }
   if (name === 'postgres') {
     const base = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
