@@ -21,6 +21,8 @@
  * SOAK_CONCURRENCY for throughput: the figures print requests per second and each instance's CPU.
  */
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createClient } from 'redis';
@@ -346,6 +348,14 @@ console.log(
   `soak: ${SECONDS} s, ${CONCURRENCY} workers, ${INSTANCES} instance(s) on PostgreSQL (schema ${schema})` +
     `${REDIS_URL ? `, ephemeral state on Redis ${REDIS_URL} (prefix ${REDIS_PREFIX})` : ''}, ${USERS} users`,
 );
+/** The machine's busy and total CPU ticks so far (/proc/stat), to tell how much else ran. */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - fields[3]! - (fields[4] ?? 0), total };
+}
+const machineBefore = machineTicks();
+const driverBefore = process.cpuUsage();
 const started = Date.now();
 const deadline = started + SECONDS * 1000;
 let steps = 0;
@@ -373,6 +383,8 @@ await Promise.all(
 );
 await watcher;
 const trafficSeconds = (Date.now() - started) / 1000;
+const driverCpu = process.cpuUsage(driverBefore);
+const machineAfter = machineTicks();
 
 // Every access token issued still works (at either instance); every refresh token is stored.
 let invalidAccess = 0;
@@ -484,8 +496,16 @@ const cpuShares = cpuAt.map((c, i) => {
   const seconds = ((c.end ?? 0) - (c.start ?? 0)) / 1e6;
   return `${String.fromCharCode(65 + i)} ${((seconds / trafficSeconds) * 100).toFixed(0)} % of a core`;
 });
+const machine = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
+const driverShare = (driverCpu.user + driverCpu.system) / 1e6 / trafficSeconds;
 console.log(
-  `instances' CPU during the traffic: ${cpuShares.join(', ')} (2 cores shared with the driver, PostgreSQL${REDIS_URL ? ', Redis' : ''})`,
+  `machine during the traffic: ${(machine * 100).toFixed(0)} % of its ${availableParallelism()} cores busy (anything running); ` +
+    `this driver ${(driverShare * 100).toFixed(0)} % of a core; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+);
+console.log(
+  `instances' CPU during the traffic: ${cpuShares.join(', ')} (the cores are shared with the driver, PostgreSQL${REDIS_URL ? ', Redis' : ''})`,
 );
 console.log(
   `\ntokens: ${accessTokens.length} access tokens issued, ${accessTokens.length - invalidAccess} still valid; ${new Set(refreshTokens).size} refresh tokens, ${new Set(refreshTokens).size - missingRefresh} still stored (checked in ${verifySeconds.toFixed(1)} s)`,
