@@ -260,7 +260,7 @@ function printPeerTable(summary, bounds) {
     });
     console.log(`| ${PEER_ROWS[workload] ?? workload} | ${cells.join(' | ')} | ${boundCells.join(' | ')} |`);
   }
-  const rounds = summary[0]?.rows.find((r) => r.rounds > 1)?.rounds;
+  const rounds = summary[0]?.rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
   console.log(
     `\n${rounds ? `Medians of ${rounds} ${args.interleave ? 'interleaved turns' : 'rounds'}. ` : 'One round. '}` +
       "A bound ratio is the stub's CPU per request over the bound's; the factor in parentheses is the row's CPU over its bound (issue 21: at most 1.15).",
