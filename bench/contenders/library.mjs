@@ -25,7 +25,15 @@ import {
 } from 'openid-oauth-bridge';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
-import { codeCount, forEachLimited, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
+import {
+  beforeExit,
+  codeCount,
+  forEachLimited,
+  listen,
+  ready,
+  tokenCount,
+  workload,
+} from '../lib/contender.mjs';
 import { forgetRecordedStatements, installStatementCounter } from '../lib/statement-counter.mjs';
 import {
   ACCESS_TOKEN,
@@ -128,8 +136,8 @@ async function openStorage(name) {
   if (name === 'postgres') {
     const base = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
     const schema = `bench_${process.pid}`;
-    process.on('message', async (message) => {
-      if (message !== 'exit') return;
+    beforeExit(async () => {
+      await storage.close();
       const client = new pg.Client({ connectionString: base });
       await client.connect();
       await client.query(`drop schema if exists ${schema} cascade`);
