@@ -814,8 +814,10 @@ async function scale(contenders) {
         const largest = entries.at(-1);
         if (largest && largest.child.exitCode === null) {
           largest.child.send('explain');
-          const [message] = await once(largest.child, 'message');
-          plans.push({ contender, tokens: largest.tokens, plans: message.plans ?? [] });
+          // Only the library's contender answers (a peer's has no SQL to explain).
+          const timeout = new Promise((resolve) => setTimeout(resolve, 30_000, [{}]).unref());
+          const [message] = await Promise.race([once(largest.child, 'message'), timeout]);
+          if (message.plans?.length) plans.push({ contender, tokens: largest.tokens, plans: message.plans });
         }
       } finally {
         await Promise.all(entries.map((e) => stop(e.child)));
@@ -891,7 +893,7 @@ function printScale(counts, results, plans, rounds) {
         ` (${workload} first)`,
     );
   }
-  console.log('\n### Plans of the statements the largest store ran (EXPLAIN)\n');
+  if (plans.length > 0) console.log('\n### Plans of the statements the largest store ran (EXPLAIN)\n');
   for (const { contender, tokens, plans: list } of plans) {
     // A full scan of a table that grows with the tokens is what would not stay flat.
     const scans = list.filter(({ plan }) =>
