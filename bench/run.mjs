@@ -6,8 +6,9 @@
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
  *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave]
- *   node bench/run.mjs --scale [--tokens 1000,1000000]   lookup cost against the number of stored tokens
- *   node bench/run.mjs --soak 300                          server memory under load, sampled every 30 s
+ *   node bench/run.mjs --scale [--workloads realms,code]   (or bench/scale.mjs) 1,000 vs 1,000,000 tokens
+ *   node bench/run.mjs --soak 300 [--workloads realms,refresh,code,authorize] [--sample 10]
+ *                                                          server RSS under full load, sampled every 10 s
  *
  * See bench/README.md for what the rows mean and the last results.
  */
@@ -15,6 +16,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism, cpus } from 'node:os';
+import { clearInterval, setInterval } from 'node:timers';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -38,12 +40,13 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
-    workloads: { type: 'string', default: 'realms,refresh,code,authorize' },
+    workloads: { type: 'string' },
     contenders: { type: 'string' },
     tokens: { type: 'string' },
     codes: { type: 'string', default: '250000' },
     scale: { type: 'boolean', default: false },
     soak: { type: 'string' },
+    sample: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     interleave: { type: 'boolean', default: false },
   },
@@ -80,6 +83,7 @@ const CONTENDERS = [
   },
   { id: 'oauth2orize', label: 'oauth2orize 1.12 + passport', file: 'oauth2orize.mjs' },
   { id: 'oauth2-server', label: '@node-oauth/oauth2-server 5', file: 'node-oauth2-server.mjs' },
+  { id: 'oidc-provider', label: 'oidc-provider 9 (Koa, in Express)', file: 'oidc-provider.mjs' },
   // Only when asked for by id: a control and the library's parts, for `GET /v1/realms`.
   {
     id: 'express-again',
@@ -99,6 +103,20 @@ const CONTENDERS = [
     label: 'bare Express 5 + requireBearer (memory)',
     file: 'express-parts.mjs',
     env: { BENCH_PART: 'bearer' },
+    optional: true,
+  },
+  {
+    id: 'library-sqlite-mmap',
+    label: 'openid-oauth-bridge, SQLite, mmap_size 1 GiB (own handle)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'sqlite', BENCH_SQLITE_PRAGMAS: 'mmap_size = 1073741824' },
+    optional: true,
+  },
+  {
+    id: 'library-sqlite-cache512',
+    label: 'openid-oauth-bridge, SQLite, cache_size 512 MiB (own handle)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'sqlite', BENCH_SQLITE_PRAGMAS: 'cache_size = -524288' },
     optional: true,
   },
   {
@@ -177,13 +195,76 @@ async function main() {
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
   const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id)) ? probeBounds(pinned) : {};
-  for (const workload of args.workloads.split(',')) {
+  const summary = [];
+  for (const workload of (args.workloads ?? 'realms,refresh,code,authorize').split(',')) {
     const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
       tokens,
       rounds,
     });
-    printTable(workload, combineRounds(measured), bounds);
+    const rows = combineRounds(measured);
+    printTable(workload, rows, bounds);
+    summary.push({ workload, rows });
   }
+  printPeerTable(summary, bounds);
+}
+
+/** The peer table's columns (issue 21), by contender id. */
+const PEER_COLUMNS = [
+  ['oauth2orize', 'oauth2orize'],
+  ['oauth2-server', '@node-oauth'],
+  ['oidc-provider', 'oidc-provider'],
+  ['library-memory', 'ours, memory'],
+  ['library-sqlite', 'ours, SQLite'],
+  ['library-postgres', 'ours, PostgreSQL'],
+];
+
+const PEER_ROWS = {
+  realms: 'W1 bearer',
+  refresh: 'W2 refresh',
+  code: 'W3 code exchange',
+  authorize: 'W4 authorize',
+};
+
+/**
+ * Issue 21's peer table: each workload a row, each contender its CPU ratio to the stub (baseline
+ * CPU µs per request ÷ its own; what one core serves next to the stub), and for SQLite and
+ * PostgreSQL the bound (memory row + storage probe) as the same ratio, with the row's CPU ÷ bound.
+ */
+function printPeerTable(summary, bounds) {
+  if (!summary.some(({ rows }) => rows.some((r) => r.contender.baseline && !r.failure))) return;
+  const engines = [
+    ['sqlite', 'library-sqlite', 'SQLite'],
+    ['postgres', 'library-postgres', 'PostgreSQL'],
+  ];
+  console.log('\n## Peer table: server CPU per request, stub ÷ contender (higher is better)\n');
+  console.log(
+    `| workload | ${PEER_COLUMNS.map(([, title]) => title).join(' | ')} | ${engines.map(([, , name]) => `bound, ${name} (ours ÷ bound in CPU)`).join(' | ')} |`,
+  );
+  console.log(`|---|${PEER_COLUMNS.map(() => '---:').join('|')}|${engines.map(() => '---:').join('|')}|`);
+  for (const { workload, rows } of summary) {
+    const byId = new Map(rows.map((r) => [r.contender.id, r]));
+    const baseline = rows.find((r) => r.contender.baseline && !r.failure);
+    const cells = PEER_COLUMNS.map(([id]) => {
+      const row = byId.get(id);
+      if (!row) return '';
+      return row.failure ? 'void' : fmt(row.capacity, 2);
+    });
+    const memory = byId.get('library-memory');
+    const boundCells = engines.map(([engine, id]) => {
+      const probe = bounds[engine]?.[workload];
+      const row = byId.get(id);
+      if (probe === undefined || !memory || memory.failure || !baseline) return '';
+      const bound = memory.cpuMicros + probe;
+      const own = row && !row.failure ? ` (×${fmt(row.cpuMicros / bound, 2)})` : '';
+      return `${fmt(baseline.cpuMicros / bound, 2)}${own}`;
+    });
+    console.log(`| ${PEER_ROWS[workload] ?? workload} | ${cells.join(' | ')} | ${boundCells.join(' | ')} |`);
+  }
+  const rounds = summary[0]?.rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
+  console.log(
+    `\n${rounds ? `Medians of ${rounds} ${args.interleave ? 'interleaved turns' : 'rounds'}. ` : 'One round. '}` +
+      "A bound ratio is the stub's CPU per request over the bound's; the factor in parentheses is the row's CPU over its bound (issue 21: at most 1.15).",
+  );
 }
 
 /**
@@ -464,7 +545,8 @@ class Check {
         return undefined;
       }
       case 'authorize': {
-        if (status !== 302) return 'not 302';
+        // 302 from most; oidc-provider answers 303 (See Other), as good for a GET.
+        if (status !== 302 && status !== 303) return 'not a redirect (302 or 303)';
         const location = headerOf(headers, 'location') ?? '';
         if (!location.startsWith(`${REDIRECT_URI}?code=`)) return `location ${location}`;
         return new URL(location).searchParams.get('state') === STATE ? undefined : 'state lost';
@@ -494,7 +576,7 @@ async function run(load, seconds) {
     url: load.url,
     connections: Number(args.connections),
     duration: seconds,
-    requests: [load.request],
+    requests: [load.request].flat(),
   });
 }
 
@@ -671,64 +753,281 @@ function printTable(workload, rows, bounds = {}) {
   }
 }
 
-/** The `realms` lookup with 1,000 and with 1,000,000 stored access tokens, per storage. */
+/**
+ * `--scale`: W1 (`realms`) and W3 (`code`) against 1,000 and 1,000,000 stored tokens, per
+ * contender. Both stores are up at once and take turns (interleaved, as `--interleave`): each
+ * round measures both for `--duration` s, starting with the other one than the last round, so a
+ * slow spell of the machine falls on both. The first count's tokens are saved through the
+ * adapter; the rest are bulk copies in SQL in the library's own format (lib/bulk.mjs), and the
+ * `realms` load presents a random one of all of them. PostgreSQL runs in a database of its own,
+ * created and dropped here (BENCH_SCALE_ADMIN_URL, default postgres://postgres@127.0.0.1:5432/postgres).
+ * Afterwards the plans of the statements the largest store ran (EXPLAIN) are checked for scans.
+ */
 async function scale(contenders) {
   const counts = (args.tokens ?? '1000,1000000').split(',').map(Number);
+  const workloads = (args.workloads ?? 'realms,code').split(',');
+  const rounds = Number(args.rounds);
+  const codes = workloads.includes('code') ? Number(args.codes) : 0;
+  const database = contenders.some((c) => c.needsPostgres) ? await scaleDatabase() : undefined;
+  const results = [];
+  const plans = [];
+  try {
+    for (const contender of contenders.filter((c) => !c.baseline)) {
+      const entries = [];
+      try {
+        for (const tokens of counts) {
+          const started = Date.now();
+          console.error(
+            `  ${contender.label}: storing ${tokens.toLocaleString('en')} tokens, ${codes} codes`,
+          );
+          const child = await start(contender, {
+            BENCH_WORKLOAD: 'realms',
+            BENCH_TOKENS: String(tokens),
+            BENCH_LIBRARY_TOKENS: String(Math.min(tokens, counts[0])),
+            BENCH_CODES: String(codes),
+            BENCH_RECORD_SQL: '1',
+            ...(database ? { BENCH_POSTGRES_URL: database.url } : {}),
+          });
+          entries.push({ tokens, child, seconds: (Date.now() - started) / 1000 });
+        }
+        for (const workload of workloads) {
+          const loads = entries.map((e) => loadFor(workload, e.child, { tokens: e.tokens, codes }));
+          const rows = entries.map(() => []);
+          let failure;
+          try {
+            for (const load of loads) await warmUp(load);
+            for (let round = 0; round < rounds; round++) {
+              for (const i of rotation(entries.length, round)) {
+                const row = await measureWindow(entries[i].child, loads[i], Number(args.duration));
+                console.error(
+                  `  ${workload} · ${contender.label} · ${entries[i].tokens.toLocaleString('en')} tokens: ${Math.round(row.requestsPerSecond)} req/s, ${Math.round(row.cpuMicros)} µs/req`,
+                );
+                rows[i].push(row);
+              }
+            }
+          } catch (err) {
+            failure = err.message;
+            console.error(`  ${workload} · ${contender.label}: FAILED: ${failure}`);
+          }
+          results.push({ contender, workload, entries, rows, failure });
+        }
+        const largest = entries.at(-1);
+        if (largest && largest.child.exitCode === null) {
+          largest.child.send('explain');
+          // Only the library's contender answers (a peer's has no SQL to explain).
+          const timeout = new Promise((resolve) => setTimeout(resolve, 30_000, [{}]).unref());
+          const [message] = await Promise.race([once(largest.child, 'message'), timeout]);
+          if (message.plans?.length) plans.push({ contender, tokens: largest.tokens, plans: message.plans });
+        }
+      } finally {
+        await Promise.all(entries.map((e) => stop(e.child)));
+      }
+    }
+  } finally {
+    await database?.drop();
+  }
+  printScale(counts, results, plans, rounds);
+}
+
+/** A PostgreSQL database for `--scale` alone: created now, dropped by `drop()`. */
+async function scaleDatabase() {
+  const admin = process.env.BENCH_SCALE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const name = 'bench_scale';
+  const query = async (text) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(text);
+    } finally {
+      await client.end();
+    }
+  };
+  await query(`drop database if exists ${name} with (force)`);
+  await query(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  console.error(`  PostgreSQL: database ${name} created for the scale run`);
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await query(`drop database if exists ${name} with (force)`);
+      console.error(`  PostgreSQL: database ${name} dropped`);
+    },
+  };
+}
+
+function printScale(counts, results, plans, rounds) {
+  const median = (values) => quantile(values, 0.5);
+  const label = (n) => `${n.toLocaleString('en')} tokens`;
+  console.log('\n## Scale: W1 (`GET /v1/realms`) and W3 (code exchange) against stored tokens\n');
   console.log(
-    '\n## Lookup cost against stored tokens (`GET /v1/realms`, a random stored token per request)\n',
+    `${rounds} interleaved turns of ${args.duration} s per store, both stores up at once; medians, and the range of the per-round ratio in parentheses. ` +
+      `The W1 load presents a random one of all stored tokens. Target (issue 21): the largest store within 10 % of the smallest in CPU per request.\n`,
   );
+  const last = counts.at(-1);
   console.log(
-    `| contender | ${counts.map((n) => `${n.toLocaleString('en')} tokens: req/s · µs/req`).join(' | ')} | CPU ratio, last vs first |`,
+    `| contender | workload | ${counts.map((n) => `${label(n)}: req/s · CPU µs/req`).join(' | ')} | CPU/req, ${label(last)} ÷ ${label(counts[0])} | req/s, ${label(last)} ÷ ${label(counts[0])} | within 10 % |`,
   );
-  console.log(`|---|${counts.map(() => '---:').join('|')}|---:|`);
-  for (const contender of contenders.filter((c) => !c.baseline)) {
-    const rows = [];
-    for (const tokens of counts) rows.push(await measure(contender, 'realms', { tokens }));
-    const cells = rows.map((r) =>
-      r.failure ? `void: ${r.failure}` : `${fmt(r.requestsPerSecond)} · ${fmt(r.cpuMicros)}`,
+  console.log(`|---|---|${counts.map(() => '---:').join('|')}|---:|---:|---|`);
+  for (const { contender, workload, rows, failure } of results) {
+    if (failure || rows.some((r) => r.length === 0)) {
+      console.log(`| ${contender.label} | ${workload} | void: ${String(failure).replaceAll('|', '\\|')} |`);
+      continue;
+    }
+    const cells = rows.map(
+      (r) => `${fmt(median(r.map((x) => x.requestsPerSecond)))} · ${fmt(median(r.map((x) => x.cpuMicros)))}`,
     );
-    const first = rows[0];
-    const last = rows.at(-1);
-    const ratio = first.failure || last.failure ? '' : fmt(last.cpuMicros / first.cpuMicros, 3);
-    console.log(`| ${contender.label} | ${cells.join(' | ')} | ${ratio} |`);
+    const cpuRatios = rows[0].map((first, round) => rows.at(-1)[round].cpuMicros / first.cpuMicros);
+    const rateRatios = rows[0].map(
+      (first, round) => rows.at(-1)[round].requestsPerSecond / first.requestsPerSecond,
+    );
+    const cpu = median(cpuRatios);
+    console.log(
+      `| ${contender.label} | ${workload} | ${cells.join(' | ')} | ${fmt(cpu, 3)} (${fmt(Math.min(...cpuRatios), 2)}–${fmt(Math.max(...cpuRatios), 2)}) | ` +
+        `${fmt(median(rateRatios), 3)} | ${cpu <= 1.1 ? 'yes' : 'NO'} |`,
+    );
+  }
+  for (const { contender, workload, entries } of results.filter((r) => r.workload === results[0].workload)) {
+    console.log(
+      `\n- ${contender.label}: ready in ${entries.map((e) => `${fmt(e.seconds, 1)} s (${label(e.tokens)})`).join(', ')}` +
+        ` (${workload} first)`,
+    );
+  }
+  if (plans.length > 0) console.log('\n### Plans of the statements the largest store ran (EXPLAIN)\n');
+  for (const { contender, tokens, plans: list } of plans) {
+    // A full scan of a table that grows with the tokens is what would not stay flat.
+    const scans = list.filter(({ plan }) =>
+      /Seq Scan on oauth_|^SCAN (?!CONSTANT)|\nSCAN (?!CONSTANT)/m.test(plan),
+    );
+    console.log(
+      `- ${contender.label}, ${label(tokens)}: ${list.length} distinct statements, ` +
+        `${scans.length === 0 ? 'none scans a table' : `${scans.length} with a scan:`}`,
+    );
+    for (const { sql, plan } of scans) {
+      console.log(
+        `\n  \`${sql.replace(/\s+/g, ' ').slice(0, 300)}\`\n\n  \`\`\`\n  ${plan.replaceAll('\n', '\n  ')}\n  \`\`\``,
+      );
+    }
+    for (const { sql, plan } of list) {
+      console.log(
+        `  - \`${sql.replace(/\s+/g, ' ').slice(0, 110)}…\`: ${plan.replace(/\s+/g, ' ').slice(0, 220)}`,
+      );
+    }
   }
 }
 
 /**
- * The server's memory across a long `realms` run: heap after a full collection and RSS, every
- * 30 s. Requests only read, so a heap that grows is a leak.
+ * `--soak SECONDS`: the server's memory under full load for SECONDS, per contender. One
+ * continuous autocannon run of the `--workloads` (default `realms`; several are mixed: each
+ * connection sends them in turn), every answer checked; the server's RSS read from
+ * /proc/PID/status every `--sample` s (default 10) without disturbing it, and its heap after a
+ * full collection at the start and the end. Prints the samples, RSS first/last/max and its slope
+ * (least squares, MB per minute) over the whole run and after its first minute.
  */
 async function soak(contenders, seconds) {
-  console.log(`\n## Server memory across ${seconds} s of \`GET /v1/realms\`\n`);
-  for (const contender of contenders.filter((c) => c.id.startsWith('library-'))) {
-    const tokens = Number(args.tokens ?? 1000);
-    const codes = codesFor('realms');
-    const child = await startFor(contender, 'realms', { tokens, codes });
+  const workloads = (args.workloads ?? 'realms').split(',');
+  const every = Number(args.sample ?? 10);
+  const codes = workloads.includes('code') ? Number(args.codes) : 0;
+  const tokens = Number(args.tokens ?? 1000);
+  console.log(`\n## Server memory across ${seconds} s of full load: ${workloads.join(' + ')}\n`);
+  for (const contender of contenders.filter((c) => !c.baseline)) {
+    const child = await start(contender, {
+      BENCH_WORKLOAD: workloads.includes('authorize') ? 'authorize' : workloads[0],
+      BENCH_TOKENS: String(tokens),
+      BENCH_CODES: String(codes),
+    });
     try {
-      const load = loadFor('realms', child, { tokens, codes });
+      const load = mixedLoad(workloads, child, { tokens, codes });
       await warmUp(load);
-      const samples = [{ at: 0, ...(await memoryOf(child)) }];
-      let served = 0;
-      for (let at = 30; at <= seconds; at += 30) {
-        await run(load, Math.min(30, seconds - at + 30));
-        if (load.check.wrong > 0) throw new Error(load.check.describe());
-        served += load.check.ok;
-        samples.push({ at, ...(await memoryOf(child)) });
+      const heapStart = (await memoryOf(child)).heapUsed;
+      const samples = [];
+      const started = Date.now();
+      const sample = () => samples.push({ at: (Date.now() - started) / 1000, rss: rssOf(child.pid) });
+      sample();
+      const timer = setInterval(sample, every * 1000);
+      const cpuBefore = cpuSeconds(child.pid);
+      let result;
+      try {
+        result = await run(load, seconds);
+      } finally {
+        clearInterval(timer);
       }
-      const mb = (bytes) => (bytes / 1048576).toFixed(1);
-      console.log(`### ${contender.label}: ${served.toLocaleString('en')} requests, all checked\n`);
-      console.log('| s | heap used after GC, MB | RSS, MB |');
-      console.log('|---:|---:|---:|');
-      for (const s of samples) console.log(`| ${s.at} | ${mb(s.heapUsed)} | ${mb(s.rss)} |`);
-      const heaps = samples.slice(1).map((s) => s.heapUsed);
+      if ((Date.now() - started) / 1000 - samples.at(-1).at >= 1) sample();
+      const cpu = cpuSeconds(child.pid) - cpuBefore;
+      const failure =
+        load.check.wrong > 0
+          ? load.check.describe()
+          : result.errors + result.timeouts > 0
+            ? `${result.errors} connection errors, ${result.timeouts} timeouts`
+            : undefined;
+      const heapEnd = (await memoryOf(child)).heapUsed;
+      const mb = (bytes) => bytes / 1048576;
       console.log(
-        `\nheap after the first 30 s: ${mb(heaps[0])} MB, at the end: ${mb(heaps.at(-1))} MB, ` +
-          `largest: ${mb(Math.max(...heaps))} MB\n`,
+        `### ${contender.label}: ${load.check.ok.toLocaleString('en')} requests in ${fmt(result.duration)} s ` +
+          `(${fmt(load.check.ok / result.duration)} req/s, server core busy ${fmt((cpu / result.duration) * 100)} %), ` +
+          `${failure ? `FAILED: ${failure}` : 'all checked, no errors'}\n`,
+      );
+      console.log('| s | RSS, MB |');
+      console.log('|---:|---:|');
+      for (const s of samples) console.log(`| ${fmt(s.at)} | ${fmt(mb(s.rss), 1)} |`);
+      const rss = samples.map((s) => mb(s.rss));
+      const slope = (list) => slopePerMinute(list.map((s) => [s.at, mb(s.rss)]));
+      const afterMinute = samples.filter((s) => s.at >= 60);
+      console.log(
+        `\nRSS first ${fmt(rss[0], 1)} MB, last ${fmt(rss.at(-1), 1)} MB, max ${fmt(Math.max(...rss), 1)} MB; ` +
+          `slope ${fmt(slope(samples), 2)} MB/min over the run, ${afterMinute.length >= 3 ? `${fmt(slope(afterMinute), 2)} MB/min after the first minute` : 'too short for a slope after the first minute'}; ` +
+          `heap after a full GC ${fmt(mb(heapStart), 1)} MB at the start, ${fmt(mb(heapEnd), 1)} MB at the end\n`,
       );
     } finally {
       await stop(child);
     }
   }
+}
+
+/** Least-squares slope of [seconds, MB] points, in MB per minute. */
+function slopePerMinute(points) {
+  const n = points.length;
+  const meanX = points.reduce((a, [x]) => a + x, 0) / n;
+  const meanY = points.reduce((a, [, y]) => a + y, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (const [x, y] of points) {
+    num += (x - meanX) * (y - meanY);
+    den += (x - meanX) ** 2;
+  }
+  return den === 0 ? 0 : (num / den) * 60;
+}
+
+/** Resident set size of a process, in bytes (/proc/PID/status, VmRSS). */
+function rssOf(pid) {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+  return Number(kb) * 1024;
+}
+
+/** Several workloads' requests in one load: each connection sends them in turn; checks summed. */
+function mixedLoad(workloads, child, options) {
+  const loads = workloads.map((workload) => loadFor(workload, child, options));
+  if (loads.length === 1) return loads[0];
+  const checks = loads.map((l) => l.check);
+  const sum = (key) => checks.reduce((a, c) => a + c[key], 0);
+  return {
+    url: loads[0].url,
+    request: loads.map((l) => l.request),
+    check: {
+      get ok() {
+        return sum('ok');
+      },
+      get wrong() {
+        return sum('wrong');
+      },
+      describe: () =>
+        checks
+          .filter((c) => c.wrong > 0)
+          .map((c) => `${c.workload}: ${c.describe()}`)
+          .join('; '),
+      reset: () => checks.forEach((c) => c.reset()),
+    },
+  };
 }
 
 await main();

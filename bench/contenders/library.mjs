@@ -14,16 +14,27 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import express from 'express';
 import pg from 'pg';
+import { createRequire } from 'node:module';
 import {
   connectStorage,
   createAuthorizationServer,
   memoryStorage,
   oauthRouter,
   requireBearer,
+  sqlStorage,
 } from 'openid-oauth-bridge';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
-import { codeCount, forEachLimited, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
-import { installStatementCounter } from '../lib/statement-counter.mjs';
+import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
+import {
+  beforeExit,
+  codeCount,
+  forEachLimited,
+  listen,
+  ready,
+  tokenCount,
+  workload,
+} from '../lib/contender.mjs';
+import { forgetRecordedStatements, installStatementCounter } from '../lib/statement-counter.mjs';
 import {
   ACCESS_TOKEN,
   authorizeQuery,
@@ -47,6 +58,18 @@ const kind = process.env.BENCH_STORAGE ?? 'memory';
  */
 const newId = () => Buffer.from(randomUUID(), 'latin1').toString('latin1');
 const cleanups = [];
+/**
+ * BENCH_LIBRARY_TOKENS (`--scale`): how many of the BENCH_TOKENS filler tokens are saved through
+ * the adapter; the rest are copies of the first one's row with their own hash, inserted in bulk
+ * in SQL (lib/bulk.mjs), as a store that has grown to that size would hold them. Every filler
+ * token is valid: the load presents any of them, and every answer is checked.
+ */
+const libraryTokens =
+  kind === 'memory'
+    ? tokenCount
+    : Math.min(tokenCount, Number(process.env.BENCH_LIBRARY_TOKENS ?? tokenCount));
+/** Where the SQL engines keep their data, for the bulk copy and EXPLAIN (lib/bulk.mjs). */
+const where = {};
 process.on('exit', () => cleanups.forEach((cleanup) => cleanup()));
 
 // Statements per request, for the bench's table (one increment per statement).
@@ -78,20 +101,43 @@ handler = app;
 
 await seed();
 const headers = workload === 'authorize' ? { cookie: await logInAndTrust() } : {};
+forgetRecordedStatements();
 ready(http, headers);
+// `--scale`: the plans of the statements the load ran (BENCH_RECORD_SQL=1).
+process.on('message', async (message) => {
+  if (message === 'explain') process.send({ plans: await explainRecorded(where) });
+});
 
 async function openStorage(name) {
   if (name === 'memory') return memoryStorage();
   if (name === 'sqlite') {
     const file = join(tmpdir(), `openid-oauth-bridge-bench-${process.pid}.db`);
+    Object.assign(where, { engine: 'sqlite', file });
     cleanups.push(() => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true })));
-    return connectStorage(`sqlite:${file}`, { migrate: true });
+    const pragmas = process.env.BENCH_SQLITE_PRAGMAS;
+    if (!pragmas) return connectStorage(`sqlite:${file}`, { migrate: true });
+    // An experiment: the app's own handle (`sqlStorage({ sqlite })`, as the README allows) with
+    // connectStorage's pragmas and then BENCH_SQLITE_PRAGMAS (`;`-separated, e.g. mmap_size=1073741824).
+    const Database = createRequire(import.meta.resolve('openid-oauth-bridge'))('better-sqlite3');
+    const db = new Database(file);
+    for (const pragma of [
+      'journal_mode = WAL',
+      'synchronous = NORMAL',
+      'busy_timeout = 5000',
+      'cache_size = -65536',
+    ]) {
+      db.pragma(pragma);
+    }
+    for (const pragma of pragmas.split(';').filter(Boolean)) db.pragma(pragma);
+    const own = sqlStorage({ sqlite: db });
+    await own.migrate();
+    return own;
   }
   if (name === 'postgres') {
     const base = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
     const schema = `bench_${process.pid}`;
-    process.on('message', async (message) => {
-      if (message !== 'exit') return;
+    beforeExit(async () => {
+      await storage.close();
       const client = new pg.Client({ connectionString: base });
       await client.connect();
       await client.query(`drop schema if exists ${schema} cascade`);
@@ -99,6 +145,7 @@ async function openStorage(name) {
     });
     const target = new URL(base);
     target.searchParams.set('schema', schema);
+    Object.assign(where, { engine: 'postgres', url: base, schema });
     return connectStorage(target.toString(), { migrate: true });
   }
   throw new Error(`BENCH_STORAGE must be memory, sqlite or postgres, not ${name}`);
@@ -149,9 +196,12 @@ async function seed() {
   });
   const concurrency = kind === 'postgres' ? 16 : 1;
   await storage.tokens.save(token(ACCESS_TOKEN, 'access_token'));
-  await forEachLimited(tokenCount, concurrency, (i) =>
+  await forEachLimited(libraryTokens, concurrency, (i) =>
     storage.tokens.save(token(fillerTokenFor(i), 'access_token')),
   );
+  if (tokenCount > libraryTokens) {
+    await bulkCopyTokens(where, { template: sha256(fillerTokenFor(0)), from: libraryTokens, to: tokenCount });
+  }
   await storage.tokens.save(token(REFRESH_TOKEN, 'refresh_token'));
   // Codes as the library keeps them in the ephemeral store (src/storage/keys.ts).
   await forEachLimited(codeCount, concurrency, (i) =>

@@ -39,6 +39,17 @@ export async function listen(app) {
   return { server, url: `http://127.0.0.1:${server.address().port}` };
 }
 
+const exitTasks = [];
+
+/**
+ * Work to finish before the contender exits when the runner says `exit` (dropping its PostgreSQL
+ * schema): a task started from its own 'message' listener raced `process.exit` and left schemas
+ * behind.
+ */
+export function beforeExit(task) {
+  exitTasks.push(task);
+}
+
 /** Tells the runner the contender is ready: its port and the extra headers of its requests. */
 export function ready(server, headers = {}) {
   const profile = startProfile(process.env.BENCH_PROFILE);
@@ -50,7 +61,12 @@ export function ready(server, headers = {}) {
       process.send({ statements: statementCounts(), requests: server.answered ?? 0 });
     } else if (message === 'exit') {
       server.closeAllConnections();
-      server.close(() => profile.stop(() => process.exit(0)));
+      server.close(() =>
+        profile.stop(async () => {
+          for (const task of exitTasks) await task().catch((err) => console.error(err));
+          process.exit(0);
+        }),
+      );
     }
   });
   process.on('disconnect', () => process.exit(0));

@@ -9,6 +9,9 @@
  * - `better-sqlite3`: every `run`, `get`, `all` or `iterate` of a prepared statement.
  *
  * Counting costs one increment per statement. `install()` is idempotent.
+ *
+ * With BENCH_RECORD_SQL=1 (`--scale`) it also keeps each distinct statement's text with the values
+ * of its first run, for `recordedStatements()` (EXPLAIN in lib/bulk.mjs); a Map lookup per statement.
  */
 import { createRequire } from 'node:module';
 
@@ -17,12 +20,24 @@ const KEY = Symbol.for('openid-oauth-bridge.bench.statements');
 export async function installStatementCounter() {
   if (globalThis[KEY]) return globalThis[KEY];
   const counts = { postgres: 0, sqlite: 0 };
+  const record = process.env.BENCH_RECORD_SQL === '1';
+  const recorded = new Map();
+  const remember = (engine, text, values) => {
+    if (typeof text !== 'string') return;
+    const key = `${engine}\u0000${text}`;
+    if (!recorded.has(key)) recorded.set(key, { engine, sql: text, values: values ?? [] });
+  };
   const require = createRequire(import.meta.resolve('openid-oauth-bridge'));
   try {
     const pg = require('pg');
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function countedQuery(...args) {
       counts.postgres++;
+      if (record) {
+        const [first, second] = args;
+        if (typeof first === 'string') remember('postgres', first, Array.isArray(second) ? second : []);
+        else if (first && typeof first === 'object') remember('postgres', first.text, first.values);
+      }
       return query.apply(this, args);
     };
   } catch {
@@ -37,17 +52,32 @@ export async function installStatementCounter() {
       const original = proto[method];
       proto[method] = function countedStatement(...args) {
         counts.sqlite++;
+        if (record) remember('sqlite', this.source, args);
         return original.apply(this, args);
       };
     }
   } catch {
     // better-sqlite3 not installed: nothing to count.
   }
-  globalThis[KEY] = { snapshot: () => ({ ...counts }) };
+  globalThis[KEY] = {
+    snapshot: () => ({ ...counts }),
+    recorded: () => [...recorded.values()],
+    forget: () => recorded.clear(),
+  };
   return globalThis[KEY];
 }
 
 /** The counter's totals so far, or `null` when none was installed in this process. */
 export function statementCounts() {
   return globalThis[KEY]?.snapshot() ?? null;
+}
+
+/** The distinct statements run so far with their first values (BENCH_RECORD_SQL=1), or `[]`. */
+export function recordedStatements() {
+  return globalThis[KEY]?.recorded() ?? [];
+}
+
+/** Forgets the statements recorded so far: those of seeding and migrations, before the load. */
+export function forgetRecordedStatements() {
+  globalThis[KEY]?.forget();
 }

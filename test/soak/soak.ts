@@ -14,9 +14,18 @@
  *
  * The database is TEST_POSTGRES_URL (default postgres://root@127.0.0.1:5432/test), in a schema of
  * its own, dropped at the end.
+ *
+ * Options (issue 21's "many instances"): SOAK_INSTANCES (default 2) app instances; SOAK_REDIS_URL
+ * puts their ephemeral state on that Redis (`redisEphemeralStore`, under a key prefix of this run,
+ * removed at the end) instead of PostgreSQL. Compare `SOAK_INSTANCES=1` with `2` at the same
+ * SOAK_CONCURRENCY for throughput: the figures print requests per second and each instance's CPU.
  */
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { availableParallelism, loadavg } from 'node:os';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { createClient } from 'redis';
 import { hashSecret } from '../../src/crypto/secrets.js';
 import { connectStorage, registerClient } from '../../src/index.js';
 import { startDevelopmentProvider } from '../../src/testing/index.js';
@@ -32,6 +41,10 @@ import { startInstance, type Instance } from '../support/instances.js';
 
 const SECONDS = positive('SOAK_SECONDS', 120);
 const CONCURRENCY = positive('SOAK_CONCURRENCY', 8);
+const INSTANCES = positive('SOAK_INSTANCES', 2);
+const REDIS_URL = process.env.SOAK_REDIS_URL;
+/** This run's Redis keys, all removed at the end. */
+const REDIS_PREFIX = `oob-soak-${process.pid}:`;
 const USERS = 40;
 const BASE_URL = 'http://127.0.0.1:1'; // what both instances call themselves: the "load balancer"
 const CODE_REDIRECT = 'https://client.example/cb';
@@ -115,14 +128,27 @@ const implicitClient = await registerClient(storage, {
 });
 const config = {
   databaseUrl,
+  // The soak's own instance script (Redis for ephemeral state when asked), started by
+  // startInstance: node runs the first script on its command line, this one.
+  nodeArgs: [
+    '--expose-gc',
+    '--import',
+    'tsx',
+    fileURLToPath(new URL('./instance-process.ts', import.meta.url)),
+  ],
   baseUrl: BASE_URL,
   providers: [{ name: 'Development provider', identifier: op.identifier }],
   sessionSecret: 'the soak session secret, shared by both instances',
   // Its own application_name: other tests may use the same database meanwhile.
-  env: { EXPOSE_STATS: '1', APPLICATION_NAME: `oob-soak-${process.pid}` },
-  nodeArgs: ['--expose-gc'],
+  env: {
+    EXPOSE_STATS: '1',
+    APPLICATION_NAME: `oob-soak-${process.pid}`,
+    ...(REDIS_URL ? { REDIS_URL, REDIS_PREFIX } : {}),
+  },
 };
-const instances: Instance[] = await Promise.all([startInstance(config), startInstance(config)]);
+const instances: Instance[] = await Promise.all(
+  Array.from({ length: INSTANCES }, () => startInstance(config)),
+);
 // Should the soak die halfway, leave no instance running (its schema, oob_soak_*, stays behind).
 process.once('exit', () => {
   for (const instance of instances) instance.process.kill('SIGKILL');
@@ -291,6 +317,8 @@ interface Sample {
   heapUsed: number;
 }
 const memory: Sample[][] = instances.map(() => []);
+/** Each instance's CPU time (user + system, µs) at the start and the end of the traffic. */
+const cpuAt: { start?: number; end?: number }[] = instances.map(() => ({}));
 const connections: number[] = [];
 const admin = new pg.Client({ connectionString: POSTGRES_URL });
 await admin.connect();
@@ -298,8 +326,13 @@ await admin.connect();
 async function sample(started: number): Promise<void> {
   await Promise.all(
     instances.map(async (instance, index) => {
-      const stats = (await (await fetch(`${instance.origin}/__stats`)).json()) as Sample;
+      const stats = (await (await fetch(`${instance.origin}/__stats`)).json()) as Sample & {
+        cpu: { user: number; system: number };
+      };
       memory[index]!.push({ at: Date.now() - started, rss: stats.rss, heapUsed: stats.heapUsed });
+      const cpu = stats.cpu.user + stats.cpu.system;
+      cpuAt[index]!.start ??= cpu;
+      cpuAt[index]!.end = cpu;
     }),
   );
   const rows = await admin.query<{ n: number }>(
@@ -312,8 +345,17 @@ async function sample(started: number): Promise<void> {
 // --- Run --------------------------------------------------------------------------------------
 
 console.log(
-  `soak: ${SECONDS} s, ${CONCURRENCY} workers, 2 instances on PostgreSQL (schema ${schema}), ${USERS} users`,
+  `soak: ${SECONDS} s, ${CONCURRENCY} workers, ${INSTANCES} instance(s) on PostgreSQL (schema ${schema})` +
+    `${REDIS_URL ? `, ephemeral state on Redis ${REDIS_URL} (prefix ${REDIS_PREFIX})` : ''}, ${USERS} users`,
 );
+/** The machine's busy and total CPU ticks so far (/proc/stat), to tell how much else ran. */
+function machineTicks(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.reduce((a, b) => a + b, 0);
+  return { busy: total - fields[3]! - (fields[4] ?? 0), total };
+}
+const machineBefore = machineTicks();
+const driverBefore = process.cpuUsage();
 const started = Date.now();
 const deadline = started + SECONDS * 1000;
 let steps = 0;
@@ -341,6 +383,8 @@ await Promise.all(
 );
 await watcher;
 const trafficSeconds = (Date.now() - started) / 1000;
+const driverCpu = process.cpuUsage(driverBefore);
+const machineAfter = machineTicks();
 
 // Every access token issued still works (at either instance); every refresh token is stored.
 let invalidAccess = 0;
@@ -348,7 +392,7 @@ const verifyStarted = Date.now();
 for (let i = 0; i < accessTokens.length; i += 32) {
   await Promise.all(
     accessTokens.slice(i, i + 32).map(async (token, j) => {
-      const res = await fetch(`${instances[j % 2]!.origin}/v1/realms`, {
+      const res = await fetch(`${instances[j % instances.length]!.origin}/v1/realms`, {
         headers: { authorization: `Bearer ${token}` },
       });
       await res.body?.cancel();
@@ -374,7 +418,7 @@ const memoryRows = memory.map((samples, index) => {
   const last = steady.slice(-quarter);
   const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
   const row = {
-    instance: index === 0 ? 'A' : 'B',
+    instance: String.fromCharCode(65 + index),
     samples: steady.length,
     heapStart: median(first.map((s) => s.heapUsed)),
     heapEnd: median(last.map((s) => s.heapUsed)),
@@ -392,7 +436,7 @@ const memoryRows = memory.map((samples, index) => {
   return row;
 });
 const maxConnections = Math.max(...connections);
-if (maxConnections > 2 * POOL) fail(`${maxConnections} connections, more than the two pools allow`);
+if (maxConnections > INSTANCES * POOL) fail(`${maxConnections} connections, more than the pools allow`);
 
 // Both instances shut down gracefully.
 const exits = await Promise.all(
@@ -410,6 +454,13 @@ for (const exit of exits) {
 
 await admin.end();
 await storage.close();
+if (REDIS_URL) {
+  const redis = await createClient({ url: REDIS_URL }).connect();
+  for await (const keys of redis.scanIterator({ MATCH: `${REDIS_PREFIX}*`, COUNT: 1000 })) {
+    if (keys.length > 0) await redis.unlink(keys);
+  }
+  await redis.close();
+}
 await op.close();
 await dropSchema(schema);
 
@@ -441,12 +492,27 @@ for (const [kind, byStatus] of [...statuses].sort(([a], [b]) => a.localeCompare(
     `${kind.padEnd(28)} ${String(count).padStart(8)}  ${spread.padEnd(23)} ${percentile(times, 0.5).toFixed(1).padStart(7)} ${percentile(times, 0.95).toFixed(1).padStart(7)} ${percentile(times, 1).toFixed(1).padStart(7)}`,
   );
 }
+const cpuShares = cpuAt.map((c, i) => {
+  const seconds = ((c.end ?? 0) - (c.start ?? 0)) / 1e6;
+  return `${String.fromCharCode(65 + i)} ${((seconds / trafficSeconds) * 100).toFixed(0)} % of a core`;
+});
+const machine = (machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total);
+const driverShare = (driverCpu.user + driverCpu.system) / 1e6 / trafficSeconds;
+console.log(
+  `machine during the traffic: ${(machine * 100).toFixed(0)} % of its ${availableParallelism()} cores busy (anything running); ` +
+    `this driver ${(driverShare * 100).toFixed(0)} % of a core; load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+);
+console.log(
+  `instances' CPU during the traffic: ${cpuShares.join(', ')} (the cores are shared with the driver, PostgreSQL${REDIS_URL ? ', Redis' : ''})`,
+);
 console.log(
   `\ntokens: ${accessTokens.length} access tokens issued, ${accessTokens.length - invalidAccess} still valid; ${new Set(refreshTokens).size} refresh tokens, ${new Set(refreshTokens).size - missingRefresh} still stored (checked in ${verifySeconds.toFixed(1)} s)`,
 );
 console.log(`pruned meanwhile: ${pruned} rows`);
 console.log(
-  `PostgreSQL connections of the instances: max ${maxConnections}, last ${connections.at(-1)} (pools of ${POOL} each)`,
+  `PostgreSQL connections of the instances: max ${maxConnections}, last ${connections.at(-1)} (${INSTANCES} pools of ${POOL})`,
 );
 console.log(
   `\nmemory after warm-up (${warmUpMs / 1000} s), median of the first and of the last quarter, after a GC:`,
@@ -457,7 +523,7 @@ for (const row of memoryRows) {
   );
 }
 console.log(
-  `shutdown on SIGTERM: ${exits.map((e, i) => `${i === 0 ? 'A' : 'B'} exit ${e.code ?? e.signal} in ${e.ms} ms`).join(', ')}`,
+  `shutdown on SIGTERM: ${exits.map((e, i) => `${String.fromCharCode(65 + i)} exit ${e.code ?? e.signal} in ${e.ms} ms`).join(', ')}`,
 );
 
 if (failureCount > 0) {
