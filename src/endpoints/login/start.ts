@@ -37,6 +37,7 @@ export function chooseProvider(ctx: StartContext): void {
     );
   }
   ctx.provider = provider;
+  ctx.purpose = pending ?? 'applications';
   ctx.session!.write().loginFor = loginFor;
 }
 
@@ -50,8 +51,5 @@ export async function startAtProvider(ctx: StartContext): Promise<void> {
   const view = Object.create(ctx.req, { query: { value: only }, body: { value: only } }) as Request;
   const identity = await runLogin(ctx, view, identifier);
   // A strategy that knows the user at once (a host's own login, say) signs in without a redirect.
-  if (identity !== undefined) {
-    ctx.identity = identity;
-    ctx.purpose = ctx.session!.state.pending ?? 'applications';
-  }
+  if (identity !== undefined) ctx.identity = identity;
 }
