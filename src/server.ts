@@ -136,7 +136,9 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
         middleware: loginSession({
           cookieName: options.session.cookieName,
           secret: options.session.secret!,
-          store: options.session.store ?? new AdapterSessionStore(storage.ephemeral, clock, idleMs),
+          store:
+            options.session.store ??
+            new AdapterSessionStore(storage.ephemeral, clock, idleMs, { touch: false }),
           secure: options.session.secureCookie ?? base.startsWith('https:'),
           path: new URL(`${base}/`).pathname,
           idleMs,
