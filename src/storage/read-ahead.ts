@@ -28,35 +28,51 @@ export async function readAhead(storage: Storage, reads: readonly ReadOperation[
   };
 
   const { clients, tokens, grants, ephemeral } = storage;
-  const view = Object.create(storage) as Storage;
-  view.clients = withMethod(clients, 'find', (clientId) =>
-    once(keyOf({ op: 'clients.find', clientId }), () => clients.find(clientId)),
-  );
-  view.tokens = withMethod(tokens, 'find', (tokenHash) =>
-    once(keyOf({ op: 'tokens.find', tokenHash }), () => tokens.find(tokenHash)),
-  );
-  view.grants = withMethod(grants, 'list', (filter) => {
-    const { userId, clientId } = filter;
-    if (userId === undefined || clientId === undefined) return grants.list(filter);
-    const key = keyOf({ op: 'grants.find', userId, clientId });
-    if (!ready.has(key)) return grants.list(filter);
-    const grant = ready.get(key) as GrantRecord | null;
-    ready.delete(key);
-    return Promise.resolve(grant === null ? [] : [grant]);
+  return forwarding(storage, {
+    clients: forwarding(clients, {
+      find: (clientId: string) => once(keyOf({ op: 'clients.find', clientId }), () => clients.find(clientId)),
+    }),
+    tokens: forwarding(tokens, {
+      find: (tokenHash: string) =>
+        once(keyOf({ op: 'tokens.find', tokenHash }), () => tokens.find(tokenHash)),
+    }),
+    grants: forwarding(grants, {
+      list: (filter: { userId?: string; clientId?: string }) => {
+        const { userId, clientId } = filter;
+        if (userId === undefined || clientId === undefined) return grants.list(filter);
+        const key = keyOf({ op: 'grants.find', userId, clientId });
+        if (!ready.has(key)) return grants.list(filter);
+        const grant = ready.get(key) as GrantRecord | null;
+        ready.delete(key);
+        return Promise.resolve(grant === null ? [] : [grant]);
+      },
+    }),
+    ephemeral: forwarding(ephemeral, {
+      get: (key: string, now: number) =>
+        once(keyOf({ op: 'ephemeral.get', key, now }), () => ephemeral.get(key, now)),
+    }),
   });
-  view.ephemeral = withMethod(ephemeral, 'get', (key, now) =>
-    once(keyOf({ op: 'ephemeral.get', key, now }), () => ephemeral.get(key, now)),
-  );
-  // The adapter's batch, on the adapter: it tells its own stores from a composed storage's.
-  view.batch = ((operations) => batch.call(storage, operations)) as typeof batch;
-  return view;
 }
 
-/** `store` with one method replaced, the others (and `this` in them) as they were. */
-function withMethod<S extends object, K extends keyof S>(store: S, name: K, method: S[K]): S {
-  const view = Object.create(store) as S;
-  view[name] = method;
-  return view;
+/**
+ * `target` with some members replaced; every other member is the target's own, and a method is
+ * called on the target itself (the adapter's `batch` too, which tells its own stores from a
+ * composed storage's), so an adapter whose stores are classes with private fields works through
+ * the view.
+ */
+function forwarding<T extends object>(target: T, replaced: Partial<Record<keyof T, unknown>>): T {
+  const bound = new Map<PropertyKey, unknown>();
+  return new Proxy(target, {
+    get(object, key) {
+      if (Object.hasOwn(replaced, key)) return replaced[key as keyof T];
+      const value: unknown = Reflect.get(object, key, object);
+      if (typeof value !== 'function') return value;
+      let method = bound.get(key);
+      if (method === undefined)
+        bound.set(key, (method = (value as (...args: unknown[]) => unknown).bind(object)));
+      return method;
+    },
+  });
 }
 
 /** One read's key; ids are length-prefixed, so no two pairs join to the same text. */

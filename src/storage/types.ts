@@ -263,7 +263,8 @@ export interface PruneOptions {
 /**
  * One operation of a {@link Storage.batch}: a call of one of the contract's own methods, named by
  * `op`, with its arguments. Reads (`clients.find`, `tokens.find`, `grants.find`, `ephemeral.get`)
- * see the state before the batch's writes; the library never reads and writes one key in a batch.
+ * may or may not see the batch's earlier writes (in one PostgreSQL statement they do not; run in
+ * order, they do): the library never reads and writes one key or token in a batch.
  */
 export type BatchOperation =
   | { op: 'tokens.save'; token: TokenRecord }

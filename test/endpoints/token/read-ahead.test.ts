@@ -1,5 +1,12 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { connectStorage, type SqlStorage, type Storage } from '../../../src/index.js';
+import {
+  connectStorage,
+  memoryStorage,
+  type EphemeralStore,
+  type SqlStorage,
+  type Storage,
+} from '../../../src/index.js';
+import { runEach } from '../../../src/storage/batch.js';
 import { readAhead } from '../../../src/storage/read-ahead.js';
 import type { BatchOperation } from '../../../src/storage/types.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from '../../support/app.js';
@@ -130,4 +137,55 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
       expect(await view.grants.list({ userId: 'nobody' })).toEqual([]);
     },
   );
+});
+
+describe('reads made ahead, over an adapter whose stores are classes with private fields', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  it('still writes through the view: a replayed code revokes its grant and its tokens stop working', async () => {
+    const memory = memoryStorage();
+    class PrivateEphemeral implements EphemeralStore {
+      readonly #inner = memory.ephemeral;
+      get(key: string, now: number) {
+        return this.#inner.get(key, now);
+      }
+      set(key: string, value: string, expiresAt: number, now: number) {
+        return this.#inner.set(key, value, expiresAt, now);
+      }
+      add(key: string, value: string, expiresAt: number, now: number) {
+        return this.#inner.add(key, value, expiresAt, now);
+      }
+      take(key: string, now: number) {
+        return this.#inner.take(key, now);
+      }
+      increment(key: string, expiresAt: number, now: number) {
+        return this.#inner.increment(key, expiresAt, now);
+      }
+      delete(key: string) {
+        return this.#inner.delete(key);
+      }
+    }
+    const storage: Storage = {
+      ...memory,
+      ephemeral: new PrivateEphemeral(),
+      // A batch that runs the operations one by one on this storage's own stores.
+      batch(operations) {
+        return runEach(this as Storage, operations);
+      },
+    };
+    t = await createTestApp({ storage });
+    const failures: unknown[] = [];
+    t.server.events.on('server.error', (event) => void failures.push(event.error));
+    const { code } = await obtainCode(t);
+    const first = await exchangeCode(t, code);
+    expect(first.status).toBe(200);
+    expectOAuthError(await exchangeCode(t, code), 'invalid_grant');
+    const realms = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${first.body.access_token}`);
+    expect(realms.status).toBe(401);
+    expect(failures).toEqual([]);
+  });
 });
