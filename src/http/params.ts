@@ -43,10 +43,21 @@ export function parseQueryString(raw: string): ParsedParams {
       values.delete(name);
       repeated.add(name);
     } else {
-      values.set(name, value);
+      values.set(name, withoutNul(name, value, false));
     }
   }
   return { values, repeated };
+}
+
+/**
+ * `value`, refused with `invalid_request` if it holds a NUL character: no identifier, secret or
+ * URI the library takes has one, and PostgreSQL refuses NUL in text (it would answer 500).
+ */
+function withoutNul(name: string, value: string, redirectable: boolean): string {
+  if (!value.includes('\u0000')) return value;
+  throw new OAuthError('invalid_request', `The parameter ${safeName(name)} holds a NUL character.`, {
+    redirectable,
+  });
 }
 
 /** The query string of a request URL, without the `?`. */
@@ -68,7 +79,7 @@ export function formParams(body: unknown): Map<string, string> {
     if (typeof value !== 'string' || base !== undefined) {
       throw new OAuthError('invalid_request', `The parameter ${safeName(base ?? name)} must be given once.`);
     }
-    values.set(name, value);
+    values.set(name, withoutNul(name, value, true));
   }
   return values;
 }

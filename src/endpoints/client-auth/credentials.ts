@@ -47,7 +47,7 @@ export function parseBasic(header: string | undefined): { id: string; secret: st
     throw new OAuthError('invalid_request', 'Malformed Authorization header.');
   }
   // The same bound as form parameters: an id becomes a rate-limit key.
-  if (id.length > MAX_PARAM_LENGTH || secret.length > MAX_PARAM_LENGTH) {
+  if (id.length > MAX_PARAM_LENGTH || secret.length > MAX_PARAM_LENGTH || /\0/.test(id + secret)) {
     throw new OAuthError('invalid_request', 'Malformed Authorization header.');
   }
   return id && secret ? { id, secret } : undefined;
