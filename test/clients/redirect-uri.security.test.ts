@@ -21,13 +21,18 @@ const authorize = (redirectUri: string) =>
     `/oauth/authorize?response_type=bogus&client_id=code-client&state=s&redirect_uri=${encodeURIComponent(redirectUri)}`,
   );
 
-/** Refused: a page with the reason, never a redirect, nothing stored (no session cookie). */
+/**
+ * Refused: a page with the reason, never a redirect, nothing stored (no session cookie). A NUL
+ * character is refused as such before the redirect URI is compared.
+ */
 function expectRefused(res: Awaited<ReturnType<typeof authorize>>) {
   expect(res.status).toBe(400);
   expect(res.headers.location).toBeUndefined();
   expect(res.headers['set-cookie']).toBeUndefined();
   expect(res.type).toBe('text/html');
-  expect(res.text).toContain('The redirect_uri is not registered for this client application.');
+  expect(res.text).toMatch(
+    /The redirect_uri is not registered for this client application\.|The parameter redirect_uri holds a NUL character\./,
+  );
   expect(res.headers['content-security-policy']).toContain("frame-ancestors 'none'");
 }
 
