@@ -77,7 +77,9 @@ async function decide(ctx: ConsentContext): Promise<void> {
   }
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
-  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes, ctx.client);
+  // The user's grant was read with the client (loadActiveClient): the consent starts from it.
+  const deps = { storage: ctx.storage, clock: server.clock, events: server.events };
+  const grant = await recordConsent(deps, user.id, pending.clientId, pending.scopes, ctx.client);
   emit(server, {
     type: 'consent.given',
     userId: user.id,
