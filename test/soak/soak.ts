@@ -134,7 +134,7 @@ const config = {
     '--expose-gc',
     '--import',
     'tsx',
-    fileURLToPath(new URL('./instance-process.ts', import.meta.url)),
+    fileURLToPath(new URL('../support/instance-process.ts', import.meta.url)),
   ],
   baseUrl: BASE_URL,
   providers: [{ name: 'Development provider', identifier: op.identifier }],

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { afterEach, it } from 'vitest';
 import { connectStorage, type SqlStorage } from '../../src/index.js';
 
 /**
@@ -114,6 +115,33 @@ export async function sqlEngines(purpose: string) {
     async cleanup() {
       rmSync(dir, { recursive: true, force: true });
       for (const schema of schemas) await dropSchema(schema);
+    },
+  };
+}
+
+/**
+ * `it` for one engine of {@link sqlEngines}: skipped, with the reason in its title, when the
+ * engine cannot be reached here (a failure under CI, see postgresAvailability).
+ */
+export function itOn(engine: SqlEngine) {
+  return (title: string, test: () => Promise<void>) =>
+    it.skipIf(engine.skip !== null)(engine.skip === null ? title : `${title} (${engine.skip})`, test);
+}
+
+/**
+ * A fresh database of `engine`, migrated, for one test: `open` connects (once per test), and the
+ * `afterEach` this registers closes what the test opened. Call it inside a `describe`.
+ */
+export function freshDatabaseEach(engine: SqlEngine): { open(): Promise<SqlStorage> } {
+  let opened: SqlStorage | undefined;
+  afterEach(async () => {
+    await opened?.close();
+    opened = undefined;
+  });
+  return {
+    async open() {
+      opened = await connectStorage(engine.url(), { migrate: true });
+      return opened;
     },
   };
 }

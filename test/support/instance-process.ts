@@ -3,8 +3,11 @@
  * or need to kill one. Configured by environment: DATABASE_URL, BASE_URL (what every instance
  * calls itself, as behind one load balancer), PROVIDERS (JSON), SESSION_SECRET; optionally
  * APPLICATION_NAME (of its PostgreSQL connections), SLOW_ROUTE_MS (adds `GET /v1/slow`, a
- * protected route that answers after that long) and EXPOSE_STATS (adds `GET /__stats`: memory after a GC when run with --expose-gc). Prints
- * `{"port":N}` on stdout once listening on 127.0.0.1.
+ * protected route that answers after that long), EXPOSE_STATS (adds `GET /__stats`: memory after a
+ * GC when run with --expose-gc, and CPU time) and REDIS_URL (the ephemeral store on Redis,
+ * `redisEphemeralStore` beside the SQL adapter's durable stores as docs/storage.md composes them;
+ * REDIS_PREFIX, default `oauth:`, keeps runs apart). Prints `{"port":N}` on stdout once listening
+ * on 127.0.0.1.
  *
  * SIGTERM shuts it down with closeGracefully, as the README recommends, and prints
  * `{"closed":{...}}`; the process then ends on its own, or not at all if something still holds
@@ -13,6 +16,7 @@
 import express from 'express';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createClient } from 'redis';
 import {
   authorizeRouter,
   bearerOf,
@@ -23,6 +27,7 @@ import {
   requireBearer,
   tokenRouter,
 } from '../../src/index.js';
+import { redisEphemeralStore } from '../../src/storage/redis/index.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
@@ -30,10 +35,20 @@ const env = (name: string): string => {
   return value;
 };
 
-const storage = await connectStorage(env('DATABASE_URL'), {
+const sql = await connectStorage(env('DATABASE_URL'), {
   migrate: true,
   ...(process.env.APPLICATION_NAME ? { applicationName: process.env.APPLICATION_NAME } : {}),
 });
+const redis = process.env.REDIS_URL
+  ? await createClient({ url: process.env.REDIS_URL })
+      .on('error', (err: unknown) => console.error('Redis:', err))
+      .connect()
+  : undefined;
+const storage = redis
+  ? { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: process.env.REDIS_PREFIX ?? 'oauth:' }) }
+  : sql;
+/** What closeGracefully closes: the SQL pool, and the Redis client if there is one. */
+const connections = { close: async () => void (await Promise.all([sql.close(), redis?.close()])) };
 const server = createAuthorizationServer({
   baseUrl: env('BASE_URL'),
   storage,
@@ -57,7 +72,7 @@ if (slowMs !== undefined) {
 if (process.env.EXPOSE_STATS) {
   app.get('/__stats', (_req, res) => {
     (globalThis as { gc?: () => void }).gc?.();
-    res.json(process.memoryUsage());
+    res.json({ ...process.memoryUsage(), cpu: process.cpuUsage() });
   });
 }
 
@@ -68,7 +83,7 @@ http.listen(0, '127.0.0.1', () => {
 
 process.once('SIGTERM', () => {
   const started = Date.now();
-  void closeGracefully(http, { storage, timeoutMs: 10_000 }).then((result) => {
+  void closeGracefully(http, { storage: connections, timeoutMs: 10_000 }).then((result) => {
     process.stdout.write(`${JSON.stringify({ closed: { ...result, ms: Date.now() - started } })}\n`);
     // Does not keep the process alive; says what does, should something.
     setTimeout(() => console.error('still running:', process.getActiveResourcesInfo()), 2000).unref();

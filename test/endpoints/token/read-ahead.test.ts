@@ -1,16 +1,10 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import {
-  connectStorage,
-  memoryStorage,
-  type EphemeralStore,
-  type SqlStorage,
-  type Storage,
-} from '../../../src/index.js';
+import { memoryStorage, type EphemeralStore, type Storage } from '../../../src/index.js';
 import { runEach } from '../../../src/storage/batch.js';
 import { readAhead } from '../../../src/storage/read-ahead.js';
 import type { BatchOperation } from '../../../src/storage/types.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from '../../support/app.js';
-import { sqlEngines } from '../../support/databases.js';
+import { freshDatabaseEach, itOn, sqlEngines } from '../../support/databases.js';
 import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../../support/flow.js';
 
 /**
@@ -22,121 +16,105 @@ const { engines, cleanup } = await sqlEngines('read-ahead');
 afterAll(cleanup);
 
 describe.each(engines)('reads made ahead, $name', (engine) => {
+  const test = itOn(engine);
+  const database = freshDatabaseEach(engine);
   let t: TestApp | undefined;
-  let storage: SqlStorage | undefined;
   afterEach(async () => {
     await t?.close();
-    await storage?.close();
-    t = storage = undefined;
+    t = undefined;
   });
 
   /** The app on a fresh database, with every batch and every separate `clients.find` recorded. */
   async function start(rateLimit = { maxFailuresPerClient: 2, maxFailuresPerAddress: 10 }) {
-    storage = await connectStorage(engine.url(), { migrate: true });
+    const storage = await database.open();
     const batches: (readonly BatchOperation[])[] = [];
     let finds = 0;
     const counted: Storage = {
       ...storage,
-      clients: { ...storage.clients, find: (id) => (finds++, storage!.clients.find(id)) },
-      batch: (operations) => (batches.push(operations), storage!.batch(operations)),
+      clients: { ...storage.clients, find: (id) => (finds++, storage.clients.find(id)) },
+      batch: (operations) => (batches.push(operations), storage.batch(operations)),
     };
     t = await createTestApp({ storage: counted, rateLimit });
     return { batches, finds: () => finds };
   }
 
-  it.skipIf(engine.skip)(
-    `${engine.skip ? `${engine.skip}: ` : ''}a refresh reads client, counters and token in one batch`,
-    async () => {
+  const grantsReadAhead = [
+    {
+      grant: 'a refresh',
+      reads: ['clients.find', 'ephemeral.get', 'ephemeral.get', 'tokens.find'],
+      async request(app: TestApp) {
+        const tokens = await obtainTokens(app);
+        return () => refreshWith(app, tokens.refresh_token);
+      },
+    },
+    {
+      grant: 'a code exchange',
+      reads: ['clients.find', 'ephemeral.get', 'ephemeral.get', 'ephemeral.get'],
+      async request(app: TestApp) {
+        const { code } = await obtainCode(app);
+        return () => exchangeCode(app, code);
+      },
+    },
+  ];
+  for (const { grant, reads, request } of grantsReadAhead) {
+    test(`${grant} reads client, rate-limit counters and its code or token in one batch`, async () => {
       const seen = await start();
-      const tokens = await obtainTokens(t!);
+      const send = await request(t!);
       seen.batches.length = 0;
       const findsBefore = seen.finds();
-      const res = await refreshWith(t!, tokens.refresh_token);
-      expect(res.status).toBe(200);
-      expect(seen.batches[0]!.map((read) => read.op)).toEqual([
-        'clients.find',
-        'ephemeral.get',
-        'ephemeral.get',
-        'tokens.find',
-      ]);
+      expect((await send()).status).toBe(200);
+      expect(seen.batches[0]!.map((read) => read.op)).toEqual(reads);
       expect(seen.finds()).toBe(findsBefore);
-    },
-  );
+    });
+  }
 
-  it.skipIf(engine.skip)(
-    `${engine.skip ? `${engine.skip}: ` : ''}a code exchange reads client, counters and code in one batch`,
-    async () => {
-      const seen = await start();
-      const { code } = await obtainCode(t!);
-      seen.batches.length = 0;
-      const findsBefore = seen.finds();
-      const res = await exchangeCode(t!, code);
-      expect(res.status).toBe(200);
-      expect(seen.batches[0]!.map((read) => read.op)).toEqual([
-        'clients.find',
-        'ephemeral.get',
-        'ephemeral.get',
-        'ephemeral.get',
-      ]);
-      expect(seen.finds()).toBe(findsBefore);
-      // The code is spent: presented again, it is refused.
-      expectOAuthError(await exchangeCode(t!, code), 'invalid_grant');
-    },
-  );
-
-  it.skipIf(engine.skip)(
-    `${engine.skip ? `${engine.skip}: ` : ''}failures read ahead are counted, and the limit holds for the right secret`,
-    async () => {
-      await start();
-      const { code } = await obtainCode(t!);
-      const wrong = () =>
-        t!.agent.post('/oauth/token').type('form').send({
-          grant_type: 'authorization_code',
-          code,
-          redirect_uri: CODE_REDIRECT,
-          client_id: 'code-client',
-          client_secret: 'wrong',
-        });
-      expect((await wrong()).status).toBe(401);
-      expect((await wrong()).status).toBe(401);
-      expect((await wrong()).status).toBe(429);
-      expect((await exchangeCode(t!, code)).status).toBe(429);
-    },
-  );
-
-  it.skipIf(engine.skip)(
-    `${engine.skip ? `${engine.skip}: ` : ''}a read made ahead answers once; the same read again sees what was written since`,
-    async () => {
-      storage = await connectStorage(engine.url(), { migrate: true });
-      const now = Date.now();
-      await storage.clients.create({
-        clientId: 'c1',
-        applicationName: 'One',
-        redirectUri: CODE_REDIRECT,
-        grantType: 'authorization_code',
-        secretHash: 'x',
-        scopes: [],
-        defaultScopes: null,
-        contacts: [],
-        disabled: false,
-        requirePkce: false,
-        createdAt: now,
+  test('failures read ahead are counted, and the limit holds for the right secret', async () => {
+    await start();
+    const { code } = await obtainCode(t!);
+    const wrong = () =>
+      t!.agent.post('/oauth/token').type('form').send({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: CODE_REDIRECT,
+        client_id: 'code-client',
+        client_secret: 'wrong',
       });
-      await storage.ephemeral.set('k', 'before', now + 60_000, now);
-      const view = await readAhead(storage, [
-        { op: 'clients.find', clientId: 'c1' },
-        { op: 'ephemeral.get', key: 'k', now },
-      ]);
-      await storage.clients.update('c1', { disabled: true });
-      await storage.ephemeral.set('k', 'after', now + 60_000, now);
-      expect((await view.clients.find('c1'))?.disabled).toBe(false); // read ahead, before the update
-      expect((await view.clients.find('c1'))?.disabled).toBe(true); // read again
-      expect(await view.ephemeral.get('k', now)).toBe('before');
-      expect(await view.ephemeral.get('k', now)).toBe('after');
-      // Everything else is the storage's own.
-      expect(await view.grants.list({ userId: 'nobody' })).toEqual([]);
-    },
-  );
+    expect((await wrong()).status).toBe(401);
+    expect((await wrong()).status).toBe(401);
+    expect((await wrong()).status).toBe(429);
+    expect((await exchangeCode(t!, code)).status).toBe(429);
+  });
+
+  test('a read made ahead answers once; the same read again sees what was written since', async () => {
+    const storage = await database.open();
+    const now = Date.now();
+    await storage.clients.create({
+      clientId: 'c1',
+      applicationName: 'One',
+      redirectUri: CODE_REDIRECT,
+      grantType: 'authorization_code',
+      secretHash: 'x',
+      scopes: [],
+      defaultScopes: null,
+      contacts: [],
+      disabled: false,
+      requirePkce: false,
+      createdAt: now,
+    });
+    await storage.ephemeral.set('k', 'before', now + 60_000, now);
+    const view = await readAhead(storage, [
+      { op: 'clients.find', clientId: 'c1' },
+      { op: 'ephemeral.get', key: 'k', now },
+    ]);
+    await storage.clients.update('c1', { disabled: true });
+    await storage.ephemeral.set('k', 'after', now + 60_000, now);
+    expect((await view.clients.find('c1'))?.disabled).toBe(false); // read ahead, before the update
+    expect((await view.clients.find('c1'))?.disabled).toBe(true); // read again
+    expect(await view.ephemeral.get('k', now)).toBe('before');
+    expect(await view.ephemeral.get('k', now)).toBe('after');
+    // Everything else is the storage's own.
+    expect(await view.grants.list({ userId: 'nobody' })).toEqual([]);
+  });
 });
 
 describe('reads made ahead, over an adapter whose stores are classes with private fields', () => {
