@@ -5,7 +5,7 @@ import { clientOf, prepareClientFind } from './clients.js';
 import type { SqlContext } from './context.js';
 import { prepareGet, preparePutIfAbsent, prepareTake, valueOf } from './ephemeral.js';
 import { prepareGrantFind } from './grants.js';
-import type { BatchStep } from './prepared.js';
+import type { BatchStep, PreparedQuery } from './prepared.js';
 import { scopeText, toGrant } from './rows.js';
 import { foundTokenOf, prepareTokenFind, prepareTokenUpsert } from './tokens.js';
 
@@ -13,8 +13,11 @@ type Rows = readonly Record<string, unknown>[];
 
 /** One operation as SQL: its statement, and what it resolves from the statement's rows. */
 interface Planned extends BatchStep {
-  /** PostgreSQL: a read is a scalar subquery of the one statement, a write a CTE. */
-  read: boolean;
+  /**
+   * PostgreSQL: a read is a scalar subquery of the one statement, a write a CTE (`silent`: one
+   * without `RETURNING`).
+   */
+  kind: 'read' | 'write' | 'silent';
   result(rows: Rows): unknown;
 }
 
@@ -44,44 +47,32 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
   const findToken = prepareTokenFind(ctx);
   const findGrant = prepareGrantFind(ctx);
 
+  /** One operation as SQL: the statement of its method, with its values bound. */
+  const step = <P extends Record<string, unknown>>(
+    query: PreparedQuery<P, unknown>,
+    params: P,
+    kind: Planned['kind'],
+    result: Planned['result'],
+  ): Planned => ({ sql: query.sql, parameters: query.bind(params), kind, result });
+
   const plan = (operation: BatchOperation): Planned => {
     switch (operation.op) {
       case 'tokens.save': {
-        const parameters = saveToken.bind({ ...operation.token, scopes: scopeText(operation.token.scopes) });
-        return { sql: saveToken.sql, parameters, read: false, result: () => undefined };
+        const { token } = operation;
+        return step(saveToken, { ...token, scopes: scopeText(token.scopes) }, 'silent', () => undefined);
       }
       case 'ephemeral.take':
-        return { sql: take.sql, parameters: take.bind(operation), read: false, result: valueOf as never };
+        return step(take, operation, 'write', valueOf as Planned['result']);
       case 'ephemeral.add':
-        return {
-          sql: add.sql,
-          parameters: add.bind(operation),
-          read: false,
-          result: (rows) => rows.length > 0,
-        };
+        return step(add, operation, 'write', (rows) => rows.length > 0);
       case 'ephemeral.get':
-        return { sql: get.sql, parameters: get.bind(operation), read: true, result: valueOf as never };
+        return step(get, operation, 'read', valueOf as Planned['result']);
       case 'clients.find':
-        return {
-          sql: findClient.sql,
-          parameters: findClient.bind(operation),
-          read: true,
-          result: clientOf as never,
-        };
+        return step(findClient, operation, 'read', clientOf as Planned['result']);
       case 'tokens.find':
-        return {
-          sql: findToken.sql,
-          parameters: findToken.bind(operation),
-          read: true,
-          result: foundTokenOf as never,
-        };
+        return step(findToken, operation, 'read', foundTokenOf as Planned['result']);
       case 'grants.find':
-        return {
-          sql: findGrant.sql,
-          parameters: findGrant.bind(operation),
-          read: true,
-          result: (rows) => (rows[0] ? toGrant(rows[0] as never) : null),
-        };
+        return step(findGrant, operation, 'read', (rows) => (rows[0] ? toGrant(rows[0] as never) : null));
     }
   };
 
@@ -98,13 +89,13 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
         const shift = offset;
         const sql = step.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
         offset += step.parameters.length;
-        if (step.read) {
+        if (step.kind === 'read') {
           columns.push(`(select cast(json_agg("q${i}") as text) from (${sql}) as "q${i}") as "r${i}"`);
         } else {
           ctes.push(`"o${i}" as (${sql})`);
-          // What a take deleted, what an add wrote (a token's upsert returns nothing).
+          // What a take deleted, what an add wrote; a silent write (an upsert) returns nothing.
           columns.push(
-            operations[i]!.op === 'tokens.save'
+            step.kind === 'silent'
               ? `null as "r${i}"`
               : `(select cast(json_agg("o${i}") as text) from "o${i}") as "r${i}"`,
           );
@@ -146,7 +137,7 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
       }) as BatchResults<T>;
     }
     // SQLite reads nothing over a network: reads alone need no transaction, each runs as it would alone.
-    const results: QueryResult<unknown>[] = planned.every((step) => step.read)
+    const results: QueryResult<unknown>[] = planned.every((step) => step.kind === 'read')
       ? await Promise.all(planned.map((step) => runOne(step)))
       : (ctx.runBatchDirectly?.(ctx.db, planned) ??
         (await ctx.db.transaction().execute(async (trx) => {
@@ -170,14 +161,10 @@ function foreignStores(
   own: BatchStores | undefined,
 ): BatchStores | undefined {
   if (own === undefined || on?.ephemeral === undefined || on.tokens === undefined) return undefined;
-  const stores: BatchStores = {
-    ephemeral: on.ephemeral,
-    tokens: on.tokens,
-    clients: on.clients ?? own.clients,
-    grants: on.grants ?? own.grants,
-  };
-  const same = (Object.keys(stores) as (keyof BatchStores)[]).every((name) => stores[name] === own[name]);
-  return same ? undefined : stores;
+  const { ephemeral, tokens, clients = own.clients, grants = own.grants } = on;
+  const same =
+    ephemeral === own.ephemeral && tokens === own.tokens && clients === own.clients && grants === own.grants;
+  return same ? undefined : { ephemeral, tokens, clients, grants };
 }
 
 const adopters = new WeakMap<object, (stores: BatchStores) => void>();
