@@ -143,7 +143,7 @@ const config = {
   env: {
     EXPOSE_STATS: '1',
     APPLICATION_NAME: `oob-soak-${process.pid}`,
-    ...(REDIS_URL ? { REDIS_URL, REDIS_PREFIX } : {}),
+    ...(REDIS_URL ? { INSTANCE_REDIS_URL: REDIS_URL, INSTANCE_REDIS_PREFIX: REDIS_PREFIX } : {}),
   },
 };
 const instances: Instance[] = await Promise.all(

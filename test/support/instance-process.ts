@@ -4,9 +4,9 @@
  * calls itself, as behind one load balancer), PROVIDERS (JSON), SESSION_SECRET; optionally
  * APPLICATION_NAME (of its PostgreSQL connections), SLOW_ROUTE_MS (adds `GET /v1/slow`, a
  * protected route that answers after that long), EXPOSE_STATS (adds `GET /__stats`: memory after a
- * GC when run with --expose-gc, and CPU time) and REDIS_URL (the ephemeral store on Redis,
+ * GC when run with --expose-gc, and CPU time) and INSTANCE_REDIS_URL (the ephemeral store on Redis,
  * `redisEphemeralStore` beside the SQL adapter's durable stores as docs/storage.md composes them;
- * REDIS_PREFIX, default `oauth:`, keeps runs apart). Prints `{"port":N}` on stdout once listening
+ * INSTANCE_REDIS_PREFIX, default `oauth:`, keeps runs apart). Prints `{"port":N}` on stdout once listening
  * on 127.0.0.1.
  *
  * SIGTERM shuts it down with closeGracefully, as the README recommends, and prints
@@ -39,13 +39,16 @@ const sql = await connectStorage(env('DATABASE_URL'), {
   migrate: true,
   ...(process.env.APPLICATION_NAME ? { applicationName: process.env.APPLICATION_NAME } : {}),
 });
-const redis = process.env.REDIS_URL
-  ? await createClient({ url: process.env.REDIS_URL })
+const redis = process.env.INSTANCE_REDIS_URL
+  ? await createClient({ url: process.env.INSTANCE_REDIS_URL })
       .on('error', (err: unknown) => console.error('Redis:', err))
       .connect()
   : undefined;
 const storage = redis
-  ? { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: process.env.REDIS_PREFIX ?? 'oauth:' }) }
+  ? {
+      ...sql,
+      ephemeral: redisEphemeralStore(redis, { keyPrefix: process.env.INSTANCE_REDIS_PREFIX ?? 'oauth:' }),
+    }
   : sql;
 /** What closeGracefully closes: the SQL pool, and the Redis client if there is one. */
 const connections = { close: async () => void (await Promise.all([sql.close(), redis?.close()])) };
