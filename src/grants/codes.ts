@@ -4,7 +4,7 @@ import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
 import type { ClientRecord } from '../storage/types.js';
-import { afterCommit, type GrantDeps } from './deps.js';
+import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { runBatch } from './batch.js';
 import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
@@ -78,14 +78,26 @@ export async function exchangeCode(
   };
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
-  // The code's grant read with the writes, the tokens first and the take last: with the adapter's
-  // batch, in one transaction (one round trip on PostgreSQL). Tokens saved for a grant that no
-  // longer stands never work (a token works only while its very grant stands), and its code is
-  // spent: it could never be exchanged again.
-  const [grant, , , taken] = await runBatch(deps.storage, [
+  // The code's grant read with the writes; the tokens and the used-code marker first, the take
+  // last: with the adapter's batch, in one transaction (one round trip on PostgreSQL). Tokens
+  // saved for a grant that no longer stands never work (a token works only while its very grant
+  // stands), and its code is spent: it could never be exchanged again. The marker counts only
+  // once the code is gone, so one written by an exchange that failed before its take changes
+  // nothing; written with the take, it leaves no moment in which a replay goes unnoticed. A retry
+  // whose take went through but whose answer was lost is therefore a replay too: it revokes the
+  // grant, with the tokens nobody received.
+  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
+  const [grant, , , , taken] = await runBatch(deps.storage, [
     { op: 'grants.find', userId: code.userId, clientId: code.clientId },
     { op: 'tokens.save', token: access.record },
     { op: 'tokens.save', token: refresh.record },
+    {
+      op: 'ephemeral.set',
+      key: ephemeralKeys.usedCode(codeHash),
+      value: JSON.stringify(used),
+      expiresAt: code.expiresAt,
+      now,
+    },
     { op: 'ephemeral.take', key: ephemeralKeys.code(codeHash), now },
   ]);
   if (grant === null || grant.revokedAt !== null || grant.grantId !== code.grantId) {
@@ -95,14 +107,6 @@ export async function exchangeCode(
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');
   }
-  // Remembered after the commit, never before: a retry whose commit went through but whose answer
-  // was lost (a storage failure at the take) then finds neither the code nor this marker, and is
-  // refused without being taken for a replay. The price: an exchange arriving in the one round
-  // trip between the take and this write is refused without revoking the grant.
-  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  await afterCommit(deps, () =>
-    deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), JSON.stringify(used), code.expiresAt, now),
-  );
 
   if (listened(deps, 'token.issued')) {
     emit(deps, {

@@ -26,6 +26,9 @@ async function runOne(
     case 'tokens.save':
       await storage.tokens.save(operation.token);
       return undefined;
+    case 'ephemeral.set':
+      await storage.ephemeral.set(operation.key, operation.value, operation.expiresAt, operation.now);
+      return undefined;
     case 'ephemeral.take':
       return storage.ephemeral.take(operation.key, operation.now);
     case 'ephemeral.add':

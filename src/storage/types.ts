@@ -268,6 +268,7 @@ export interface PruneOptions {
  */
 export type BatchOperation =
   | { op: 'tokens.save'; token: TokenRecord }
+  | { op: 'ephemeral.set'; key: string; value: string; expiresAt: number; now: number }
   | { op: 'ephemeral.take'; key: string; now: number }
   | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number }
   | { op: 'clients.find'; clientId: string }
@@ -281,6 +282,7 @@ export type BatchOperation =
  */
 export interface BatchOperationResults {
   'tokens.save': undefined;
+  'ephemeral.set': undefined;
   'ephemeral.take': string | null;
   'ephemeral.add': boolean;
   'clients.find': ClientRecord | null;

@@ -78,10 +78,9 @@ const engines: Engine[] = [
     },
     // A token request reads its client, rate-limit counters and token or code in one statement,
     // then writes its tokens and commit point in one (storage.batch). The exchange reads the code's
-    // grant (known once the code is read) in its write batch, and writes the used-code marker
-    // after the commit.
+    // grant (known once the code is read) and writes the used-code marker in its write batch.
     // An authorization reads the session, then the client with the user's grant, then stores the code.
-    expected: { bearer: 1, refresh: 2, exchange: 3, authorize: 3 },
+    expected: { bearer: 1, refresh: 2, exchange: 2, authorize: 3 },
   },
   {
     name: 'SQLite',

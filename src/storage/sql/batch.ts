@@ -3,7 +3,7 @@ import { runEach, type BatchStores } from '../batch.js';
 import type { BatchOperation, BatchResults, Storage } from '../types.js';
 import { clientOf, prepareClientFind } from './clients.js';
 import type { SqlContext } from './context.js';
-import { prepareGet, preparePutIfAbsent, prepareTake, valueOf } from './ephemeral.js';
+import { prepareGet, preparePut, preparePutIfAbsent, prepareTake, valueOf } from './ephemeral.js';
 import { prepareGrantFind } from './grants.js';
 import type { BatchStep, PreparedQuery } from './prepared.js';
 import { scopeText, toGrant } from './rows.js';
@@ -40,6 +40,7 @@ interface Planned extends BatchStep {
 export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
   let own: BatchStores | undefined;
   const saveToken = prepareTokenUpsert(ctx);
+  const put = preparePut(ctx);
   const take = prepareTake(ctx);
   const add = preparePutIfAbsent(ctx);
   const get = prepareGet(ctx);
@@ -61,6 +62,8 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
         const { token } = operation;
         return step(saveToken, { ...token, scopes: scopeText(token.scopes) }, 'silent', () => undefined);
       }
+      case 'ephemeral.set':
+        return step(put, operation, 'silent', () => undefined);
       case 'ephemeral.take':
         return step(take, operation, 'write', valueOf as Planned['result']);
       case 'ephemeral.add':

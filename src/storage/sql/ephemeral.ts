@@ -26,6 +26,11 @@ function upsert(
     });
 }
 
+/** The upsert of `ephemeral.set`, prepared. */
+export function preparePut({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare((p: { key: string; value: string; expiresAt: number }) => upsert(db, p));
+}
+
 /** The upsert of `ephemeral.add`, prepared: returns the key only when it wrote the row. */
 export function preparePutIfAbsent({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
   return prepare((p: { key: string; value: string; expiresAt: number; now: number }) =>
@@ -71,7 +76,7 @@ export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>)
 export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
   const { db, prepare } = ctx;
   const find = prepareGet(ctx);
-  const put = prepare((p: { key: string; value: string; expiresAt: number }) => upsert(db, p));
+  const put = preparePut(ctx);
   const putIfAbsent = preparePutIfAbsent(ctx);
   const takeLive = prepareTake(ctx);
   const count = prepare((p: { key: string; expiresAt: number; now: number }) => {

@@ -22,16 +22,24 @@ export function batchTests(suite: ConformanceSuite): void {
       const token = accessTokenRecord(t, grantRecord(t));
       const code = freshId('batch-code');
       const marker = freshId('batch-marker');
+      const written = freshId('batch-set');
       await storage().ephemeral.set(code, 'the code', t + HOUR, t);
+      await storage().ephemeral.set(written, 'old', t + HOUR, t);
       const results = await batch([
         { op: 'tokens.save', token },
+        { op: 'ephemeral.set', key: written, value: 'new', expiresAt: t + HOUR, now: t },
         { op: 'ephemeral.take', key: code, now: t },
         { op: 'ephemeral.add', key: marker, value: 'm', expiresAt: t + HOUR, now: t },
       ]);
       assert.deepStrictEqual(
         results,
-        [undefined, 'the code', true],
-        'storage.batch must resolve [undefined for tokens.save, the taken value, true for a won add], in order',
+        [undefined, undefined, 'the code', true],
+        'storage.batch must resolve [undefined for tokens.save and ephemeral.set, the taken value, true for a won add], in order',
+      );
+      equal(
+        await storage().ephemeral.get(written, t),
+        'new',
+        'storage.batch: a key set in a batch must hold the value set, over the one before',
       );
       const found = await storage().tokens.find(token.tokenHash);
       equal(found?.token.tokenHash, token.tokenHash, 'storage.batch: a token saved in a batch must be found');

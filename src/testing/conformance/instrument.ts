@@ -96,10 +96,11 @@ function argumentsOf(operation: Exclude<BatchOperation, { op: 'grants.find' }>):
   switch (operation.op) {
     case 'tokens.save':
       return [operation.token];
-    case 'ephemeral.take':
-      return [operation.key, operation.now];
+    case 'ephemeral.set':
     case 'ephemeral.add':
       return [operation.key, operation.value, operation.expiresAt, operation.now];
+    case 'ephemeral.take':
+      return [operation.key, operation.now];
     case 'ephemeral.get':
       return [operation.key, operation.now];
     case 'clients.find':
