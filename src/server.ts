@@ -15,6 +15,7 @@ import { AdapterSessionStore } from './session/adapter-store.js';
 import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
 import type { Storage } from './storage/types.js';
+import type { ReadOperation } from './storage/read-ahead.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
 export interface EndpointUrls {
@@ -64,7 +65,24 @@ export interface AuthorizationServer {
    * The login session: the library's own express-session (own cookie, own store), or the host's
    * (`session.middleware`).
    */
-  readonly session: { readonly middleware: RequestHandler; readonly own: boolean };
+  readonly session: LoginSessionHandle;
+}
+
+/** The login session's middleware, and how it reads other rows with the session. */
+export interface LoginSessionHandle {
+  readonly middleware: RequestHandler;
+  /** The library's own session, not the host's. */
+  readonly own: boolean;
+  /**
+   * Runs `run` (which runs `middleware`) so that the session is read in one batch with `reads`;
+   * `done` receives the view of the storage that answers them. Present only where it saves a
+   * round trip: the library's own session in the library's store, over a storage with `batch`.
+   */
+  readonly readAlong?: (
+    reads: readonly ReadOperation[],
+    done: (view: Storage) => void,
+    run: () => void,
+  ) => void;
 }
 
 /** A configured OpenID provider. */
@@ -130,23 +148,34 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const absoluteMs = options.session.absoluteMaxAge * 1000;
   const idleMs = options.session.maxAge * 1000;
   const hostSession = options.session.middleware;
-  const session = hostSession
-    ? { middleware: hostLoginSession(hostSession, { idleMs, absoluteMs, clock }), own: false }
-    : {
-        middleware: loginSession({
-          cookieName: options.session.cookieName,
-          secret: options.session.secret!,
-          store:
-            options.session.store ??
-            new AdapterSessionStore(storage.ephemeral, clock, idleMs, { touch: false }),
-          secure: options.session.secureCookie ?? base.startsWith('https:'),
-          path: new URL(`${base}/`).pathname,
-          idleMs,
-          absoluteMs,
-          clock,
-        }),
-        own: true,
-      };
+  let session: LoginSessionHandle;
+  if (hostSession) {
+    session = { middleware: hostLoginSession(hostSession, { idleMs, absoluteMs, clock }), own: false };
+  } else {
+    const ownStore =
+      options.session.store === undefined
+        ? new AdapterSessionStore(storage.ephemeral, clock, idleMs, { touch: false })
+        : undefined;
+    session = {
+      middleware: loginSession({
+        cookieName: options.session.cookieName,
+        secret: options.session.secret!,
+        store: ownStore ?? options.session.store!,
+        secure: options.session.secureCookie ?? base.startsWith('https:'),
+        path: new URL(`${base}/`).pathname,
+        idleMs,
+        absoluteMs,
+        clock,
+      }),
+      own: true,
+      ...(ownStore !== undefined && storage.batch !== undefined
+        ? {
+            readAlong: (reads: readonly ReadOperation[], done: (view: Storage) => void, run: () => void) =>
+              ownStore.readAlong(storage, reads, done, run),
+          }
+        : {}),
+    };
+  }
 
   const loginStrategy =
     options.login.strategy ??

@@ -3,7 +3,7 @@ import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { BatchOperation, ClientRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { runBatch } from './batch.js';
@@ -11,11 +11,14 @@ import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
-/** Creates a single-use authorization code under a standing grant; resolves the plaintext, shown once. */
-export async function issueCode(
-  deps: GrantDeps,
-  fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>,
-): Promise<string> {
+/** A new authorization code, not stored yet: its plaintext, shown once, and its storage write. */
+export interface NewCode {
+  code: string;
+  write: Extract<BatchOperation, { op: 'ephemeral.set' }>;
+}
+
+/** A new single-use authorization code under a grant, to be stored with `write`. */
+export function newCode(deps: GrantDeps, fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>): NewCode {
   const code = generateSecret();
   const now = deps.clock();
   const expiresAt = now + deps.options.tokens.codeTtl * 1000;
@@ -30,12 +33,17 @@ export async function issueCode(
     createdAt: now,
     expiresAt,
   };
-  await deps.storage.ephemeral.set(
-    ephemeralKeys.code(hashSecret(code)),
-    JSON.stringify(stored),
-    expiresAt,
-    now,
-  );
+  const key = ephemeralKeys.code(hashSecret(code));
+  return { code, write: { op: 'ephemeral.set', key, value: JSON.stringify(stored), expiresAt, now } };
+}
+
+/** Creates a single-use authorization code under a standing grant; resolves the plaintext, shown once. */
+export async function issueCode(
+  deps: GrantDeps,
+  fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>,
+): Promise<string> {
+  const { code, write } = newCode(deps, fields);
+  await deps.storage.ephemeral.set(write.key, write.value, write.expiresAt, write.now);
   return code;
 }
 

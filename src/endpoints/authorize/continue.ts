@@ -1,13 +1,16 @@
 import { generateSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
-import { issueCode, saveAccessToken, standingGrant } from '../../grants/index.js';
+import { newCode } from '../../grants/codes.js';
+import { standingGrant } from '../../grants/index.js';
+import { newToken } from '../../grants/tokens.js';
+import { runEach } from '../../storage/batch.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
 import { scopesCover } from '../../grants/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
 import type { PendingAuthorization, SessionUser } from '../../session/state.js';
-import type { GrantRecord } from '../../storage/types.js';
+import type { BatchOperation, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
 import { readClientAndGrant, type AuthorizeContext } from './request.js';
@@ -24,7 +27,26 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   const session = ctx.session!;
   const { user } = ctx;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
-    const grant = await standingGrant(ctx, user.id, client.clientId);
+    const hinted = ctx.grantReadAhead ? undefined : hintedGrant(ctx, user.id, client.clientId);
+    let grant: GrantRecord | null;
+    if (hinted !== undefined && server.storage.batch !== undefined) {
+      // The code or token is stored under the grant the session last saw, in one batch with the
+      // grant itself, and handed out only if that grant still stands and covers the scopes.
+      // Otherwise it is never handed out: nobody can present it, and it expires unused.
+      const issuing = prepareIssue(ctx, user, hinted);
+      const [found] = await server.storage.batch([
+        { op: 'grants.find', userId: user.id, clientId: client.clientId },
+        issuing.write,
+      ]);
+      grant = found !== null && found.revokedAt === null ? found : null;
+      if (grant?.grantId === hinted && scopesCover(grant.scopes, pending.scopes)) {
+        session.clearPending();
+        issuing.handOver();
+        return;
+      }
+    } else {
+      grant = await standingGrant(ctx, user.id, client.clientId);
+    }
     if (grant && scopesCover(grant.scopes, pending.scopes)) {
       session.clearPending();
       return issue(ctx, user, grant);
@@ -111,45 +133,94 @@ function targetOf(server: AuthorizationServer, pending: PendingAuthorization): R
 
 /**
  * Issues the code or token of an authorization request the user has approved (now or before)
- * and answers with the redirect back to the client.
+ * and answers with the redirect back to the client. The session remembers the grant, so the
+ * next authorization for this client stores its code in one batch with the grant's read.
  */
 export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
+  const issuing = prepareIssue(ctx, user, grant.grantId);
+  await runEach(ctx.server.storage, [issuing.write]);
+  rememberGrant(ctx, user.id, grant);
+  issuing.handOver();
+}
+
+/** A code or token to store, and the answer that hands it over once it is stored. */
+interface Issuing {
+  write: BatchOperation;
+  handOver(): void;
+}
+
+/** The code or token of the pending request under `grantId`, not stored yet. */
+function prepareIssue(ctx: AuthorizeContext, user: SessionUser, grantId: string): Issuing {
   const { server, pending, req } = ctx;
-  const { grantId } = grant;
   const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes };
   const target = ctx.redirectTarget!;
   if (pending.responseType === 'code') {
-    const code = await issueCode(server, {
+    const { code, write } = newCode(server, {
       ...subject,
       grantId,
       redirectUri: pending.redirectUri,
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
     });
-    if (listened(server, 'code.issued')) {
-      const pkce = pending.codeChallenge !== null;
-      emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
-    }
-    ctx.answer = backToClient(target, { code }, req.method);
-    return;
+    return {
+      write,
+      handOver() {
+        if (listened(server, 'code.issued')) {
+          const pkce = pending.codeChallenge !== null;
+          emit(server, { type: 'code.issued', ...subject, grantId, pkce, ...eventContext(req) });
+        }
+        ctx.answer = backToClient(target, { code }, req.method);
+      },
+    };
   }
-  const access = await saveAccessToken(server, { ...subject, grantId }, 'implicit', server.clock());
-  emit(server, {
-    type: 'token.issued',
-    grantType: 'implicit',
-    ...subject,
-    grantId,
-    refreshToken: false,
-    ...eventContext(req),
-  });
-  ctx.answer = backToClient(
-    target,
-    {
-      access_token: access.token,
-      token_type: 'Bearer',
-      expires_in: String(server.options.tokens.accessTokenTtl),
-      ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
+  const access = newToken(server, 'access_token', { ...subject, grantId }, 'implicit', server.clock());
+  return {
+    write: { op: 'tokens.save', token: access.record },
+    handOver() {
+      emit(server, {
+        type: 'token.issued',
+        grantType: 'implicit',
+        ...subject,
+        grantId,
+        refreshToken: false,
+        ...eventContext(req),
+      });
+      ctx.answer = backToClient(
+        target,
+        {
+          access_token: access.token,
+          token_type: 'Bearer',
+          expires_in: String(server.options.tokens.accessTokenTtl),
+          ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
+        },
+        req.method,
+      );
     },
-    req.method,
+  };
+}
+
+/** How many grants a session remembers (the session state's `grantHints`). */
+const GRANT_HINTS = 16;
+
+/** The grant this session last saw `userId` issued under for `clientId`, if any. */
+function hintedGrant(ctx: AuthorizeContext, userId: string, clientId: string): string | undefined {
+  for (const [user, client, grantId] of ctx.session!.state.grantHints ?? []) {
+    if (user === userId && client === clientId) return grantId;
+  }
+  return undefined;
+}
+
+/**
+ * Remembers the grant in the session, unless it already is. A session that holds nothing of the
+ * library's (a host account's, never signed in here) is not started for it.
+ */
+function rememberGrant(ctx: AuthorizeContext, userId: string, grant: GrantRecord): void {
+  const session = ctx.session!;
+  if (session.state.startedAt === undefined) return;
+  if (hintedGrant(ctx, userId, grant.clientId) === grant.grantId) return;
+  const kept = (session.state.grantHints ?? []).filter(
+    ([user, client]) => user !== userId || client !== grant.clientId,
   );
+  kept.push([userId, grant.clientId, grant.grantId]);
+  session.write().grantHints = kept.slice(-GRANT_HINTS);
 }

@@ -20,14 +20,16 @@ export interface AuthorizeContext extends Context {
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
   provider?: ConfiguredProvider;
+  /** Whether the signed-in user's grant for the client was read ahead, with the client. */
+  grantReadAhead?: boolean;
 }
 
 const pageError = (description: string) =>
   new OAuthError('invalid_request', description, { redirectable: false });
 
 /**
- * Step: parses the query and the client it names (named once). Reads nothing: the client, and
- * the signed-in user's grant for it, are read together by {@link readClient}.
+ * Step: parses the query and the client it names (named once). Reads nothing: the client is read
+ * with the login session where the session allows, else by {@link readClient}.
  */
 export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
   const params = parseQueryString(rawQuery(ctx.req.originalUrl));
@@ -37,11 +39,19 @@ export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
     throw pageError('The request names no client application (client_id is missing).');
   ctx.query = params;
   ctx.clientId = clientId;
+  ctx.readAlongSession = [{ op: 'clients.find', clientId }];
 }
 
-/** Step: the client the request names, registered and enabled ({@link readClientAndGrant}). */
+/**
+ * Step: the client the request names, registered and enabled: read with the session, or now
+ * with the signed-in user's grant for it ({@link readClientAndGrant}).
+ */
 export function readClient(ctx: AuthorizeContext): Promise<void> {
-  return readClientAndGrant(ctx, ctx.clientId).then((client) => {
+  const read =
+    ctx.storage === ctx.server.storage
+      ? readClientAndGrant(ctx, ctx.clientId)
+      : ctx.storage.clients.find(ctx.clientId);
+  return read.then((client) => {
     if (!client || client.disabled) throw pageError('The client application is not registered here.');
     ctx.client = client;
   });
@@ -58,6 +68,7 @@ export async function readClientAndGrant(
   const reads: ReadOperation[] = [{ op: 'clients.find', clientId }];
   if (ctx.user) reads.push({ op: 'grants.find', userId: ctx.user.id, clientId });
   ctx.storage = await readAhead(ctx.server.storage, reads);
+  ctx.grantReadAhead = ctx.storage !== ctx.server.storage && ctx.user !== undefined;
   return ctx.storage.clients.find(clientId);
 }
 

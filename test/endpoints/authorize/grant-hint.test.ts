@@ -1,0 +1,126 @@
+import { afterAll, afterEach, describe, expect } from 'vitest';
+import type { Storage } from '../../../src/index.js';
+import { recordConsent, revokeGrant } from '../../../src/grants/index.js';
+import type { BatchOperation } from '../../../src/storage/types.js';
+import { CODE_REDIRECT, createTestApp, type TestApp } from '../../support/app.js';
+import { freshDatabaseEach, itOn, sqlEngines } from '../../support/databases.js';
+import { exchangeCode, obtainCode } from '../../support/flow.js';
+
+/**
+ * A signed-in user's authorization reads the session with the client in one batch, then the
+ * user's grant with the code stored under the grant the session last saw in another: two round
+ * trips on PostgreSQL. The code goes out only when the grant read is that very grant, standing and
+ * covering the scopes; otherwise nobody ever sees it. On both SQL engines, whose adapters batch.
+ */
+const { engines, cleanup } = await sqlEngines('grant-hint');
+afterAll(cleanup);
+
+const query = {
+  response_type: 'code',
+  client_id: 'code-client',
+  redirect_uri: CODE_REDIRECT,
+  state: 'again',
+};
+
+describe.each(engines)('the grant the session last saw, $name', (engine) => {
+  const test = itOn(engine);
+  const database = freshDatabaseEach(engine);
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  /** The app on a fresh database, its batches and its codes handed out recorded. */
+  async function start() {
+    const storage = await database.open();
+    const batches: (readonly BatchOperation[])[] = [];
+    const counted: Storage = {
+      ...storage,
+      batch: (operations) => (batches.push(operations), storage.batch(operations)),
+    };
+    t = await createTestApp({ storage: counted });
+    const issued: string[] = [];
+    t.server.events.on('code.issued', (event) => void issued.push(event.grantId));
+    const { code } = await obtainCode(t);
+    const [grant] = await t.server.storage.grants.list({ clientId: 'code-client' });
+    expect(grant?.revokedAt).toBeNull();
+    const ops = () => batches.map((batch) => batch.map((operation) => operation.op));
+    return { t, code, grant: grant!, batches, ops, issued };
+  }
+
+  const authorize = (app: TestApp) => app.agent.get('/oauth/authorize').query(query);
+  const codeOf = (location: string) => new URL(location).searchParams.get('code')!;
+
+  test('a trusted client: the session with the client, then the grant with the code', async () => {
+    const { t, batches, ops, issued, grant } = await start();
+    batches.length = 0;
+    const res = await authorize(t);
+    expect(res.status).toBe(302);
+    expect(ops()).toEqual([
+      ['ephemeral.get', 'clients.find'],
+      ['grants.find', 'ephemeral.set'],
+    ]);
+    expect(issued.at(-1)).toBe(grant.grantId);
+    expect((await exchangeCode(t, codeOf(res.headers.location!))).status).toBe(200);
+  });
+
+  test('a grant revoked since: the code written ahead is not handed out, the consent page is', async () => {
+    const { t, batches, ops, issued, grant } = await start();
+    await revokeGrant(t.server, grant);
+    const handedOut = issued.length;
+    batches.length = 0;
+    const res = await authorize(t);
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('decision');
+    expect(res.headers.location).toBeUndefined();
+    expect(ops()).toEqual([
+      ['ephemeral.get', 'clients.find'],
+      ['grants.find', 'ephemeral.set'],
+    ]);
+    expect(issued.length).toBe(handedOut);
+  });
+
+  test('a grant given again elsewhere (another grant id): the code is issued under it, and the session learns it', async () => {
+    const { t, batches, ops, issued, grant } = await start();
+    await revokeGrant(t.server, grant);
+    const again = await recordConsent(t.server, grant.userId, 'code-client', grant.scopes);
+    expect(again.grantId).not.toBe(grant.grantId);
+
+    batches.length = 0;
+    const first = await authorize(t);
+    expect(first.status).toBe(302);
+    expect(issued.at(-1)).toBe(again.grantId);
+    // The code written ahead under the old grant is not the one handed out; this one works.
+    expect((await exchangeCode(t, codeOf(first.headers.location!))).status).toBe(200);
+    expect(ops()[1]).toEqual(['grants.find', 'ephemeral.set']);
+
+    batches.length = 0;
+    const second = await authorize(t);
+    expect(second.status).toBe(302);
+    expect(ops()).toEqual([
+      ['ephemeral.get', 'clients.find'],
+      ['grants.find', 'ephemeral.set'],
+    ]);
+    expect(issued.at(-1)).toBe(again.grantId);
+  });
+
+  test('a grant narrowed below the scopes asked for: no code, the consent page', async () => {
+    const { t, issued, grant } = await start();
+    await t.server.storage.grants.save({ ...grant, scopes: [], updatedAt: Date.now() });
+    const handedOut = issued.length;
+    const res = await authorize(t).query({ scope: grant.scopes.join(' ') || 'realms' });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('decision');
+    expect(issued.length).toBe(handedOut);
+  });
+
+  test('a client named by nobody registered: an error page after one read with the session', async () => {
+    const { t, ops, batches } = await start();
+    batches.length = 0;
+    const res = await t.agent.get('/oauth/authorize').query({ ...query, client_id: 'nobody' });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('not registered');
+    expect(ops()).toEqual([['ephemeral.get', 'clients.find']]);
+  });
+});
