@@ -26,13 +26,9 @@ export async function seedTokens(t: TestApp): Promise<{ accessToken: string; ref
   return { accessToken, refreshToken };
 }
 
-/** A fresh authorization code for the test app's code client. */
-export function seedCode(t: TestApp): Promise<string> {
-  return seedCodeFor(t.server, {
-    clientId: t.codeClient.clientId,
-    redirectUri: CODE_REDIRECT,
-    userId: 'fault-user',
-  });
+/** A fresh authorization code for the test app's code client, under `userId`'s grant. */
+export function seedCode(t: TestApp, userId = 'fault-user'): Promise<string> {
+  return seedCodeFor(t.server, { clientId: t.codeClient.clientId, redirectUri: CODE_REDIRECT, userId });
 }
 
 export const api = (t: TestApp, accessToken: string) =>
