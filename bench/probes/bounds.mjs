@@ -19,6 +19,8 @@
  *
  *   node bench/probes/bounds.mjs            # a table
  *   node bench/probes/bounds.mjs --json     # {"sqlite":{"realms":µs,…},"postgres":{…}} (run.mjs)
+ *   node bench/probes/bounds.mjs --sqlite-only --tokens 1000,1000000
+ *                                           # SQLite's own growth: the probe over each token count
  *
  * Prints server CPU microseconds per request (user + system of this process). Bound = this +
  * the memory adapter's CPU per request, measured in the same run (`bench/run.mjs`).
@@ -38,6 +40,8 @@ const { values: args } = parseArgs({
     json: { type: 'boolean', default: false },
     iterations: { type: 'string', default: '3000' },
     rounds: { type: 'string', default: '3' },
+    tokens: { type: 'string', default: '1000' },
+    'sqlite-only': { type: 'boolean', default: false },
   },
 });
 const ITERATIONS = Number(args.iterations);
@@ -131,12 +135,25 @@ async function seed(storage, tokens) {
   await storage.ephemeral.set('session:probe', sessionValue, later, now);
 }
 
+/** `connectStorage`'s default `mmap_size` for SQLite. */
+const SQLITE_MMAP_BYTES = 1024 * 1024 * 1024;
+
+/** `count` more access tokens of the probe's grant, random hashes, in one transaction; then a checkpoint. */
+function fillTokens(db, count) {
+  const insert = db.prepare(`insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id,
+    scopes, created_at, expires_at, origin, rotated_at) values (?, 'access_token', ?, ?, ?, ?, ?, ?, 'authorization_code', null)`);
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) insert.run(sha256(secret()), GRANT, CLIENT, USER_ID, SCOPES, now, later);
+  })();
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
 function cpuMicros(start) {
   const { user, system } = process.cpuUsage(start);
   return user + system;
 }
 
-async function sqliteProbe() {
+async function sqliteProbe(stored = 1000) {
   const file = join(tmpdir(), `openid-oauth-bridge-bounds-${process.pid}.db`);
   const remove = () => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true }));
   const tokens = Array.from({ length: 1000 }, () => sha256(secret()));
@@ -144,9 +161,12 @@ async function sqliteProbe() {
   await seed(storage, tokens);
   await storage.close();
   const db = new Database(file);
+  // As connectStorage opens it.
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
   db.pragma('cache_size = -65536');
+  db.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
+  if (stored > tokens.length) fillTokens(db, stored - tokens.length);
   const findToken = db.prepare(FIND_TOKEN('json_array', '?')).pluck();
   const findClient = db.prepare(`select ${CLIENT_COLUMNS} from oauth_clients where client_id = ?`);
   const getLive = db.prepare('select value from oauth_ephemeral where key = ? and expires_at > ?').pluck();
@@ -356,7 +376,19 @@ async function postgresReachable() {
   }
 }
 
-const result = { sqlite: await sqliteProbe() };
+if (args['sqlite-only']) {
+  const counts = args.tokens.split(',').map(Number);
+  const measured = [];
+  for (const count of counts) measured.push(await sqliteProbe(count));
+  console.log(`| workload | ${counts.map((c) => `SQLite probe, ${c.toLocaleString('en')} tokens, CPU µs/req`).join(' | ')} | last ÷ first |`);
+  console.log(`|---|${counts.map(() => '---:').join('|')}|---:|`);
+  for (const workload of WORKLOADS) {
+    const values = measured.map((m) => m[workload]);
+    console.log(`| ${workload} | ${values.map((v) => v.toFixed(1)).join(' | ')} | ${(values.at(-1) / values[0]).toFixed(3)} |`);
+  }
+  process.exit(0);
+}
+const result = { sqlite: await sqliteProbe(Number(args.tokens)) };
 if (await postgresReachable()) result.postgres = await postgresProbe();
 if (args.json) {
   console.log(JSON.stringify(result));
