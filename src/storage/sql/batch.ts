@@ -14,10 +14,15 @@ type Rows = readonly Record<string, unknown>[];
 /** One operation as SQL: its statement, and what it resolves from the statement's rows. */
 interface Planned extends BatchStep {
   /**
-   * PostgreSQL: a read is a scalar subquery of the one statement, a write a CTE (`silent`: one
-   * without `RETURNING`).
+   * PostgreSQL: a read is a subquery of the one statement returning its rows as JSON, a write a
+   * CTE (`silent`: one without `RETURNING`).
    */
   kind: 'read' | 'write' | 'silent';
+  /**
+   * A read of one column of at most one row (a key's value; a token's row, already one JSON
+   * text): PostgreSQL returns the column itself, not wrapped in JSON to be parsed twice.
+   */
+  column?: string;
   result(rows: Rows): unknown;
 }
 
@@ -54,7 +59,8 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
     params: P,
     kind: Planned['kind'],
     result: Planned['result'],
-  ): Planned => ({ sql: query.sql, parameters: query.bind(params), kind, result });
+    column?: string,
+  ): Planned => ({ sql: query.sql, parameters: query.bind(params), kind, result, column });
 
   const plan = (operation: BatchOperation): Planned => {
     switch (operation.op) {
@@ -69,11 +75,11 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
       case 'ephemeral.add':
         return step(add, operation, 'write', (rows) => rows.length > 0);
       case 'ephemeral.get':
-        return step(get, operation, 'read', valueOf as Planned['result']);
+        return step(get, operation, 'read', valueOf as Planned['result'], 'value');
       case 'clients.find':
         return step(findClient, operation, 'read', clientOf as Planned['result']);
       case 'tokens.find':
-        return step(findToken, operation, 'read', foundTokenOf as Planned['result']);
+        return step(findToken, operation, 'read', foundTokenOf as Planned['result'], 'found');
       case 'grants.find':
         return step(findGrant, operation, 'read', (rows) => (rows[0] ? toGrant(rows[0] as never) : null));
     }
@@ -92,7 +98,9 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
         const shift = offset;
         const sql = step.sql.replace(/\$(\d+)/g, (_, n: string) => `$${Number(n) + shift}`);
         offset += step.parameters.length;
-        if (step.kind === 'read') {
+        if (step.column !== undefined) {
+          columns.push(`(${sql}) as "r${i}"`);
+        } else if (step.kind === 'read') {
           columns.push(`(select cast(json_agg("q${i}") as text) from (${sql}) as "q${i}") as "r${i}"`);
         } else {
           ctes.push(`"o${i}" as (${sql})`);
@@ -135,8 +143,9 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
       );
       const row = rows[0] ?? {};
       return planned.map((step, i) => {
-        const json = row[`r${i}`];
-        return step.result(json === null || json === undefined ? [] : (JSON.parse(json) as Rows));
+        const value = row[`r${i}`];
+        if (value === null || value === undefined) return step.result([]);
+        return step.result(step.column === undefined ? (JSON.parse(value) as Rows) : [{ [step.column]: value }]);
       }) as BatchResults<T>;
     }
     // SQLite reads nothing over a network: reads alone need no transaction, each runs as it would alone.
