@@ -11,14 +11,15 @@ export async function runEach<const T extends readonly BatchOperation[]>(
   operations: T,
 ): Promise<BatchResults<T>> {
   const results: unknown[] = [];
-  for (const operation of operations) results.push(await runOne(storage, operation));
+  for (const operation of operations) results.push(await runOperation(storage, operation));
   return results as BatchResults<T>;
 }
 
 /** The stores a batch's operations run on. */
 export type BatchStores = Pick<Storage, 'ephemeral' | 'tokens' | 'clients' | 'grants'>;
 
-async function runOne(
+/** Runs one operation of a batch through its own method. */
+export async function runOperation(
   storage: BatchStores,
   operation: BatchOperation,
 ): Promise<BatchOperationResults[BatchOperation['op']]> {

@@ -4,7 +4,7 @@ import { emit, eventContext, listened } from '../../events/emit.js';
 import { newCode } from '../../grants/codes.js';
 import { standingGrant } from '../../grants/index.js';
 import { newToken } from '../../grants/tokens.js';
-import { runEach } from '../../storage/batch.js';
+import { runOperation } from '../../storage/batch.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
 import { scopesCover } from '../../grants/scopes.js';
@@ -138,7 +138,7 @@ function targetOf(server: AuthorizationServer, pending: PendingAuthorization): R
  */
 export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
   const issuing = prepareIssue(ctx, user, grant.grantId);
-  await runEach(ctx.server.storage, [issuing.write]);
+  await runOperation(ctx.server.storage, issuing.write);
   rememberGrant(ctx, user.id, grant);
   issuing.handOver();
 }
