@@ -77,6 +77,8 @@ export interface LoginSessionHandle {
    * Runs `run` (which runs `middleware`) so that the session is read in one batch with `reads`;
    * `done` receives the view of the storage that answers them. Present only where it saves a
    * round trip: the library's own session in the library's store, over a storage with `batch`.
+   *
+   * @internal
    */
   readonly readAlong?: (
     reads: readonly ReadOperation[],

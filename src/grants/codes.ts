@@ -87,7 +87,8 @@ export async function exchangeCode(
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
   // The code's grant read with the writes; the tokens and the used-code marker first, the take
-  // last: with the adapter's batch, in one transaction (one round trip on PostgreSQL). Tokens
+  // last: with the adapter's batch, in one transaction (one round trip on PostgreSQL), which
+  // begins with a write (on SQLite it takes the write lock at once). Tokens
   // saved for a grant that no longer stands never work (a token works only while its very grant
   // stands), and its code is spent: it could never be exchanged again. The marker counts only
   // once the code is gone, so one written by an exchange that failed before its take changes
@@ -95,10 +96,10 @@ export async function exchangeCode(
   // whose take went through but whose answer was lost is therefore a replay too: it revokes the
   // grant, with the tokens nobody received.
   const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  const [grant, , , , taken] = await runBatch(deps.storage, [
-    { op: 'grants.find', userId: code.userId, clientId: code.clientId },
+  const [, , grant, , taken] = await runBatch(deps.storage, [
     { op: 'tokens.save', token: access.record },
     { op: 'tokens.save', token: refresh.record },
+    { op: 'grants.find', userId: code.userId, clientId: code.clientId },
     {
       op: 'ephemeral.set',
       key: ephemeralKeys.usedCode(codeHash),
@@ -149,14 +150,18 @@ function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange,
   }
 }
 
-/** A code used twice: revoke its grant (RFC 6749 4.1.2) and report it. */
+/**
+ * A code used twice: revoke its grant (RFC 6749 4.1.2) and report it, once: a code whose grant
+ * was already revoked (by an earlier replay, or before its exchange was refused) revokes and
+ * reports nothing.
+ */
 async function replayed(
   deps: GrantDeps,
   code: UsedCode,
   presentedBy: ClientRecord,
   context: () => EventContext,
 ): Promise<void> {
-  await revokeGrant(deps, code);
+  if (!(await revokeGrant(deps, code))) return;
   emit(deps, {
     type: 'code.replayed',
     clientId: code.clientId,

@@ -74,10 +74,7 @@ export class AdapterSessionStore extends session.Store {
             along.done(view);
             return view.ephemeral.get(key, now);
           });
-    read.then(
-        (json) => callback(undefined, json === null ? null : (JSON.parse(json) as session.SessionData)),
-        callback,
-      );
+    read.then((json) => callback(undefined, sessionOf(json)), callback);
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {
@@ -121,5 +118,20 @@ export class AdapterSessionStore extends session.Store {
     const expires = data.cookie?.expires;
     const remaining = expires ? new Date(expires).getTime() - Date.now() : this.defaultMaxAgeMs;
     return this.clock() + remaining;
+  }
+}
+
+/**
+ * The session stored as `json`; `null` for none, and for a value that is not a session's JSON (a
+ * row written by something else, or damaged): the request then starts a new session instead of
+ * failing.
+ */
+function sessionOf(json: string | null): session.SessionData | null {
+  if (json === null) return null;
+  try {
+    const data: unknown = JSON.parse(json);
+    return typeof data === 'object' && data !== null ? (data as session.SessionData) : null;
+  } catch {
+    return null;
   }
 }

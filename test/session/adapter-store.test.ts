@@ -32,4 +32,14 @@ describe('AdapterSessionStore', () => {
     expect(typeof store.touch).toBe('undefined');
     expect(typeof new AdapterSessionStore(memoryEphemeralStore(), Date.now, 60_000).touch).toBe('function');
   });
+
+  it('reads a stored value that is not a session (damaged, or written by something else) as no session', async () => {
+    const ephemeral = memoryEphemeralStore();
+    const store = new AdapterSessionStore(ephemeral, Date.now, 60_000);
+    const later = Date.now() + 60_000;
+    for (const value of ['{not json', '"a string"', 'null', '42']) {
+      await ephemeral.set('session:sid', value, later, Date.now());
+      expect(await call((done) => store.get('sid', done)), value).toBeNull();
+    }
+  });
 });

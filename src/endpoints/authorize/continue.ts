@@ -9,7 +9,7 @@ import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
 import { scopesCover } from '../../grants/scopes.js';
 import type { AuthorizationServer } from '../../server.js';
-import type { PendingAuthorization, SessionUser } from '../../session/state.js';
+import type { BridgeSessionState, PendingAuthorization, SessionUser } from '../../session/state.js';
 import type { BatchOperation, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices } from '../login/url.js';
 import { signOutForm } from '../logout/endpoint.js';
@@ -27,16 +27,17 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   const session = ctx.session!;
   const { user } = ctx;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
-    const hinted = ctx.grantReadAhead ? undefined : hintedGrant(ctx, user.id, client.clientId);
+    const hinted = hintToTry(ctx, user.id);
     let grant: GrantRecord | null;
-    if (hinted !== undefined && server.storage.batch !== undefined) {
-      // The code or token is stored under the grant the session last saw, in one batch with the
-      // grant itself, and handed out only if that grant still stands and covers the scopes.
-      // Otherwise it is never handed out: nobody can present it, and it expires unused.
+    if (hinted !== undefined) {
+      // The code is stored under the grant the session last saw, in one batch with the grant
+      // itself (the write first: on SQLite the transaction then takes the write lock at once),
+      // and handed out only if that very grant still stands and covers the scopes. Otherwise it is
+      // never handed out: nobody can present it, and it expires unused within the code lifetime.
       const issuing = prepareIssue(ctx, user, hinted);
-      const [found] = await server.storage.batch([
-        { op: 'grants.find', userId: user.id, clientId: client.clientId },
+      const [, found] = await server.storage.batch!([
         issuing.write,
+        { op: 'grants.find', userId: user.id, clientId: client.clientId },
       ]);
       grant = found !== null && found.revokedAt === null ? found : null;
       if (grant?.grantId === hinted && scopesCover(grant.scopes, pending.scopes)) {
@@ -44,6 +45,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         issuing.handOver();
         return;
       }
+      if (grant?.grantId !== hinted) forgetGrant(ctx, user.id, client.clientId);
     } else {
       grant = await standingGrant(ctx, user.id, client.clientId);
     }
@@ -202,6 +204,21 @@ function prepareIssue(ctx: AuthorizeContext, user: SessionUser, grantId: string)
 /** How many grants a session remembers (the session state's `grantHints`). */
 const GRANT_HINTS = 16;
 
+/**
+ * The grant to store this request's code under ahead of reading it, if the session remembers
+ * one: only for a code (short-lived, in the ephemeral store; an implicit token would be a durable
+ * row), with the library's own session over a storage with `batch` (where the client was read with
+ * the session), and when the grant was not read already.
+ */
+function hintToTry(ctx: AuthorizeContext, userId: string): string | undefined {
+  if (!hintsKept(ctx) || ctx.grantReadAhead || ctx.pending.responseType !== 'code') return undefined;
+  return hintedGrant(ctx, userId, ctx.client.clientId);
+}
+
+/** Whether this server keeps grant hints: where {@link hintToTry} can use them. */
+const hintsKept = (ctx: AuthorizeContext) =>
+  ctx.server.session.readAlong !== undefined && ctx.server.storage.batch !== undefined;
+
 /** The grant this session last saw `userId` issued under for `clientId`, if any. */
 function hintedGrant(ctx: AuthorizeContext, userId: string, clientId: string): string | undefined {
   for (const [user, client, grantId] of ctx.session!.state.grantHints ?? []) {
@@ -211,16 +228,28 @@ function hintedGrant(ctx: AuthorizeContext, userId: string, clientId: string): s
 }
 
 /**
- * Remembers the grant in the session, unless it already is. A session that holds nothing of the
- * library's (a host account's, never signed in here) is not started for it.
+ * Remembers the grant in the session, unless it already is or hints are not used here. A session
+ * that holds nothing of the library's (a host account's, never signed in here) is not started for
+ * it.
  */
 function rememberGrant(ctx: AuthorizeContext, userId: string, grant: GrantRecord): void {
   const session = ctx.session!;
-  if (session.state.startedAt === undefined) return;
+  if (!hintsKept(ctx) || session.state.startedAt === undefined) return;
   if (hintedGrant(ctx, userId, grant.clientId) === grant.grantId) return;
-  const kept = (session.state.grantHints ?? []).filter(
-    ([user, client]) => user !== userId || client !== grant.clientId,
-  );
+  const kept = withoutHint(session.state.grantHints, userId, grant.clientId);
   kept.push([userId, grant.clientId, grant.grantId]);
   session.write().grantHints = kept.slice(-GRANT_HINTS);
 }
+
+/** Forgets a hint that named a grant no longer there, so no later request writes ahead under it. */
+function forgetGrant(ctx: AuthorizeContext, userId: string, clientId: string): void {
+  const session = ctx.session!;
+  session.write().grantHints = withoutHint(session.state.grantHints, userId, clientId);
+}
+
+const withoutHint = (
+  hints: BridgeSessionState['grantHints'],
+  userId: string,
+  clientId: string,
+): NonNullable<BridgeSessionState['grantHints']> =>
+  (hints ?? []).filter(([user, client]) => user !== userId || client !== clientId);

@@ -36,9 +36,10 @@ export interface ConnectStorageOptions {
   busyTimeoutMs?: number;
   /**
    * SQLite: how much of the database file is read through a memory map (`PRAGMA mmap_size`), in
-   * MiB. Default 1024; `0` reads every page with a system call instead. The mapped pages are the
-   * operating system's file cache: they show in the process's RSS once read, and the system can
-   * reclaim them.
+   * MiB, at most 2047. Default 1024; `0` reads every page with a system call instead. The mapped
+   * pages are the operating system's file cache: they show in the process's RSS once read, and the
+   * system can reclaim them. With a map, a read error of the disk under the file stops the process
+   * (SIGBUS) instead of failing the request (SQLite's documented trade-off).
    */
   mmapSizeMiB?: number;
 }
@@ -84,14 +85,17 @@ export async function connectStorage(url: string, options: ConnectStorageOptions
   return storage;
 }
 
+/** SQLite's own ceiling for `mmap_size` (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes): larger is cut to it. */
+const MAX_MMAP_MIB = 2047;
+
 async function openSqlite(path: string, options: ConnectStorageOptions): Promise<SqlStorage> {
   if (path === '') throw new TypeError('a sqlite: URL needs a file path, e.g. sqlite:./.data/oauth.db');
   const { default: Database } = await importDriver<{ default: typeof import('better-sqlite3') }>(
     'better-sqlite3',
   );
   const mmapMiB = options.mmapSizeMiB ?? 1024;
-  if (!Number.isSafeInteger(mmapMiB) || mmapMiB < 0)
-    throw new TypeError('mmapSizeMiB must be a whole number of MiB, 0 or more');
+  if (!Number.isSafeInteger(mmapMiB) || mmapMiB < 0 || mmapMiB > MAX_MMAP_MIB)
+    throw new TypeError(`mmapSizeMiB must be a whole number of MiB from 0 to ${MAX_MMAP_MIB}`);
   const memory = path === ':memory:';
   if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
   let database: InstanceType<typeof Database>;

@@ -2,9 +2,9 @@ import { afterAll, afterEach, describe, expect } from 'vitest';
 import type { Storage } from '../../../src/index.js';
 import { recordConsent, revokeGrant } from '../../../src/grants/index.js';
 import type { BatchOperation } from '../../../src/storage/types.js';
-import { CODE_REDIRECT, createTestApp, type TestApp } from '../../support/app.js';
+import { CODE_REDIRECT, IMPLICIT_REDIRECT, createTestApp, type TestApp } from '../../support/app.js';
 import { freshDatabaseEach, itOn, sqlEngines } from '../../support/databases.js';
-import { exchangeCode, obtainCode } from '../../support/flow.js';
+import { answerConsent, exchangeCode, obtainCode } from '../../support/flow.js';
 
 /**
  * A signed-in user's authorization reads the session with the client in one batch, then the
@@ -59,7 +59,7 @@ describe.each(engines)('the grant the session last saw, $name', (engine) => {
     expect(res.status).toBe(302);
     expect(ops()).toEqual([
       ['ephemeral.get', 'clients.find'],
-      ['grants.find', 'ephemeral.set'],
+      ['ephemeral.set', 'grants.find'],
     ]);
     expect(issued.at(-1)).toBe(grant.grantId);
     expect((await exchangeCode(t, codeOf(res.headers.location!))).status).toBe(200);
@@ -76,9 +76,13 @@ describe.each(engines)('the grant the session last saw, $name', (engine) => {
     expect(res.headers.location).toBeUndefined();
     expect(ops()).toEqual([
       ['ephemeral.get', 'clients.find'],
-      ['grants.find', 'ephemeral.set'],
+      ['ephemeral.set', 'grants.find'],
     ]);
     expect(issued.length).toBe(handedOut);
+    // The hint is forgotten: the next request writes nothing ahead under the revoked grant.
+    batches.length = 0;
+    expect((await authorize(t)).status).toBe(200);
+    expect(ops()).toEqual([['ephemeral.get', 'clients.find']]);
   });
 
   test('a grant given again elsewhere (another grant id): the code is issued under it, and the session learns it', async () => {
@@ -93,26 +97,46 @@ describe.each(engines)('the grant the session last saw, $name', (engine) => {
     expect(issued.at(-1)).toBe(again.grantId);
     // The code written ahead under the old grant is not the one handed out; this one works.
     expect((await exchangeCode(t, codeOf(first.headers.location!))).status).toBe(200);
-    expect(ops()[1]).toEqual(['grants.find', 'ephemeral.set']);
+    expect(ops()[1]).toEqual(['ephemeral.set', 'grants.find']);
 
     batches.length = 0;
     const second = await authorize(t);
     expect(second.status).toBe(302);
     expect(ops()).toEqual([
       ['ephemeral.get', 'clients.find'],
-      ['grants.find', 'ephemeral.set'],
+      ['ephemeral.set', 'grants.find'],
     ]);
     expect(issued.at(-1)).toBe(again.grantId);
   });
 
   test('a grant narrowed below the scopes asked for: no code, the consent page', async () => {
-    const { t, issued, grant } = await start();
+    const { t, issued, grant, batches, ops } = await start();
     await t.server.storage.grants.save({ ...grant, scopes: [], updatedAt: Date.now() });
     const handedOut = issued.length;
+    batches.length = 0;
     const res = await authorize(t).query({ scope: grant.scopes.join(' ') || 'realms' });
     expect(res.status).toBe(200);
     expect(res.text).toContain('decision');
+    expect(ops()[1]).toEqual(['ephemeral.set', 'grants.find']);
     expect(issued.length).toBe(handedOut);
+  });
+
+  test('an implicit token is not written ahead: the grant is read, then the token saved', async () => {
+    const { t, batches, ops } = await start();
+    // The implicit client trusted once, so the session holds a hint for it too.
+    const implicitQuery = {
+      response_type: 'token',
+      client_id: t.implicitClient.clientId,
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 'i',
+    };
+    let res = await t.agent.get('/oauth/authorize').query(implicitQuery);
+    if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
+    expect(new URL(res.headers.location!).hash).toContain('access_token=');
+    batches.length = 0;
+    res = await t.agent.get('/oauth/authorize').query(implicitQuery);
+    expect(new URL(res.headers.location!).hash).toContain('access_token=');
+    expect(ops()).toEqual([['ephemeral.get', 'clients.find']]);
   });
 
   test('a client named by nobody registered: an error page after one read with the session', async () => {
