@@ -13,6 +13,7 @@ import {
   saveAccessToken,
   tokenResponse,
   usable,
+  type AccessTokenAhead,
   type IssuedToken,
   type TokenResponse,
 } from './tokens.js';
@@ -34,6 +35,12 @@ export async function refreshAccessToken(
   client: ClientRecord,
   params: { refreshToken: string; scope: string | undefined },
   context: () => EventContext,
+  /**
+   * An access token already saved from this refresh token (`tokens.saveFrom`, with its read):
+   * handed out if it is what this refresh issues (no rotation, the refresh token's very scopes);
+   * otherwise left unseen.
+   */
+  ahead?: AccessTokenAhead & { saved: boolean },
 ): Promise<TokenResponse> {
   const now = deps.clock();
   const hash = hashSecret(params.refreshToken);
@@ -93,6 +100,18 @@ export async function refreshAccessToken(
     }
     await afterCommit(deps, () => deps.storage.tokens.save({ ...presented, rotatedAt: now }));
     refreshToken = next.token;
+  } else if (ahead?.saved === true && sameScopes(scopes, presented.scopes)) {
+    const { token, write } = ahead;
+    access = {
+      token,
+      record: {
+        ...write.token,
+        clientId: subject.clientId,
+        userId: subject.userId,
+        grantId: subject.grantId,
+        scopes,
+      },
+    };
   } else {
     access = await saveAccessToken(deps, subject, 'refresh_token', now);
   }
@@ -102,6 +121,9 @@ export async function refreshAccessToken(
   }
   return tokenResponse(access, deps, refreshToken);
 }
+
+const sameScopes = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((scope, i) => scope === b[i]);
 
 /** A replaced refresh token presented again has leaked: end the whole grant and report it. */
 async function reused(deps: GrantDeps, token: TokenRecord, context: () => EventContext): Promise<void> {

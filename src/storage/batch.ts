@@ -27,6 +27,15 @@ export async function runOperation(
     case 'tokens.save':
       await storage.tokens.save(operation.token);
       return undefined;
+    case 'tokens.saveFrom': {
+      const found = await storage.tokens.find(operation.from);
+      const from = found?.token;
+      if (from === undefined || from.type !== 'refresh_token' || from.clientId !== operation.clientId)
+        return false;
+      const { clientId, userId, grantId, scopes } = from;
+      await storage.tokens.save({ ...operation.token, clientId, userId, grantId, scopes });
+      return true;
+    }
     case 'ephemeral.set':
       await storage.ephemeral.set(operation.key, operation.value, operation.expiresAt, operation.now);
       return undefined;

@@ -17,9 +17,23 @@ export type ReadOperation = Extract<
 export async function readAhead(storage: Storage, reads: readonly ReadOperation[]): Promise<Storage> {
   const { batch } = storage;
   if (batch === undefined || reads.length < 2) return storage;
-  const results = await batch.call(storage, reads);
+  return (await readAheadWith(storage, [], reads)).storage;
+}
+
+/**
+ * {@link readAhead} with `writes` run first in the same batch (which must exist): writes whose
+ * effect the request hands out only once the reads pass its checks. Resolves the view and the
+ * writes' results.
+ */
+export async function readAheadWith(
+  storage: Storage,
+  writes: readonly BatchOperation[],
+  reads: readonly ReadOperation[],
+): Promise<{ storage: Storage; written: unknown[] }> {
+  const results: unknown[] = await storage.batch!.call(storage, [...writes, ...reads]);
+  const written = results.slice(0, writes.length);
   const ready = new Map<string, unknown>();
-  for (let i = 0; i < reads.length; i++) ready.set(keyOf(reads[i]!), results[i]);
+  for (let i = 0; i < reads.length; i++) ready.set(keyOf(reads[i]!), results[writes.length + i]);
   const once = <T>(key: string, read: () => Promise<T>): Promise<T> => {
     if (!ready.has(key)) return read();
     const value = ready.get(key) as T;
@@ -28,7 +42,7 @@ export async function readAhead(storage: Storage, reads: readonly ReadOperation[
   };
 
   const { clients, tokens, grants, ephemeral } = storage;
-  return forwarding(storage, {
+  const view = forwarding(storage, {
     clients: forwarding(clients, {
       find: (clientId: string) => once(keyOf({ op: 'clients.find', clientId }), () => clients.find(clientId)),
     }),
@@ -52,6 +66,7 @@ export async function readAhead(storage: Storage, reads: readonly ReadOperation[
         once(keyOf({ op: 'ephemeral.get', key, now }), () => ephemeral.get(key, now)),
     }),
   });
+  return { storage: view, written };
 }
 
 /**

@@ -268,6 +268,18 @@ export interface PruneOptions {
  */
 export type BatchOperation =
   | { op: 'tokens.save'; token: TokenRecord }
+  | {
+      /**
+       * Saves `token` with the client, user, grant and scopes of the stored token `from` (a hash),
+       * if that is a refresh token of `clientId`; resolves whether it saved. A refresh writes its
+       * access token with the read of the refresh token this way, and hands it out only once the
+       * refresh token has passed every check; otherwise nobody ever sees it.
+       */
+      op: 'tokens.saveFrom';
+      from: string;
+      clientId: string;
+      token: Omit<TokenRecord, 'clientId' | 'userId' | 'grantId' | 'scopes'>;
+    }
   | { op: 'ephemeral.set'; key: string; value: string; expiresAt: number; now: number }
   | { op: 'ephemeral.take'; key: string; now: number }
   | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number }
@@ -282,6 +294,7 @@ export type BatchOperation =
  */
 export interface BatchOperationResults {
   'tokens.save': undefined;
+  'tokens.saveFrom': boolean;
   'ephemeral.set': undefined;
   'ephemeral.take': string | null;
   'ephemeral.add': boolean;
@@ -317,7 +330,8 @@ export interface Storage {
    * them at once, in one statement. The library uses it to write a commit point together with the
    * writes before it (a code exchange's tokens and its `take`; a rotation's tokens and its `add`),
    * in one transaction and, on PostgreSQL, one round trip, and to read at once the rows a request
-   * needs (a token request's client, rate-limit counters and token or code). Without it the
+   * needs (a token request's client, rate-limit counters and token or code), with a write it
+   * hands out only once they pass its checks (a refresh's access token, an authorization's code). Without it the
    * library calls the methods one by one, in the same order, and the commit point stays the last
    * of them.
    */

@@ -6,13 +6,16 @@ import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
 import type { GrantDeps } from '../../grants/deps.js';
-import { readAhead, type ReadOperation } from '../../storage/read-ahead.js';
+import { readAhead, readAheadWith, type ReadOperation } from '../../storage/read-ahead.js';
+import type { AccessTokenAhead } from '../../grants/tokens.js';
 import { presentedClientId } from '../client-auth/credentials.js';
 import { clientAuthRateLimit } from '../client-auth/rate-limit.js';
 import { grants } from './grants.js';
 
 interface TokenContext extends ClientContext {
   grant: (typeof grants)[string];
+  /** What the grant wrote with the reads, handed out only once its checks pass. */
+  ahead?: AccessTokenAhead & { saved: boolean };
 }
 
 /**
@@ -42,7 +45,8 @@ function chooseGrant(ctx: TokenContext): void {
 
 /**
  * Step: reads at once what the steps after it read first (one round trip on PostgreSQL): the
- * presented client, its rate-limit counters, and the code or refresh token presented.
+ * presented client, its rate-limit counters, and the code or refresh token presented; a refresh
+ * saves its access token in the same batch, handed out only once every check has passed.
  */
 function readAtOnce(ctx: TokenContext): void | Promise<void> {
   const { server, req, params } = ctx;
@@ -53,8 +57,15 @@ function readAtOnce(ctx: TokenContext): void | Promise<void> {
   for (const key of clientAuthRateLimit(server)?.keys(req) ?? [])
     reads.push({ op: 'ephemeral.get', key, now });
   reads.push(...ctx.grant.reads(params, now));
-  return readAhead(server.storage, reads).then((storage) => {
+  const ahead = clientId === undefined ? undefined : ctx.grant.ahead?.(server, params, clientId, now);
+  if (ahead === undefined) {
+    return readAhead(server.storage, reads).then((storage) => {
+      ctx.storage = storage;
+    });
+  }
+  return readAheadWith(server.storage, [ahead.write], reads).then(({ storage, written }) => {
     ctx.storage = storage;
+    ctx.ahead = { ...ahead, saved: written[0] === true };
   });
 }
 
@@ -65,7 +76,7 @@ function issueTokens(ctx: TokenContext): Promise<void> {
       ? server
       : { storage, clock: server.clock, options: server.options, events: server.events };
   return ctx.grant
-    .handle(server, ctx.client, ctx.params, () => eventContext(ctx.req), deps)
+    .handle(server, ctx.client, ctx.params, () => eventContext(ctx.req), deps, ctx.ahead)
     .then((tokens) => {
       ctx.answer = json(tokens);
     });

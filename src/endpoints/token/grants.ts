@@ -2,6 +2,7 @@ import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import type { EventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken, type TokenResponse } from '../../grants/index.js';
+import { accessTokenAhead, type AccessTokenAhead } from '../../grants/tokens.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import type { AuthorizationServer } from '../../server.js';
 import { hashSecret } from '../../crypto/secrets.js';
@@ -20,10 +21,23 @@ export type GrantHandler = (
   params: Map<string, string>,
   context?: () => EventContext,
   deps?: GrantDeps,
+  /** What was written ahead with the reads ({@link GrantAhead}), and whether it was written. */
+  ahead?: AccessTokenAhead & { saved: boolean },
 ) => Promise<TokenResponse>;
 
 /** What a grant type reads first, known from its parameters (read ahead with the client). */
 export type GrantReads = (params: Map<string, string>, now: number) => ReadOperation[];
+
+/**
+ * What a grant type writes in the same batch as its reads, handed out only once its checks pass,
+ * for the client named `clientId`; `undefined` when it writes nothing ahead.
+ */
+export type GrantAhead = (
+  server: AuthorizationServer,
+  params: Map<string, string>,
+  clientId: string,
+  now: number,
+) => AccessTokenAhead | undefined;
 
 const noContext = (): EventContext => ({});
 
@@ -43,7 +57,7 @@ const authorizationCode: GrantHandler = (server, client, params, context = noCon
  * client libraries send none, so it is optional; one that is sent is still checked. The service
  * specification lists it: `tokens.requireRedirectUriOnRefresh` makes it required again.
  */
-const refreshToken: GrantHandler = (server, client, params, context = noContext, deps = server) => {
+const refreshToken: GrantHandler = (server, client, params, context = noContext, deps = server, ahead) => {
   const presented = requiredParam(params, 'refresh_token');
   const redirectUri = server.options.tokens.requireRedirectUriOnRefresh
     ? requiredParam(params, 'redirect_uri')
@@ -52,11 +66,13 @@ const refreshToken: GrantHandler = (server, client, params, context = noContext,
     throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
   }
   const scope = optionalParam(params, 'scope');
-  return refreshAccessToken(deps, client, { refreshToken: presented, scope }, context);
+  return refreshAccessToken(deps, client, { refreshToken: presented, scope }, context, ahead);
 };
 
-/** The grants of the token endpoint, keyed by `grant_type`, with what each reads first. */
-export const grants: Readonly<Record<string, { handle: GrantHandler; reads: GrantReads }>> = {
+/** The grants of the token endpoint, keyed by `grant_type`, with what each reads (and writes) first. */
+export const grants: Readonly<
+  Record<string, { handle: GrantHandler; reads: GrantReads; ahead?: GrantAhead }>
+> = {
   authorization_code: {
     handle: authorizationCode,
     reads: (params, now) => {
@@ -71,6 +87,13 @@ export const grants: Readonly<Record<string, { handle: GrantHandler; reads: Gran
     reads: (params) => {
       const token = params.get('refresh_token');
       return token === undefined ? [] : [{ op: 'tokens.find', tokenHash: hashSecret(token) }];
+    },
+    // The access token, saved with the refresh token's read: one round trip on PostgreSQL. Not
+    // with rotation, whose writes end in a commit point of their own.
+    ahead: (server, params, clientId, now) => {
+      const token = params.get('refresh_token');
+      if (token === undefined || server.options.tokens.rotateRefreshTokens) return undefined;
+      return accessTokenAhead(server, hashSecret(token), clientId, now);
     },
   },
 };

@@ -7,7 +7,7 @@ import { prepareGet, preparePut, preparePutIfAbsent, prepareTake, valueOf } from
 import { prepareGrantFind } from './grants.js';
 import type { BatchStep, PreparedQuery } from './prepared.js';
 import { scopeText, toGrant } from './rows.js';
-import { foundTokenOf, prepareTokenFind, prepareTokenUpsert } from './tokens.js';
+import { foundTokenOf, prepareTokenFind, prepareTokenSaveFrom, prepareTokenUpsert } from './tokens.js';
 
 type Rows = readonly Record<string, unknown>[];
 
@@ -45,6 +45,7 @@ interface Planned extends BatchStep {
 export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
   let own: BatchStores | undefined;
   const saveToken = prepareTokenUpsert(ctx);
+  const saveTokenFrom = prepareTokenSaveFrom(ctx);
   const put = preparePut(ctx);
   const take = prepareTake(ctx);
   const add = preparePutIfAbsent(ctx);
@@ -67,6 +68,11 @@ export function sqlBatch(ctx: SqlContext): NonNullable<Storage['batch']> {
       case 'tokens.save': {
         const { token } = operation;
         return step(saveToken, { ...token, scopes: scopeText(token.scopes) }, 'silent', () => undefined);
+      }
+      case 'tokens.saveFrom': {
+        const { from, clientId, token } = operation;
+        const params = { ...token, from, clientId };
+        return step(saveTokenFrom, params, 'write', (rows) => rows.length > 0);
       }
       case 'ephemeral.set':
         return step(put, operation, 'silent', () => undefined);

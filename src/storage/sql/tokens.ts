@@ -37,6 +37,59 @@ export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'pre
 }
 
 /**
+ * The insert of a batch's `tokens.saveFrom`, prepared: the new token's own columns, and the
+ * client, user, grant and scopes of the refresh token `from` of `clientId`; nothing without it.
+ * Returns the new hash when it inserted.
+ */
+export function prepareTokenSaveFrom({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
+  return prepare(
+    (p: {
+      from: string;
+      clientId: string;
+      tokenHash: string;
+      type: TokenRecord['type'];
+      createdAt: number;
+      expiresAt: number | null;
+      origin: TokenRecord['origin'];
+    }) =>
+      db
+        .insertInto('oauth_tokens')
+        .columns([
+          'token_hash',
+          'type',
+          'grant_id',
+          'client_id',
+          'user_id',
+          'scopes',
+          'created_at',
+          'expires_at',
+          'origin',
+          'rotated_at',
+        ])
+        .expression((eb) =>
+          eb
+            .selectFrom('oauth_tokens as f')
+            .select([
+              eb.val(p.tokenHash).as('token_hash'),
+              eb.val(p.type).as('type'),
+              'f.grant_id',
+              'f.client_id',
+              'f.user_id',
+              'f.scopes',
+              eb.val(p.createdAt).as('created_at'),
+              eb.val(p.expiresAt).as('expires_at'),
+              eb.val(p.origin).as('origin'),
+              sql<null>`null`.as('rotated_at'),
+            ])
+            .where('f.token_hash', '=', p.from)
+            .where('f.type', '=', 'refresh_token')
+            .where('f.client_id', '=', p.clientId),
+        )
+        .returning('token_hash'),
+  );
+}
+
+/**
  * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
  * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
  * token's grant (by `grant_id`, its unique index) and client (by primary key).

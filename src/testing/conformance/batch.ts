@@ -3,7 +3,15 @@ import { runBatch } from '../../grants/batch.js';
 import type { BatchOperation } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { equal, isNull, oneWinner, race } from './check.js';
-import { HOUR, RACERS, accessTokenRecord, clientRecord, freshId, grantRecord } from './fixtures.js';
+import {
+  HOUR,
+  RACERS,
+  accessTokenRecord,
+  clientRecord,
+  freshId,
+  grantRecord,
+  refreshTokenRecord,
+} from './fixtures.js';
 
 /**
  * The optional `storage.batch`, or, for an adapter without it, the one-by-one calls the library
@@ -58,6 +66,73 @@ export function batchTests(suite: ConformanceSuite): void {
         [null, false],
         'storage.batch: a take of a taken key must resolve null, an add of a live key false',
       );
+    });
+
+    it('saves a token from a refresh token of the client (tokens.saveFrom), and from nothing else', async () => {
+      const t = now();
+      const grant = grantRecord(t);
+      const refresh = refreshTokenRecord(t, grant, { scopes: ['realms:read', 'profile'] });
+      const access = accessTokenRecord(t, grant);
+      await storage().tokens.save(refresh);
+      await storage().tokens.save(access);
+      const made = (tokenHash: string) => ({
+        tokenHash,
+        type: 'access_token' as const,
+        createdAt: t,
+        expiresAt: t + HOUR,
+        origin: 'refresh_token' as const,
+        rotatedAt: null,
+      });
+      const [fromRefresh, fromAccess, fromOtherClient, fromNothing] = [
+        freshId('from-refresh'),
+        freshId('from-access'),
+        freshId('from-other'),
+        freshId('from-nothing'),
+      ];
+      const results = await batch([
+        {
+          op: 'tokens.saveFrom',
+          from: refresh.tokenHash,
+          clientId: grant.clientId,
+          token: made(fromRefresh),
+        },
+        { op: 'tokens.saveFrom', from: access.tokenHash, clientId: grant.clientId, token: made(fromAccess) },
+        {
+          op: 'tokens.saveFrom',
+          from: refresh.tokenHash,
+          clientId: freshId('other'),
+          token: made(fromOtherClient),
+        },
+        {
+          op: 'tokens.saveFrom',
+          from: freshId('absent'),
+          clientId: grant.clientId,
+          token: made(fromNothing),
+        },
+      ]);
+      assert.deepStrictEqual(
+        results,
+        [true, false, false, false],
+        'storage.batch: tokens.saveFrom must resolve true only when `from` is a refresh token of `clientId`',
+      );
+      const saved = await storage().tokens.find(fromRefresh);
+      assert.deepStrictEqual(
+        saved?.token,
+        {
+          ...made(fromRefresh),
+          clientId: grant.clientId,
+          userId: grant.userId,
+          grantId: grant.grantId,
+          scopes: refresh.scopes,
+        },
+        "storage.batch: tokens.saveFrom must save the token with the refresh token's client, user, grant and scopes",
+      );
+      for (const hash of [fromAccess, fromOtherClient, fromNothing]) {
+        isNull(
+          await storage().tokens.find(hash),
+          'storage.batch: tokens.saveFrom that resolves false must save nothing',
+        );
+      }
     });
 
     it('reads as its methods read: a client, a token with its grant and client, a grant, an entry', async () => {

@@ -96,6 +96,8 @@ function argumentsOf(operation: Exclude<BatchOperation, { op: 'grants.find' }>):
   switch (operation.op) {
     case 'tokens.save':
       return [operation.token];
+    case 'tokens.saveFrom':
+      return [operation.from, operation.clientId, operation.token];
     case 'ephemeral.set':
     case 'ephemeral.add':
       return [operation.key, operation.value, operation.expiresAt, operation.now];

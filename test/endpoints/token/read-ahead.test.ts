@@ -1,6 +1,8 @@
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { memoryStorage, type EphemeralStore, type Storage } from '../../../src/index.js';
 import { runEach } from '../../../src/storage/batch.js';
+import { hashSecret } from '../../../src/crypto/secrets.js';
+import { revokeGrant } from '../../../src/grants/index.js';
 import { readAhead } from '../../../src/storage/read-ahead.js';
 import type { BatchOperation } from '../../../src/storage/types.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from '../../support/app.js';
@@ -41,7 +43,8 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
   const grantsReadAhead = [
     {
       grant: 'a refresh',
-      reads: ['clients.find', 'ephemeral.get', 'ephemeral.get', 'tokens.find'],
+      // The access token first, saved from the refresh token (handed out once the checks pass).
+      reads: ['tokens.saveFrom', 'clients.find', 'ephemeral.get', 'ephemeral.get', 'tokens.find'],
       async request(app: TestApp) {
         const tokens = await obtainTokens(app);
         return () => refreshWith(app, tokens.refresh_token);
@@ -67,6 +70,35 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
       expect(seen.finds()).toBe(findsBefore);
     });
   }
+
+  test("a refresh's access token, saved with the reads, goes out only when every check passes", async () => {
+    const seen = await start();
+    const tokens = await obtainTokens(t!, { scope: 'realms profile' });
+    const stored = async (token: string) => (await t!.storage.tokens.find(hashSecret(token)))?.token;
+
+    // Every check passes and the scopes are the refresh token's own: the token saved ahead.
+    seen.batches.length = 0;
+    const same = await refreshWith(t!, tokens.refresh_token);
+    expect(same.status).toBe(200);
+    expect(seen.batches).toHaveLength(1);
+    expect((await stored(same.body.access_token))?.scopes).toEqual(['realms', 'profile']);
+
+    // A narrower scope: another token, saved with that scope.
+    const narrower = await refreshWith(t!, tokens.refresh_token, { scope: 'realms' });
+    expect(narrower.status).toBe(200);
+    expect(narrower.body.scope).toBe('realms');
+    expect((await stored(narrower.body.access_token))?.scopes).toEqual(['realms']);
+
+    // A wrong secret, or a revoked grant: nothing goes out.
+    const wrong = await refreshWith(t!, tokens.refresh_token, { client_secret: 'wrong' });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body.access_token).toBeUndefined();
+    const before = (await stored(same.body.access_token))!;
+    await revokeGrant(t!.server, before);
+    const revoked = await refreshWith(t!, tokens.refresh_token);
+    expectOAuthError(revoked, 'invalid_grant');
+    expect(revoked.body.access_token).toBeUndefined();
+  });
 
   test('failures read ahead are counted, and the limit holds for the right secret', async () => {
     await start();
