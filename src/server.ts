@@ -76,7 +76,8 @@ export interface LoginSessionHandle {
   /**
    * Runs `run` (which runs `middleware`) so that the session is read in one batch with `reads`;
    * `done` receives the view of the storage that answers them. Present only where it saves a
-   * round trip: the library's own session in the library's store, over a storage with `batch`.
+   * round trip: the library's own session in the library's store, over a storage whose `batch`
+   * is one round trip (`batchSavesRoundTrips`).
    *
    * @internal
    */
@@ -170,7 +171,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
         clock,
       }),
       own: true,
-      ...(ownStore !== undefined && storage.batch !== undefined
+      ...(ownStore !== undefined && storage.batch !== undefined && storage.batchSavesRoundTrips === true
         ? {
             readAlong: (reads: readonly ReadOperation[], done: (view: Storage) => void, run: () => void) =>
               ownStore.readAlong(storage, reads, done, run),

@@ -336,4 +336,12 @@ export interface Storage {
    * of them.
    */
   batch?<const T extends readonly BatchOperation[]>(operations: T): Promise<BatchResults<T>>;
+  /**
+   * Optional, with `batch`: `true` when a batch costs one round trip to a database server (the
+   * SQL adapter on PostgreSQL). The library then also writes ahead in the batches that read (a
+   * refresh's access token, a signed-in user's authorization code), handing out what it wrote
+   * only once the reads pass its checks: a round trip less per request. Leave it out where a call
+   * costs no round trip (SQLite, memory): writing ahead would only add work there.
+   */
+  readonly batchSavesRoundTrips?: boolean;
 }

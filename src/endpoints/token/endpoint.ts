@@ -57,7 +57,10 @@ function readAtOnce(ctx: TokenContext): void | Promise<void> {
   for (const key of clientAuthRateLimit(server)?.keys(req) ?? [])
     reads.push({ op: 'ephemeral.get', key, now });
   reads.push(...ctx.grant.reads(params, now));
-  const ahead = clientId === undefined ? undefined : ctx.grant.ahead?.(server, params, clientId, now);
+  const ahead =
+    clientId === undefined || server.storage.batchSavesRoundTrips !== true
+      ? undefined
+      : ctx.grant.ahead?.(server, params, clientId, now);
   if (ahead === undefined) {
     return readAhead(server.storage, reads).then((storage) => {
       ctx.storage = storage;

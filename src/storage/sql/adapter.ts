@@ -63,6 +63,7 @@ export function createSqlStorage(
     grants: sqlGrantStore(ctx),
     tokens: sqlTokenStore(ctx),
     batch: sqlBatch(ctx),
+    ...(ctx.postgres ? { batchSavesRoundTrips: true } : {}),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 
     async migrate() {

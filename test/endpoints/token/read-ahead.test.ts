@@ -43,8 +43,15 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
   const grantsReadAhead = [
     {
       grant: 'a refresh',
-      // The access token first, saved from the refresh token (handed out once the checks pass).
-      reads: ['tokens.saveFrom', 'clients.find', 'ephemeral.get', 'ephemeral.get', 'tokens.find'],
+      // On PostgreSQL the access token first, saved from the refresh token (handed out once the
+      // checks pass); SQLite writes nothing ahead (no round trip to save).
+      reads: (name: string) => [
+        ...(name === 'PostgreSQL' ? ['tokens.saveFrom'] : []),
+        'clients.find',
+        'ephemeral.get',
+        'ephemeral.get',
+        'tokens.find',
+      ],
       async request(app: TestApp) {
         const tokens = await obtainTokens(app);
         return () => refreshWith(app, tokens.refresh_token);
@@ -52,7 +59,7 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
     },
     {
       grant: 'a code exchange',
-      reads: ['clients.find', 'ephemeral.get', 'ephemeral.get', 'ephemeral.get'],
+      reads: () => ['clients.find', 'ephemeral.get', 'ephemeral.get', 'ephemeral.get'],
       async request(app: TestApp) {
         const { code } = await obtainCode(app);
         return () => exchangeCode(app, code);
@@ -66,7 +73,7 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
       seen.batches.length = 0;
       const findsBefore = seen.finds();
       expect((await send()).status).toBe(200);
-      expect(seen.batches[0]!.map((read) => read.op)).toEqual(reads);
+      expect(seen.batches[0]!.map((read) => read.op)).toEqual(reads(engine.name));
       expect(seen.finds()).toBe(findsBefore);
     });
   }
