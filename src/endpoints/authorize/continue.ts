@@ -31,9 +31,10 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     let grant: GrantRecord | null;
     if (hinted !== undefined) {
       // The code is stored under the grant the session last saw, in one batch with the grant
-      // itself (the write first: on SQLite the transaction then takes the write lock at once),
-      // and handed out only if that very grant still stands and covers the scopes. Otherwise it is
-      // never handed out: nobody can present it, and it expires unused within the code lifetime.
+      // itself (one round trip; the write first, so a SQL transaction takes its write lock at
+      // once), and handed out only if that very grant still stands and covers the scopes.
+      // Otherwise it is never handed out: nobody can present it, and it expires unused within the
+      // code lifetime.
       const issuing = prepareIssue(ctx, user, hinted);
       const [, found] = await server.storage.batch!([
         issuing.write,
