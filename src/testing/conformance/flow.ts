@@ -14,6 +14,8 @@ import {
 } from '../../grants/index.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
 import { callsWithin, instrumentStorage } from './instrument.js';
+import { runBatch } from '../../grants/batch.js';
+import { accessTokenAhead } from '../../grants/tokens.js';
 import { clientRecord, freshId } from './fixtures.js';
 
 /*
@@ -94,6 +96,25 @@ export function exchange(deps: GrantDeps, enrolment: Enrolment, code: string): P
 /** The token endpoint's `refresh_token` grant, for the enrolment's client. */
 export function refresh(deps: GrantDeps, enrolment: Enrolment, refreshToken: string): Promise<TokenResponse> {
   return refreshAccessToken(deps, enrolment.client, { refreshToken, scope: undefined }, NO_CONTEXT);
+}
+
+/**
+ * A refresh as the token endpoint makes it where a batch is one round trip: the access token saved
+ * with the read of the refresh token (`tokens.saveFrom`, in one batch, or one call after the other
+ * without one), then the rules, which hand it out only if every check passes. Resolves the answer,
+ * or the error, with the token written ahead.
+ */
+export async function refreshWrittenAhead(deps: GrantDeps, enrolment: Enrolment, refreshToken: string) {
+  const ahead = accessTokenAhead(deps, hashSecret(refreshToken), enrolment.client.clientId, Date.now());
+  const [saved] = await runBatch(deps.storage, [
+    ahead.write,
+    { op: 'tokens.find', tokenHash: hashSecret(refreshToken) },
+  ]);
+  const params = { refreshToken, scope: undefined };
+  const answer = await settle(
+    refreshAccessToken(deps, enrolment.client, params, NO_CONTEXT, { ...ahead, saved }),
+  );
+  return { answer, ahead, saved };
 }
 
 /** The operator's `grants revoke` (and the applications page's revoke button). */

@@ -12,6 +12,7 @@ import {
   isInvalidGrant,
   issue,
   refresh,
+  refreshWrittenAhead,
   revoke,
   settle,
   tokenLedger,
@@ -137,6 +138,33 @@ export function ruleTests(suite: ConformanceSuite): void {
         [...tokensOf(tokens), first.access_token, second.access_token],
         'refresh without rotation',
       );
+    });
+
+    it('without rotation, written ahead: the token saved with the read is the one handed out, and works', async () => {
+      const { deps, enrolment, tokens } = await exchanged(false);
+      const { answer, ahead, saved } = await refreshWrittenAhead(deps, enrolment, tokens.refresh_token!);
+      equal(saved, true, 'tokens.saveFrom of a refresh token of the client must save');
+      assert.ok(
+        answer.ok,
+        `a refresh written ahead must succeed, got ${answer.ok ? '' : describeError(answer.error)}`,
+      );
+      equal(
+        answer.value.access_token,
+        ahead.token,
+        'a refresh whose access token was written ahead must hand out that very token',
+      );
+      await expectAllWork([ahead.token, ...tokensOf(tokens)], 'refresh written ahead');
+    });
+
+    it('written ahead for a revoked grant: refused, and the token written ahead never works', async () => {
+      const { deps, enrolment, tokens } = await exchanged(false);
+      await revoke(deps, enrolment);
+      const { answer, ahead } = await refreshWrittenAhead(deps, enrolment, tokens.refresh_token!);
+      assert.ok(
+        !answer.ok && isInvalidGrant(answer.error),
+        'a refresh of a revoked grant must be refused (invalid_grant)',
+      );
+      await expectNoneWork([ahead.token], 'a token written ahead by a refused refresh');
     });
 
     it('with rotation: a new refresh token replaces the presented one, which is marked rotated', async () => {
