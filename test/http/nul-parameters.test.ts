@@ -1,7 +1,7 @@
 import supertest from 'supertest';
-import { afterAll, afterEach, describe, expect } from 'vitest';
-import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from '../support/app.js';
-import { freshDatabaseEach, itOn, sqlEngines } from '../support/databases.js';
+import { afterAll, describe, expect } from 'vitest';
+import { CODE_REDIRECT, expectOAuthError, type TestApp } from '../support/app.js';
+import { appOnFreshDatabase, itOn, sqlEngines } from '../support/databases.js';
 import { basicAuth } from '../support/flow.js';
 
 /**
@@ -14,17 +14,7 @@ afterAll(cleanup);
 
 describe.each(engines)('NUL in parameters, $name', (engine) => {
   const test = itOn(engine);
-  const database = freshDatabaseEach(engine);
-  let t: TestApp | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
-
-  async function start() {
-    t = await createTestApp({ storage: await database.open() });
-    return t;
-  }
+  const { start } = appOnFreshDatabase(engine);
   const token = (app: TestApp, body: string) =>
     supertest(app.baseUrl).post('/oauth/token').type('form').send(body);
 

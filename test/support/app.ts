@@ -38,12 +38,15 @@ export interface TestApp {
 
 type Overrides = Partial<Omit<AuthorizationServerOptions, 'baseUrl' | 'storage'>> & { storage?: Storage };
 
+/** What {@link createTestApp} takes: options, or a function of the base URL and provider that gives them. */
+export type TestAppOptions = Overrides | ((baseUrl: string, providerIdentifier: string) => Overrides);
+
 /**
  * A real app on 127.0.0.1 with the library mounted the way the README says, a development
  * OpenID provider on its own port, one code client and one implicit client.
  */
 export async function createTestApp(
-  overridesOrForBaseUrl: Overrides | ((baseUrl: string, providerIdentifier: string) => Overrides) = {},
+  overridesOrForBaseUrl: TestAppOptions = {},
   mount?: (app: Express) => void,
 ): Promise<TestApp> {
   const provider = await startDevelopmentProvider();

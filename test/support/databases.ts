@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage, type SqlStorage, type Storage } from '../../src/index.js';
+import type { BatchOperation } from '../../src/storage/types.js';
+import { createTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 /**
  * The PostgreSQL the tests use: TEST_POSTGRES_URL (set by .ci/run), else the local default. Each
@@ -143,5 +145,42 @@ export function freshDatabaseEach(engine: SqlEngine): { open(): Promise<SqlStora
       opened = await connectStorage(engine.url(), { migrate: true });
       return opened;
     },
+  };
+}
+
+/**
+ * The test app on a fresh database of `engine`, one per test, closed after it with its database
+ * (see {@link freshDatabaseEach}): `start` opens the database, hands its storage to `options` (to
+ * wrap it, or add options) and starts the app; `open` gives the database alone. Call it inside a
+ * `describe`.
+ */
+export function appOnFreshDatabase(engine: SqlEngine) {
+  const database = freshDatabaseEach(engine);
+  let app: TestApp | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+  return {
+    /** The fresh database alone, for a test without the app. */
+    open: database.open,
+    async start(options: (storage: SqlStorage) => TestAppOptions = (storage) => ({ storage })) {
+      app = await createTestApp(options(await database.open()));
+      return app;
+    },
+  };
+}
+
+/** `storage` with the operations of every batch it runs recorded; `ops()` names them, batch by batch. */
+export function recordingBatches(storage: SqlStorage) {
+  const batches: (readonly BatchOperation[])[] = [];
+  const recorded: Storage = {
+    ...storage,
+    batch: (operations) => (batches.push(operations), storage.batch(operations)),
+  };
+  return {
+    storage: recorded,
+    batches,
+    ops: () => batches.map((batch) => batch.map((operation) => operation.op)),
   };
 }

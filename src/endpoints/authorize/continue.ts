@@ -208,17 +208,18 @@ const GRANT_HINTS = 16;
 /**
  * The grant to store this request's code under ahead of reading it, if the session remembers
  * one: only for a code (short-lived, in the ephemeral store; an implicit token would be a durable
- * row), with the library's own session over a storage with `batch` (where the client was read with
- * the session), and when the grant was not read already.
+ * row), where hints are kept, and when the grant was not read already.
  */
 function hintToTry(ctx: AuthorizeContext, userId: string): string | undefined {
   if (!hintsKept(ctx) || ctx.grantReadAhead || ctx.pending.responseType !== 'code') return undefined;
   return hintedGrant(ctx, userId, ctx.client.clientId);
 }
 
-/** Whether this server keeps grant hints: where {@link hintToTry} can use them. */
-const hintsKept = (ctx: AuthorizeContext) =>
-  ctx.server.session.readAlong !== undefined && ctx.server.storage.batch !== undefined;
+/**
+ * Whether this server keeps grant hints: where {@link hintToTry} can use them, the library's own
+ * session over a storage whose batch is one round trip (where the session reads along).
+ */
+const hintsKept = (ctx: AuthorizeContext) => ctx.server.session.readAlong !== undefined;
 
 /** The grant this session last saw `userId` issued under for `clientId`, if any. */
 function hintedGrant(ctx: AuthorizeContext, userId: string, clientId: string): string | undefined {

@@ -56,11 +56,11 @@ function readAtOnce(ctx: TokenContext): void | Promise<void> {
   const reads: ReadOperation[] = clientId === undefined ? [] : [{ op: 'clients.find', clientId }];
   for (const key of clientAuthRateLimit(server)?.keys(req) ?? [])
     reads.push({ op: 'ephemeral.get', key, now });
-  reads.push(...ctx.grant.reads(params, now));
-  const ahead =
-    clientId === undefined || server.storage.batchSavesRoundTrips !== true
-      ? undefined
-      : ctx.grant.ahead?.(server, params, clientId, now);
+  const writeAhead =
+    clientId !== undefined && server.storage.batchSavesRoundTrips === true ? { clientId } : undefined;
+  const first = ctx.grant.first(server, params, now, writeAhead);
+  reads.push(...first.reads);
+  const { ahead } = first;
   if (ahead === undefined) {
     return readAhead(server.storage, reads).then((storage) => {
       ctx.storage = storage;

@@ -25,19 +25,17 @@ export type GrantHandler = (
   ahead?: AccessTokenAhead & { saved: boolean },
 ) => Promise<TokenResponse>;
 
-/** What a grant type reads first, known from its parameters (read ahead with the client). */
-export type GrantReads = (params: Map<string, string>, now: number) => ReadOperation[];
-
 /**
- * What a grant type writes in the same batch as its reads, handed out only once its checks pass,
- * for the client named `clientId`; `undefined` when it writes nothing ahead.
+ * What a grant type reads first, known from its parameters (read ahead with the client), and,
+ * when `writeAhead` (the storage's batch is one round trip and the client is named), what it
+ * writes in the same batch, handed out only once its checks pass.
  */
-export type GrantAhead = (
+export type GrantFirst = (
   server: AuthorizationServer,
   params: Map<string, string>,
-  clientId: string,
   now: number,
-) => AccessTokenAhead | undefined;
+  writeAhead: { clientId: string } | undefined,
+) => { reads: ReadOperation[]; ahead?: AccessTokenAhead };
 
 const noContext = (): EventContext => ({});
 
@@ -70,30 +68,26 @@ const refreshToken: GrantHandler = (server, client, params, context = noContext,
 };
 
 /** The grants of the token endpoint, keyed by `grant_type`, with what each reads (and writes) first. */
-export const grants: Readonly<
-  Record<string, { handle: GrantHandler; reads: GrantReads; ahead?: GrantAhead }>
-> = {
+export const grants: Readonly<Record<string, { handle: GrantHandler; first: GrantFirst }>> = {
   authorization_code: {
     handle: authorizationCode,
-    reads: (params, now) => {
+    first: (_server, params, now) => {
       const code = params.get('code');
-      return code === undefined
-        ? []
-        : [{ op: 'ephemeral.get', key: ephemeralKeys.code(hashSecret(code)), now }];
+      if (code === undefined) return { reads: [] };
+      return { reads: [{ op: 'ephemeral.get', key: ephemeralKeys.code(hashSecret(code)), now }] };
     },
   },
   refresh_token: {
     handle: refreshToken,
-    reads: (params) => {
+    // With the read of the refresh token, its access token, saved from it: one round trip on
+    // PostgreSQL. Not with rotation, whose writes end in a commit point of their own.
+    first: (server, params, now, writeAhead) => {
       const token = params.get('refresh_token');
-      return token === undefined ? [] : [{ op: 'tokens.find', tokenHash: hashSecret(token) }];
-    },
-    // The access token, saved with the refresh token's read: one round trip on PostgreSQL. Not
-    // with rotation, whose writes end in a commit point of their own.
-    ahead: (server, params, clientId, now) => {
-      const token = params.get('refresh_token');
-      if (token === undefined || server.options.tokens.rotateRefreshTokens) return undefined;
-      return accessTokenAhead(server, hashSecret(token), clientId, now);
+      if (token === undefined) return { reads: [] };
+      const tokenHash = hashSecret(token);
+      const reads: ReadOperation[] = [{ op: 'tokens.find', tokenHash }];
+      if (writeAhead === undefined || server.options.tokens.rotateRefreshTokens) return { reads };
+      return { reads, ahead: accessTokenAhead(server, tokenHash, writeAhead.clientId, now) };
     },
   },
 };

@@ -23,6 +23,18 @@ export const COLUMNS = {
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
   oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
+  oauth_tokens: [
+    'token_hash',
+    'type',
+    'grant_id',
+    'client_id',
+    'user_id',
+    'scopes',
+    'created_at',
+    'expires_at',
+    'origin',
+    'rotated_at',
+  ],
 } as const;
 
 export type ClientRow = Selectable<Database['oauth_clients']>;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { FoundTokenRecord, TokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
-import { scopeText, toClient, toGrant, toToken } from './rows.js';
+import { COLUMNS, scopeText, toClient, toGrant, toToken } from './rows.js';
 
 /** The upsert of `tokens.save`, prepared: one row of `oauth_tokens`, replaced by hash. */
 export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
@@ -54,18 +54,7 @@ export function prepareTokenSaveFrom({ db, prepare }: Pick<SqlContext, 'db' | 'p
     }) =>
       db
         .insertInto('oauth_tokens')
-        .columns([
-          'token_hash',
-          'type',
-          'grant_id',
-          'client_id',
-          'user_id',
-          'scopes',
-          'created_at',
-          'expires_at',
-          'origin',
-          'rotated_at',
-        ])
+        .columns(COLUMNS.oauth_tokens)
         .expression((eb) =>
           eb
             .selectFrom('oauth_tokens as f')

@@ -1,9 +1,7 @@
-import { afterAll, afterEach, describe, expect } from 'vitest';
-import type { Storage } from '../../../src/index.js';
+import { afterAll, describe, expect } from 'vitest';
 import { recordConsent, revokeGrant } from '../../../src/grants/index.js';
-import type { BatchOperation } from '../../../src/storage/types.js';
-import { CODE_REDIRECT, IMPLICIT_REDIRECT, createTestApp, type TestApp } from '../../support/app.js';
-import { freshDatabaseEach, itOn, sqlEngines } from '../../support/databases.js';
+import { CODE_REDIRECT, IMPLICIT_REDIRECT, type TestApp } from '../../support/app.js';
+import { appOnFreshDatabase, itOn, recordingBatches, sqlEngines } from '../../support/databases.js';
 import { answerConsent, exchangeCode, obtainCode } from '../../support/flow.js';
 
 /**
@@ -26,27 +24,20 @@ const query = {
 };
 
 describe('SQLite: nothing written ahead', () => {
-  const database = freshDatabaseEach(sqlite);
-  let t: TestApp | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
+  const app = appOnFreshDatabase(sqlite);
 
   itOn(sqlite)("the client with the user's grant in one batch of reads, then the code alone", async () => {
-    const storage = await database.open();
-    expect(storage.batchSavesRoundTrips).toBeUndefined();
-    const batches: (readonly BatchOperation[])[] = [];
-    t = await createTestApp({
-      storage: { ...storage, batch: (operations) => (batches.push(operations), storage.batch(operations)) },
+    let recorded!: ReturnType<typeof recordingBatches>;
+    const t = await app.start((storage) => {
+      expect(storage.batchSavesRoundTrips).toBeUndefined();
+      recorded = recordingBatches(storage);
+      return { storage: recorded.storage };
     });
     await obtainCode(t);
-    batches.length = 0;
+    recorded.batches.length = 0;
     const res = await t.agent.get('/oauth/authorize').query(query);
     expect(res.status).toBe(302);
-    expect(batches.map((batch) => batch.map((operation) => operation.op))).toEqual([
-      ['clients.find', 'grants.find'],
-    ]);
+    expect(recorded.ops()).toEqual([['clients.find', 'grants.find']]);
     expect((await exchangeCode(t, new URL(res.headers.location!).searchParams.get('code')!)).status).toBe(
       200,
     );
@@ -55,31 +46,29 @@ describe('SQLite: nothing written ahead', () => {
 
 describe.each(postgres)('the grant the session last saw, $name', (engine) => {
   const test = itOn(engine);
-  const database = freshDatabaseEach(engine);
-  let t: TestApp | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
+  const app = appOnFreshDatabase(engine);
 
   /** The app on a fresh database, its batches and its codes handed out recorded. */
   async function start() {
-    const storage = await database.open();
-    const batches: (readonly BatchOperation[])[] = [];
-    const counted: Storage = {
-      ...storage,
-      batch: (operations) => (batches.push(operations), storage.batch(operations)),
-    };
-    t = await createTestApp({ storage: counted });
+    let recorded!: ReturnType<typeof recordingBatches>;
+    const t = await app.start((storage) => {
+      recorded = recordingBatches(storage);
+      return { storage: recorded.storage };
+    });
+    const { batches, ops } = recorded;
     const issued: string[] = [];
     t.server.events.on('code.issued', (event) => void issued.push(event.grantId));
     const { code } = await obtainCode(t);
     const [grant] = await t.server.storage.grants.list({ clientId: 'code-client' });
     expect(grant?.revokedAt).toBeNull();
-    const ops = () => batches.map((batch) => batch.map((operation) => operation.op));
     return { t, code, grant: grant!, batches, ops, issued };
   }
 
+  /** The session with the client, then the code written ahead with the grant's read. */
+  const TWO_ROUND_TRIPS = [
+    ['ephemeral.get', 'clients.find'],
+    ['ephemeral.set', 'grants.find'],
+  ];
   const authorize = (app: TestApp) => app.agent.get('/oauth/authorize').query(query);
   const codeOf = (location: string) => new URL(location).searchParams.get('code')!;
 
@@ -88,10 +77,7 @@ describe.each(postgres)('the grant the session last saw, $name', (engine) => {
     batches.length = 0;
     const res = await authorize(t);
     expect(res.status).toBe(302);
-    expect(ops()).toEqual([
-      ['ephemeral.get', 'clients.find'],
-      ['ephemeral.set', 'grants.find'],
-    ]);
+    expect(ops()).toEqual(TWO_ROUND_TRIPS);
     expect(issued.at(-1)).toBe(grant.grantId);
     expect((await exchangeCode(t, codeOf(res.headers.location!))).status).toBe(200);
   });
@@ -105,10 +91,7 @@ describe.each(postgres)('the grant the session last saw, $name', (engine) => {
     expect(res.status).toBe(200);
     expect(res.text).toContain('decision');
     expect(res.headers.location).toBeUndefined();
-    expect(ops()).toEqual([
-      ['ephemeral.get', 'clients.find'],
-      ['ephemeral.set', 'grants.find'],
-    ]);
+    expect(ops()).toEqual(TWO_ROUND_TRIPS);
     expect(issued.length).toBe(handedOut);
     // The hint is forgotten: the next request writes nothing ahead under the revoked grant.
     batches.length = 0;
@@ -133,10 +116,7 @@ describe.each(postgres)('the grant the session last saw, $name', (engine) => {
     batches.length = 0;
     const second = await authorize(t);
     expect(second.status).toBe(302);
-    expect(ops()).toEqual([
-      ['ephemeral.get', 'clients.find'],
-      ['ephemeral.set', 'grants.find'],
-    ]);
+    expect(ops()).toEqual(TWO_ROUND_TRIPS);
     expect(issued.at(-1)).toBe(again.grantId);
   });
 

@@ -4,9 +4,8 @@ import { runEach } from '../../../src/storage/batch.js';
 import { hashSecret } from '../../../src/crypto/secrets.js';
 import { revokeGrant } from '../../../src/grants/index.js';
 import { readAhead } from '../../../src/storage/read-ahead.js';
-import type { BatchOperation } from '../../../src/storage/types.js';
 import { CODE_REDIRECT, createTestApp, expectOAuthError, type TestApp } from '../../support/app.js';
-import { freshDatabaseEach, itOn, sqlEngines } from '../../support/databases.js';
+import { appOnFreshDatabase, itOn, recordingBatches, sqlEngines } from '../../support/databases.js';
 import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../../support/flow.js';
 
 /**
@@ -19,25 +18,19 @@ afterAll(cleanup);
 
 describe.each(engines)('reads made ahead, $name', (engine) => {
   const test = itOn(engine);
-  const database = freshDatabaseEach(engine);
+  const app = appOnFreshDatabase(engine);
   let t: TestApp | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
 
   /** The app on a fresh database, with every batch and every separate `clients.find` recorded. */
   async function start(rateLimit = { maxFailuresPerClient: 2, maxFailuresPerAddress: 10 }) {
-    const storage = await database.open();
-    const batches: (readonly BatchOperation[])[] = [];
     let finds = 0;
-    const counted: Storage = {
-      ...storage,
-      clients: { ...storage.clients, find: (id) => (finds++, storage.clients.find(id)) },
-      batch: (operations) => (batches.push(operations), storage.batch(operations)),
-    };
-    t = await createTestApp({ storage: counted, rateLimit });
-    return { batches, finds: () => finds };
+    let recorded!: ReturnType<typeof recordingBatches>;
+    t = await app.start((storage) => {
+      recorded = recordingBatches(storage);
+      const find = (id: string) => (finds++, storage.clients.find(id));
+      return { storage: { ...recorded.storage, clients: { ...storage.clients, find } }, rateLimit };
+    });
+    return { batches: recorded.batches, finds: () => finds };
   }
 
   const grantsReadAhead = [
@@ -125,7 +118,7 @@ describe.each(engines)('reads made ahead, $name', (engine) => {
   });
 
   test('a read made ahead answers once; the same read again sees what was written since', async () => {
-    const storage = await database.open();
+    const storage = await app.open();
     const now = Date.now();
     await storage.clients.create({
       clientId: 'c1',
