@@ -120,6 +120,29 @@ const CONTENDERS = [
     optional: true,
   },
   {
+    id: 'bound-sqlite',
+    label: "stub + the SQLite probe's work (the bound, served)",
+    file: 'bound.mjs',
+    env: { BENCH_STORAGE: 'sqlite' },
+    optional: true,
+  },
+  {
+    id: 'bound-postgres',
+    label: "stub + the PostgreSQL probe's work (the bound, served)",
+    file: 'bound.mjs',
+    env: { BENCH_STORAGE: 'postgres' },
+    needsPostgres: true,
+    optional: true,
+  },
+  {
+    id: 'bound-postgres-2trips',
+    label: "stub + the PostgreSQL probe's work, the code exchange in two round trips",
+    file: 'bound.mjs',
+    env: { BENCH_STORAGE: 'postgres', BENCH_BOUND_TRIPS: '2' },
+    needsPostgres: true,
+    optional: true,
+  },
+  {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',
     file: 'library.mjs',
@@ -260,11 +283,58 @@ function printPeerTable(summary, bounds) {
     });
     console.log(`| ${PEER_ROWS[workload] ?? workload} | ${cells.join(' | ')} | ${boundCells.join(' | ')} |`);
   }
+  printServedBounds(summary, bounds);
   const rounds = summary[0]?.rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
   console.log(
     `\n${rounds ? `Medians of ${rounds} ${args.interleave ? 'interleaved turns' : 'rounds'}. ` : 'One round. '}` +
       "A bound ratio is the stub's CPU per request over the bound's; the factor in parentheses is the row's CPU over its bound (issue 21: at most 1.15).",
   );
+}
+
+/**
+ * With the `bound-*` contenders in the run: what the probe's storage work costs served (the
+ * bound row's CPU per request less the stub's) against the probe alone in a loop, and each
+ * engine's row against the bound so served (memory row + served work).
+ */
+function printServedBounds(summary, bounds) {
+  const engines = [
+    ['sqlite', 'bound-sqlite', 'library-sqlite', 'SQLite'],
+    ['postgres', 'bound-postgres', 'library-postgres', 'PostgreSQL'],
+    [
+      'postgres',
+      'bound-postgres-2trips',
+      'library-postgres',
+      'PostgreSQL, the code exchange in two round trips',
+    ],
+  ];
+  const lines = [];
+  for (const { workload, rows } of summary) {
+    const byId = new Map(rows.filter((r) => !r.failure).map((r) => [r.contender.id, r]));
+    const baseline = rows.find((r) => r.contender.baseline && !r.failure);
+    if (!baseline) continue;
+    // From the paired ratios (each turn against a turn of the stub), in µs of this run's stub:
+    // steadier than differences of CPU medians taken at different moments.
+    const micros = (row) => baseline.cpuMicros / row.capacity;
+    const memory = byId.get('library-memory');
+    for (const [engine, boundId, ownId, name] of engines) {
+      const served = byId.get(boundId);
+      if (!served) continue;
+      const work = micros(served) - baseline.cpuMicros;
+      const probe = bounds[engine]?.[boundId.endsWith('2trips') ? 'codeTwoTrips' : workload];
+      const own = byId.get(ownId);
+      const bound = memory ? micros(memory) + work : undefined;
+      lines.push(
+        `| ${PEER_ROWS[workload] ?? workload} | ${name} | ${probe === undefined ? '' : fmt(probe, 1)} | ${fmt(work, 1)} | ${probe ? `×${fmt(work / probe, 2)}` : ''} | ${bound === undefined ? '' : fmt(bound, 1)} | ${own && bound ? `×${fmt(micros(own) / bound, 2)}` : ''} |`,
+      );
+    }
+  }
+  if (lines.length === 0) return;
+  console.log("\n## The probe's work served: CPU µs per request, from each row's ratio to the stub\n");
+  console.log(
+    '| workload | engine | probe, alone in a loop | the same work served (bound row − stub) | served ÷ alone | memory row + served work | ours ÷ that |',
+  );
+  console.log('|---|---|---:|---:|---:|---:|---:|');
+  for (const line of lines) console.log(line);
 }
 
 /**

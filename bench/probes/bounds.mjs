@@ -8,14 +8,8 @@
  * - PostgreSQL (`pg`): one round trip per request, a single named prepared statement whose CTEs
  *   do all of the request's reads and writes; 10 connections in flight, as the library's pool.
  *
- * The work per request (what the library's contract needs, hashes computed beforehand):
- *
- * | workload    | reads                                                                 | writes                                         |
- * | ----------- | --------------------------------------------------------------------- | ---------------------------------------------- |
- * | `realms`    | the token with its grant and client                                   |                                                |
- * | `refresh`   | the client, two rate counters, the refresh token with grant and client | one access token                               |
- * | `code`      | the client, two rate counters, the code, the grant                    | two tokens, the code taken, the used-code mark |
- * | `authorize` | the session, the client, the grant                                    | one code                                       |
+ * The work per request is `lib/probe-work.mjs`'s (hashes computed beforehand). On PostgreSQL it
+ * also times `codeTwoTrips`, the code exchange's work in two round trips (reads, then writes).
  *
  *   node bench/probes/bounds.mjs            # a table
  *   node bench/probes/bounds.mjs --json     # {"sqlite":{"realms":µs,…},"postgres":{…}} (run.mjs)
@@ -25,15 +19,9 @@
  * Prints server CPU microseconds per request (user + system of this process). Bound = this +
  * the memory adapter's CPU per request, measured in the same run (`bench/run.mjs`).
  */
-import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
 import pg from 'pg';
-import { connectStorage } from 'openid-oauth-bridge';
-import { sha256 } from '../lib/fixtures.mjs';
+import { inputs, postgresWork, sqliteWork } from '../lib/probe-work.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -50,187 +38,13 @@ const WORKLOADS = ['realms', 'refresh', 'code', 'authorize'];
 const POSTGRES_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
 const CONNECTIONS = 10;
 
-const secret = () => randomBytes(32).toString('base64url');
-const now = Date.now();
-const later = now + 6 * 3_600_000;
-const CLIENT = 'probe-client';
-const USER_ID = 'probe-user';
-const GRANT = 'probe-grant';
-const SCOPES = 'realms:read';
-const codeValue = JSON.stringify({
-  clientId: CLIENT,
-  userId: USER_ID,
-  redirectUri: 'https://client.example/cb',
-  scopes: [SCOPES],
-  grantId: GRANT,
-  codeChallenge: null,
-  codeChallengeMethod: null,
-  createdAt: now,
-  expiresAt: later,
-});
-const sessionValue = JSON.stringify({
-  cookie: { originalMaxAge: 1_800_000, expires: new Date(later).toISOString(), httpOnly: true, path: '/' },
-  oauth: { userId: USER_ID, loggedInAt: now },
-});
-
-/** What each request of a workload uses: fresh hashes drawn before the timing starts. */
-function inputs(count) {
-  return Array.from({ length: count }, () => ({
-    code: `code:${sha256(secret())}`,
-    used: `code-used:${sha256(secret())}`,
-    access: sha256(secret()),
-    refresh: sha256(secret()),
-    newCode: `code:${sha256(secret())}`,
-  }));
-}
-
-const FOUND = `t.token_hash, t.type, t.grant_id, t.client_id, t.user_id, t.scopes, t.created_at, t.expires_at,
-  t.origin, t.rotated_at, g.grant_id, g.user_id, g.client_id, g.scopes, g.created_at, g.updated_at,
-  g.revoked_at, c.client_id, c.application_name, c.redirect_uri, c.grant_type, c.secret_hash, c.scopes,
-  c.default_scopes, c.contacts, c.disabled, c.require_pkce, c.created_at`;
-const FIND_TOKEN = (array, p) => `select cast(${array}(${FOUND}) as text) as found from oauth_tokens t
-  left join oauth_grants g on g.grant_id = t.grant_id left join oauth_clients c on c.client_id = t.client_id
-  where t.token_hash = ${p}`;
-const CLIENT_COLUMNS =
-  'client_id, application_name, redirect_uri, grant_type, secret_hash, scopes, default_scopes, contacts, disabled, require_pkce, created_at';
-const GRANT_COLUMNS = 'grant_id, user_id, client_id, scopes, created_at, updated_at, revoked_at';
-
-/** Seeds the rows every workload reads, through the library's adapter (so hashed as it stores). */
-async function seed(storage, tokens) {
-  await storage.clients.create({
-    clientId: CLIENT,
-    applicationName: 'Probe',
-    redirectUri: 'https://client.example/cb',
-    grantType: 'authorization_code',
-    secretHash: sha256('probe-secret'),
-    scopes: [SCOPES],
-    defaultScopes: null,
-    contacts: [],
-    disabled: false,
-    createdAt: now,
-  });
-  await storage.grants.save({
-    grantId: GRANT,
-    userId: USER_ID,
-    clientId: CLIENT,
-    scopes: [SCOPES],
-    createdAt: now,
-    updatedAt: now,
-    revokedAt: null,
-  });
-  const token = (tokenHash, type) => ({
-    tokenHash,
-    type,
-    grantId: GRANT,
-    clientId: CLIENT,
-    userId: USER_ID,
-    scopes: [SCOPES],
-    createdAt: now,
-    expiresAt: type === 'access_token' ? later : null,
-    origin: 'authorization_code',
-    rotatedAt: null,
-  });
-  for (const hash of tokens) await storage.tokens.save(token(hash, 'access_token'));
-  await storage.tokens.save(token(sha256('probe-refresh'), 'refresh_token'));
-  await storage.ephemeral.set('session:probe', sessionValue, later, now);
-}
-
-/** `connectStorage`'s default `mmap_size` for SQLite. */
-const SQLITE_MMAP_BYTES = 1024 * 1024 * 1024;
-
-/** `count` more access tokens of the probe's grant, random hashes, in one transaction; then a checkpoint. */
-function fillTokens(db, count) {
-  const insert = db.prepare(`insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id,
-    scopes, created_at, expires_at, origin, rotated_at) values (?, 'access_token', ?, ?, ?, ?, ?, ?, 'authorization_code', null)`);
-  db.transaction(() => {
-    for (let i = 0; i < count; i++) insert.run(sha256(secret()), GRANT, CLIENT, USER_ID, SCOPES, now, later);
-  })();
-  db.pragma('wal_checkpoint(TRUNCATE)');
-}
-
 function cpuMicros(start) {
   const { user, system } = process.cpuUsage(start);
   return user + system;
 }
 
 async function sqliteProbe(stored = 1000) {
-  const file = join(tmpdir(), `openid-oauth-bridge-bounds-${process.pid}.db`);
-  const remove = () => ['', '-wal', '-shm'].forEach((suffix) => rmSync(file + suffix, { force: true }));
-  const tokens = Array.from({ length: 1000 }, () => sha256(secret()));
-  const storage = await connectStorage(`sqlite:${file}`, { migrate: true });
-  await seed(storage, tokens);
-  await storage.close();
-  const db = new Database(file);
-  // As connectStorage opens it.
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('cache_size = -65536');
-  db.pragma(`mmap_size = ${SQLITE_MMAP_BYTES}`);
-  if (stored > tokens.length) fillTokens(db, stored - tokens.length);
-  const findToken = db.prepare(FIND_TOKEN('json_array', '?')).pluck();
-  const findClient = db.prepare(`select ${CLIENT_COLUMNS} from oauth_clients where client_id = ?`);
-  const getLive = db.prepare('select value from oauth_ephemeral where key = ? and expires_at > ?').pluck();
-  const findGrant = db.prepare(
-    `select ${GRANT_COLUMNS} from oauth_grants where user_id = ? and client_id = ?`,
-  );
-  const insertToken = db.prepare(`insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id,
-    scopes, created_at, expires_at, origin, rotated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, null)`);
-  const put = db.prepare(`insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)
-    on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at`);
-  const take = db
-    .prepare('delete from oauth_ephemeral where key = ? and expires_at > ? returning value')
-    .pluck();
-  const putCode = db.prepare('insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)');
-  const seedCodes = db.transaction((batch) => batch.forEach((i) => putCode.run(i.code, codeValue, later)));
-
-  const clientAndRates = () => {
-    findClient.get(CLIENT);
-    getLive.get(`rate:client:${CLIENT}`, now);
-    getLive.get('rate:address:127.0.0.1', now);
-  };
-  const work = {
-    realms: (_, n) => findToken.get(tokens[n % tokens.length]),
-    refresh: db.transaction((i) => {
-      clientAndRates();
-      findToken.get(sha256('probe-refresh'));
-      insertToken.run(i.access, 'access_token', GRANT, CLIENT, USER_ID, SCOPES, now, later, 'refresh_token');
-    }),
-    code: db.transaction((i) => {
-      clientAndRates();
-      getLive.get(i.code, now);
-      findGrant.get(USER_ID, CLIENT);
-      insertToken.run(
-        i.access,
-        'access_token',
-        GRANT,
-        CLIENT,
-        USER_ID,
-        SCOPES,
-        now,
-        later,
-        'authorization_code',
-      );
-      insertToken.run(
-        i.refresh,
-        'refresh_token',
-        GRANT,
-        CLIENT,
-        USER_ID,
-        SCOPES,
-        now,
-        null,
-        'authorization_code',
-      );
-      take.get(i.code, now);
-      put.run(i.used, '{}', later);
-    }),
-    authorize: db.transaction((i) => {
-      getLive.get('session:probe', now);
-      findClient.get(CLIENT);
-      findGrant.get(USER_ID, CLIENT);
-      put.run(i.newCode, codeValue, later);
-    }),
-  };
+  const { work, seedCodes, close } = await sqliteWork(stored);
   const result = {};
   try {
     for (const workload of WORKLOADS) {
@@ -245,106 +59,35 @@ async function sqliteProbe(stored = 1000) {
       result[workload] = median(turns);
     }
   } finally {
-    db.close();
-    remove();
+    close();
   }
   return result;
 }
 
+/** Each workload in its one round trip, and `codeTwoTrips`: the code exchange in two. */
 async function postgresProbe() {
-  const schema = `bounds_${process.pid}`;
-  const url = new URL(POSTGRES_URL);
-  url.searchParams.set('schema', schema);
-  const tokens = Array.from({ length: 1000 }, () => sha256(secret()));
-  const storage = await connectStorage(url.toString(), { migrate: true });
-  await seed(storage, tokens);
-  await storage.close();
-  const clients = await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = new pg.Client({ connectionString: POSTGRES_URL });
-      await client.connect();
-      await client.query(`set search_path to ${schema}`);
-      return client;
-    }),
-  );
-  const CLIENT_ROW = `(select json_build_array(${CLIENT_COLUMNS}) from oauth_clients where client_id = $1)`;
-  const RATE = (p) => `(select value from oauth_ephemeral where key = ${p} and expires_at > $4)`;
-  const TOKEN_INSERT = `insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id, scopes,
-    created_at, expires_at, origin, rotated_at)`;
-  const statements = {
-    realms: { text: FIND_TOKEN('json_build_array', '$1'), values: (_, n) => [tokens[n % tokens.length]] },
-    refresh: {
-      text: `with a as (${TOKEN_INSERT} values ($5, 'access_token', $6, $1, $7, $8, $4, $9, 'refresh_token', null))
-        select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
-        (${FIND_TOKEN('json_build_array', '$10')}) as found`,
-      values: (i) => [
-        CLIENT,
-        `rate:client:${CLIENT}`,
-        'rate:address:127.0.0.1',
-        now,
-        i.access,
-        GRANT,
-        USER_ID,
-        SCOPES,
-        later,
-        sha256('probe-refresh'),
-      ],
-    },
-    code: {
-      text: `with code as (delete from oauth_ephemeral where key = $5 and expires_at > $4 returning value),
-        t as (${TOKEN_INSERT} values ($6, 'access_token', $8, $1, $9, $10, $4, $11, 'authorization_code', null),
-          ($7, 'refresh_token', $8, $1, $9, $10, $4, null, 'authorization_code', null)),
-        u as (insert into oauth_ephemeral (key, value, expires_at) select $12, '{}', $11 from code
-          on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at)
-        select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
-        (select value from code) as code,
-        (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $9 and client_id = $1) as grant`,
-      values: (i) => [
-        CLIENT,
-        `rate:client:${CLIENT}`,
-        'rate:address:127.0.0.1',
-        now,
-        i.code,
-        i.access,
-        i.refresh,
-        GRANT,
-        USER_ID,
-        SCOPES,
-        later,
-        i.used,
-      ],
-    },
-    authorize: {
-      text: `with c as (insert into oauth_ephemeral (key, value, expires_at) values ($4, $5, $6))
-        select (select value from oauth_ephemeral where key = 'session:probe' and expires_at > $3) as session,
-        ${CLIENT_ROW} as client,
-        (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $2 and client_id = $1) as grant`,
-      values: (i) => [CLIENT, USER_ID, now, i.newCode, codeValue, later],
-    },
-  };
+  const { statements, clients, seedCodes, close } = await postgresWork({
+    url: POSTGRES_URL,
+    connections: CONNECTIONS,
+  });
   const result = {};
   try {
-    for (const workload of WORKLOADS) {
-      const { text, values } = statements[workload];
+    for (const workload of [...WORKLOADS, 'codeTwoTrips']) {
+      const steps = [statements[workload]].flat();
       const turns = [];
       for (let round = 0; round < ROUNDS; round++) {
         const batch = inputs(ITERATIONS);
-        if (workload === 'code') {
-          for (let n = 0; n < ITERATIONS; n += 500) {
-            const keys = batch.slice(n, n + 500).map((i) => i.code);
-            await clients[0].query(
-              'insert into oauth_ephemeral (key, value, expires_at) select unnest($1::text[]), $2, $3',
-              [keys, codeValue, later],
-            );
-          }
-        }
+        if (workload.startsWith('code')) await seedCodes(batch);
         let next = 0;
         const start = process.cpuUsage();
         await Promise.all(
           clients.map(async (client) => {
             while (next < ITERATIONS) {
               const n = next++;
-              await client.query({ name: `bounds-${workload}`, text, values: values(batch[n], n) });
+              for (let s = 0; s < steps.length; s++) {
+                const { text, values } = steps[s];
+                await client.query({ name: `bounds-${workload}-${s}`, text, values: values(batch[n], n) });
+              }
             }
           }),
         );
@@ -353,8 +96,7 @@ async function postgresProbe() {
       result[workload] = median(turns);
     }
   } finally {
-    await clients[0].query(`drop schema if exists ${schema} cascade`).catch(() => {});
-    await Promise.all(clients.map((client) => client.end()));
+    await close();
   }
   return result;
 }
@@ -380,11 +122,15 @@ if (args['sqlite-only']) {
   const counts = args.tokens.split(',').map(Number);
   const measured = [];
   for (const count of counts) measured.push(await sqliteProbe(count));
-  console.log(`| workload | ${counts.map((c) => `SQLite probe, ${c.toLocaleString('en')} tokens, CPU µs/req`).join(' | ')} | last ÷ first |`);
+  console.log(
+    `| workload | ${counts.map((c) => `SQLite probe, ${c.toLocaleString('en')} tokens, CPU µs/req`).join(' | ')} | last ÷ first |`,
+  );
   console.log(`|---|${counts.map(() => '---:').join('|')}|---:|`);
   for (const workload of WORKLOADS) {
     const values = measured.map((m) => m[workload]);
-    console.log(`| ${workload} | ${values.map((v) => v.toFixed(1)).join(' | ')} | ${(values.at(-1) / values[0]).toFixed(3)} |`);
+    console.log(
+      `| ${workload} | ${values.map((v) => v.toFixed(1)).join(' | ')} | ${(values.at(-1) / values[0]).toFixed(3)} |`,
+    );
   }
   process.exit(0);
 }
@@ -401,4 +147,6 @@ if (args.json) {
       `| ${workload} | ${result.sqlite[workload].toFixed(1)} | ${pgValue === undefined ? 'not reachable' : pgValue.toFixed(1)} |`,
     );
   }
+  const twoTrips = result.postgres?.codeTwoTrips;
+  if (twoTrips !== undefined) console.log(`| code, in two round trips | | ${twoTrips.toFixed(1)} |`);
 }
