@@ -141,6 +141,7 @@ const CONTENDERS = [
     env: { BENCH_STORAGE: 'postgres', BENCH_BOUND_TRIPS: '2' },
     needsPostgres: true,
     optional: true,
+    workloads: ['code'],
   },
   {
     id: 'library-unprotected',
@@ -217,13 +218,19 @@ async function main() {
 
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
-  const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id)) ? probeBounds(pinned) : {};
+  const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id) || c.id.startsWith('bound-'))
+    ? probeBounds(pinned)
+    : {};
   const summary = [];
   for (const workload of (args.workloads ?? 'realms,refresh,code,authorize').split(',')) {
-    const measured = await (args.interleave ? measureInterleaved : measureInRounds)(contenders, workload, {
-      tokens,
-      rounds,
-    });
+    const measured = await (args.interleave ? measureInterleaved : measureInRounds)(
+      contenders.filter((c) => c.workloads === undefined || c.workloads.includes(workload)),
+      workload,
+      {
+        tokens,
+        rounds,
+      },
+    );
     const rows = combineRounds(measured);
     printTable(workload, rows, bounds);
     summary.push({ workload, rows });
@@ -797,7 +804,10 @@ function printTable(workload, rows, bounds = {}) {
       );
       continue;
     }
-    const engine = /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
+    // The library's own durable rows (and the before- ones), not the bound-* rows that are a bound.
+    const engine = row.contender.id.startsWith('bound-')
+      ? undefined
+      : /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
     const probe = engine && bounds[engine]?.[workload];
     const bound = probe !== undefined && memory ? memory.cpuMicros + probe : undefined;
     const statementsPerRequest = engine && row.statements?.[engine];

@@ -9,7 +9,7 @@
  *   BENCH_BOUND_TRIPS=2  PostgreSQL's code exchange in two round trips (reads, then writes);
  *                        the code workload only (`--workloads code`)
  */
-import { beforeExit, codeCount, listen, ready, workload } from '../lib/contender.mjs';
+import { beforeExit, codeCount, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
 import { inputSource, postgresWork, sqliteWork } from '../lib/probe-work.mjs';
 import { stubApp } from '../lib/stub-app.mjs';
 
@@ -19,13 +19,18 @@ if (twoTrips && (workload !== 'code' || engine !== 'postgres')) {
   throw new Error('BENCH_BOUND_TRIPS=2 is for the code workload on PostgreSQL only');
 }
 const name = twoTrips ? 'codeTwoTrips' : workload;
-// One input per request, never reused: the code exchange takes a stored code and every write
-// stores a new key.
-const source = inputSource(workload === 'code' ? codeCount : Math.max(codeCount, 150_000));
+// One input per request, never reused: the code exchange takes a stored code, and every write
+// stores a new key. W1 writes nothing and takes none.
+let source = inputSource(workload === 'code' ? codeCount : 150_000);
 let next = 0;
 const take = () => {
-  if (next === source.count) throw new Error(`bound: all ${source.count} inputs used; raise --codes`);
-  return next++;
+  if (next === source.count) {
+    if (workload === 'code') throw new Error(`bound: all ${source.count} codes used; raise --codes`);
+    // New random keys for the workloads that store nothing in advance (a pause of a few ms).
+    source = inputSource(source.count);
+    next = 0;
+  }
+  return source.at(next++);
 };
 /** The codes, stored before the load: the strings live only while they are stored. */
 const allCodes = function* (size) {
@@ -34,23 +39,23 @@ const allCodes = function* (size) {
 };
 
 let work;
+let n = 0;
 if (engine === 'sqlite') {
-  const probe = await sqliteWork();
-  if (workload === 'code') for (const batch of allCodes(10_000)) probe.seedCodes(batch);
+  const probe = await sqliteWork(tokenCount);
   beforeExit(async () => probe.close());
+  if (workload === 'code') for (const batch of allCodes(10_000)) probe.seedCodes(batch);
   work = () => {
-    const n = take();
-    probe.work[workload](workload === 'realms' ? undefined : source.at(n), n);
+    const input = workload === 'realms' ? undefined : take();
+    const done = probe.work[workload](input, n++);
+    if (workload === 'code' && !done) throw new Error(`bound: no code ${input.code}`);
   };
 } else if (engine === 'postgres') {
+  if (tokenCount !== 1000) throw new Error('bound-postgres stores 1,000 tokens: run it without --tokens');
   const url = process.env.BENCH_POSTGRES_URL ?? 'postgres://root@127.0.0.1:5432/test';
   const probe = await postgresWork({ url, pooled: true });
-  if (workload === 'code') for (const batch of allCodes(10_000)) await probe.seedCodes(batch);
   beforeExit(() => probe.close());
-  work = () => {
-    const n = take();
-    return probe.run(name, workload === 'realms' ? undefined : source.at(n), n);
-  };
+  if (workload === 'code') for (const batch of allCodes(10_000)) await probe.seedCodes(batch);
+  work = () => probe.run(name, workload === 'realms' ? undefined : take(), n++);
 } else {
   throw new Error(`BENCH_STORAGE must be sqlite or postgres, not ${engine}`);
 }

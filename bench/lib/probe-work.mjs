@@ -10,7 +10,8 @@
  * | `code`      | the client, two rate counters, the code, the grant                    | two tokens, the code taken, the used-code mark |
  * | `authorize` | the session, the client, the grant                                    | one code                                       |
  *
- * `codeTwoTrips` (PostgreSQL) is `code` in two round trips: the reads, then the writes.
+ * `codeTwoTrips` (PostgreSQL) is `code` in two round trips, as the library's exchange makes them:
+ * the client, the counters and the code; then the writes, the take and the grant.
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -207,8 +208,9 @@ export async function sqliteWork(stored = 1000) {
         null,
         'authorization_code',
       );
-      take.get(i.code, now);
+      const taken = take.get(i.code, now);
       put.run(i.used, '{}', later);
+      return taken !== undefined;
     }),
     authorize: db.transaction((i) => {
       getLive.get('session:probe', now);
@@ -297,9 +299,8 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
     codeTwoTrips: [
       {
         text: `select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
-          (select value from oauth_ephemeral where key = $5 and expires_at > $4) as code,
-          (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $6 and client_id = $1) as grant`,
-        values: (i) => [CLIENT, `rate:client:${CLIENT}`, 'rate:address:127.0.0.1', now, i.code, USER_ID],
+          (select value from oauth_ephemeral where key = $5 and expires_at > $4) as code`,
+        values: (i) => [CLIENT, `rate:client:${CLIENT}`, 'rate:address:127.0.0.1', now, i.code],
       },
       {
         text: `with code as (delete from oauth_ephemeral where key = $2 and expires_at > $1 returning value),
@@ -326,10 +327,14 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
     /** One request's work on the pool (`pooled`), as a server would run it. */
     async run(workload, input, n) {
       const steps = [statements[workload]].flat();
+      let rows;
       for (let s = 0; s < steps.length; s++) {
         const { text, values } = steps[s];
-        await pool.query({ name: `bounds-${workload}-${s}`, text, values: values(input, n) });
+        ({ rows } = await pool.query({ name: `bounds-${workload}-${s}`, text, values: values(input, n) }));
       }
+      // The code exchange's last statement returns the code it took: it must have found one.
+      if (workload.startsWith('code') && rows[0]?.code == null)
+        throw new Error(`bound: no code ${input.code}`);
     },
     /** Stores the codes of `batch` (the `code` workload takes one per request). */
     async seedCodes(batch) {
