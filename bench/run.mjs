@@ -59,7 +59,11 @@ const CLK_TCK = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim());
 /** Counted before this process pins itself to one core, which availableParallelism() would see. */
 const CORES = availableParallelism();
 
-/** The contenders; `baseline` is the row every other row of a workload is compared with. */
+/**
+ * The contenders; `baseline` is the row every other row of a workload is compared with. `bound`
+ * marks a stub doing the bounds probe's storage work for `engine` (its probe figure is that of
+ * `probe`, by default the workload's); `workloads` limits a contender to those workloads.
+ */
 const CONTENDERS = [
   { id: 'express', label: 'bare Express 5 / stub', file: 'express.mjs', baseline: true },
   {
@@ -124,6 +128,7 @@ const CONTENDERS = [
     label: "stub + the SQLite probe's work (the bound, served)",
     file: 'bound.mjs',
     env: { BENCH_STORAGE: 'sqlite' },
+    bound: { engine: 'sqlite' },
     optional: true,
   },
   {
@@ -131,6 +136,7 @@ const CONTENDERS = [
     label: "stub + the PostgreSQL probe's work (the bound, served)",
     file: 'bound.mjs',
     env: { BENCH_STORAGE: 'postgres' },
+    bound: { engine: 'postgres' },
     needsPostgres: true,
     optional: true,
   },
@@ -139,6 +145,7 @@ const CONTENDERS = [
     label: "stub + the PostgreSQL probe's work, the code exchange in two round trips",
     file: 'bound.mjs',
     env: { BENCH_STORAGE: 'postgres', BENCH_BOUND_TRIPS: '2' },
+    bound: { engine: 'postgres', probe: 'codeTwoTrips' },
     needsPostgres: true,
     optional: true,
     workloads: ['code'],
@@ -218,7 +225,7 @@ async function main() {
 
   const tokens = Number(args.tokens ?? 1000);
   const rounds = Number(args.rounds);
-  const bounds = contenders.some((c) => /-(sqlite|postgres)$/.test(c.id) || c.id.startsWith('bound-'))
+  const bounds = contenders.some((c) => c.bound !== undefined || /-(sqlite|postgres)$/.test(c.id))
     ? probeBounds(pinned)
     : {};
   const summary = [];
@@ -304,16 +311,6 @@ function printPeerTable(summary, bounds) {
  * engine's row against the bound so served (memory row + served work).
  */
 function printServedBounds(summary, bounds) {
-  const engines = [
-    ['sqlite', 'bound-sqlite', 'library-sqlite', 'SQLite'],
-    ['postgres', 'bound-postgres', 'library-postgres', 'PostgreSQL'],
-    [
-      'postgres',
-      'bound-postgres-2trips',
-      'library-postgres',
-      'PostgreSQL, the code exchange in two round trips',
-    ],
-  ];
   const lines = [];
   for (const { workload, rows } of summary) {
     const byId = new Map(rows.filter((r) => !r.failure).map((r) => [r.contender.id, r]));
@@ -323,22 +320,22 @@ function printServedBounds(summary, bounds) {
     // steadier than differences of CPU medians taken at different moments.
     const micros = (row) => baseline.cpuMicros / row.capacity;
     const memory = byId.get('library-memory');
-    for (const [engine, boundId, ownId, name] of engines) {
-      const served = byId.get(boundId);
-      if (!served) continue;
+    for (const served of byId.values()) {
+      const { bound: of, label } = served.contender;
+      if (of === undefined) continue;
       const work = micros(served) - baseline.cpuMicros;
-      const probe = bounds[engine]?.[boundId.endsWith('2trips') ? 'codeTwoTrips' : workload];
-      const own = byId.get(ownId);
+      const probe = bounds[of.engine]?.[of.probe ?? workload];
+      const own = byId.get(`library-${of.engine}`);
       const bound = memory ? micros(memory) + work : undefined;
       lines.push(
-        `| ${PEER_ROWS[workload] ?? workload} | ${name} | ${probe === undefined ? '' : fmt(probe, 1)} | ${fmt(work, 1)} | ${probe ? `×${fmt(work / probe, 2)}` : ''} | ${bound === undefined ? '' : fmt(bound, 1)} | ${own && bound ? `×${fmt(micros(own) / bound, 2)}` : ''} |`,
+        `| ${PEER_ROWS[workload] ?? workload} | ${label} | ${probe === undefined ? '' : fmt(probe, 1)} | ${fmt(work, 1)} | ${probe ? `×${fmt(work / probe, 2)}` : ''} | ${bound === undefined ? '' : fmt(bound, 1)} | ${own && bound ? `×${fmt(micros(own) / bound, 2)}` : ''} |`,
       );
     }
   }
   if (lines.length === 0) return;
   console.log("\n## The probe's work served: CPU µs per request, from each row's ratio to the stub\n");
   console.log(
-    '| workload | engine | probe, alone in a loop | the same work served (bound row − stub) | served ÷ alone | memory row + served work | ours ÷ that |',
+    '| workload | bound row | probe, alone in a loop | the same work served (bound row − stub) | served ÷ alone | memory row + served work | ours ÷ that |',
   );
   console.log('|---|---|---:|---:|---:|---:|---:|');
   for (const line of lines) console.log(line);
@@ -804,10 +801,8 @@ function printTable(workload, rows, bounds = {}) {
       );
       continue;
     }
-    // The library's own durable rows (and the before- ones), not the bound-* rows that are a bound.
-    const engine = row.contender.id.startsWith('bound-')
-      ? undefined
-      : /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
+    // The library's own durable rows (and the before- ones); a bound row is no row of an engine.
+    const engine = row.contender.bound ? undefined : /-(sqlite|postgres)$/.exec(row.contender.id)?.[1];
     const probe = engine && bounds[engine]?.[workload];
     const bound = probe !== undefined && memory ? memory.cpuMicros + probe : undefined;
     const statementsPerRequest = engine && row.statements?.[engine];

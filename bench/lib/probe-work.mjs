@@ -40,21 +40,12 @@ const codeValue = JSON.stringify({
   createdAt: now,
   expiresAt: later,
 });
+/** The hash of the one refresh token every refresh presents. */
+const REFRESH_HASH = sha256('probe-refresh');
 const sessionValue = JSON.stringify({
   cookie: { originalMaxAge: 1_800_000, expires: new Date(later).toISOString(), httpOnly: true, path: '/' },
   oauth: { userId: USER_ID, loggedInAt: now },
 });
-
-/** What each request of a workload uses: fresh hashes drawn before the timing starts. */
-export function inputs(count) {
-  return Array.from({ length: count }, () => ({
-    code: `code:${sha256(secret())}`,
-    used: `code-used:${sha256(secret())}`,
-    access: sha256(secret()),
-    refresh: sha256(secret()),
-    newCode: `code:${sha256(secret())}`,
-  }));
-}
 
 /**
  * Inputs for `count` requests without `count` sets of strings on the heap (a server that kept
@@ -74,6 +65,12 @@ export function inputSource(count) {
       newCode: `code:${key(n, 4)}`,
     }),
   };
+}
+
+/** The inputs of `count` requests, made before the timing starts (the probe's loop). */
+export function inputs(count) {
+  const source = inputSource(count);
+  return Array.from({ length: count }, (_, n) => source.at(n));
 }
 
 const FOUND = `t.token_hash, t.type, t.grant_id, t.client_id, t.user_id, t.scopes, t.created_at, t.expires_at,
@@ -123,7 +120,7 @@ async function seed(storage, tokens) {
     rotatedAt: null,
   });
   for (const hash of tokens) await storage.tokens.save(token(hash, 'access_token'));
-  await storage.tokens.save(token(sha256('probe-refresh'), 'refresh_token'));
+  await storage.tokens.save(token(REFRESH_HASH, 'refresh_token'));
   await storage.ephemeral.set('session:probe', sessionValue, later, now);
 }
 
@@ -179,7 +176,7 @@ export async function sqliteWork(stored = 1000) {
     realms: (_, n) => findToken.get(tokens[n % tokens.length]),
     refresh: db.transaction((i) => {
       clientAndRates();
-      findToken.get(sha256('probe-refresh'));
+      findToken.get(REFRESH_HASH);
       insertToken.run(i.access, 'access_token', GRANT, CLIENT, USER_ID, SCOPES, now, later, 'refresh_token');
     }),
     code: db.transaction((i) => {
@@ -249,6 +246,8 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
         }),
       );
   const admin = pool ?? clients[0];
+  // $1 to $4 of every token request's statement: the client, its two rate counters, the time.
+  const CLIENT_AND_RATES = [CLIENT, `rate:client:${CLIENT}`, 'rate:address:127.0.0.1', now];
   const CLIENT_ROW = `(select json_build_array(${CLIENT_COLUMNS}) from oauth_clients where client_id = $1)`;
   const RATE = (p) => `(select value from oauth_ephemeral where key = ${p} and expires_at > $4)`;
   const TOKEN_INSERT = `insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id, scopes,
@@ -259,18 +258,7 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
       text: `with a as (${TOKEN_INSERT} values ($5, 'access_token', $6, $1, $7, $8, $4, $9, 'refresh_token', null))
         select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
         (${FIND_TOKEN('json_build_array', '$10')}) as found`,
-      values: (i) => [
-        CLIENT,
-        `rate:client:${CLIENT}`,
-        'rate:address:127.0.0.1',
-        now,
-        i.access,
-        GRANT,
-        USER_ID,
-        SCOPES,
-        later,
-        sha256('probe-refresh'),
-      ],
+      values: (i) => [...CLIENT_AND_RATES, i.access, GRANT, USER_ID, SCOPES, later, REFRESH_HASH],
     },
     code: {
       text: `with code as (delete from oauth_ephemeral where key = $5 and expires_at > $4 returning value),
@@ -282,10 +270,7 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
         (select value from code) as code,
         (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $9 and client_id = $1) as grant`,
       values: (i) => [
-        CLIENT,
-        `rate:client:${CLIENT}`,
-        'rate:address:127.0.0.1',
-        now,
+        ...CLIENT_AND_RATES,
         i.code,
         i.access,
         i.refresh,
@@ -300,7 +285,7 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
       {
         text: `select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
           (select value from oauth_ephemeral where key = $5 and expires_at > $4) as code`,
-        values: (i) => [CLIENT, `rate:client:${CLIENT}`, 'rate:address:127.0.0.1', now, i.code],
+        values: (i) => [...CLIENT_AND_RATES, i.code],
       },
       {
         text: `with code as (delete from oauth_ephemeral where key = $2 and expires_at > $1 returning value),
