@@ -1,10 +1,10 @@
 import type { RequestHandler } from 'express';
 import { handle, type Endpoint } from '../http/pipeline.js';
 import { routeTable, type Route } from '../http/routes.js';
-import type { AuthorizationServer } from '../server.js';
+import type { AuthorizationServer } from '../config/server.js';
 import { applicationsEndpoint, revokeApplicationEndpoint } from './applications/endpoint.js';
 import { authorizeEndpoint, resumeEndpoint } from './authorize/endpoint.js';
-import { consentEndpoint } from './consent/endpoint.js';
+import { consentEndpoint } from './authorize/decision.js';
 import { rootResource } from './discovery/root.js';
 import { metadataHandler, metadataPath, type MetadataOptions } from './discovery/metadata.js';
 import { introspectionEndpoint, type IntrospectionRouterOptions } from './introspection/endpoint.js';

@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { AuthorizationServer } from '../server.js';
+import type { AuthorizationServer } from '../config/server.js';
 import { DISPATCH, LISTENED } from './emitter.js';
 import type { ServerEvent, ServerEventBase, ServerEventInput, ServerEventType } from './types.js';
 

@@ -3,22 +3,19 @@ import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
-import type { BatchOperation, ClientRecord } from '../storage/types.js';
+import type { ClientRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
-import { runBatch } from './batch.js';
+import { standingGrant } from './grant.js';
 import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
-/** A new authorization code, not stored yet: its plaintext, shown once, and its storage write. */
-export interface NewCode {
-  code: string;
-  write: Extract<BatchOperation, { op: 'ephemeral.set' }>;
-}
-
-/** A new single-use authorization code under a grant, to be stored with `write`. */
-export function newCode(deps: GrantDeps, fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>): NewCode {
+/** Creates a single-use authorization code under a standing grant; resolves the plaintext, shown once. */
+export async function issueCode(
+  deps: GrantDeps,
+  fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>,
+): Promise<string> {
   const code = generateSecret();
   const now = deps.clock();
   const expiresAt = now + deps.options.tokens.codeTtl * 1000;
@@ -33,17 +30,7 @@ export function newCode(deps: GrantDeps, fields: Omit<StoredCode, 'createdAt' | 
     createdAt: now,
     expiresAt,
   };
-  const key = ephemeralKeys.code(hashSecret(code));
-  return { code, write: { op: 'ephemeral.set', key, value: JSON.stringify(stored), expiresAt, now } };
-}
-
-/** Creates a single-use authorization code under a standing grant; resolves the plaintext, shown once. */
-export async function issueCode(
-  deps: GrantDeps,
-  fields: Omit<StoredCode, 'createdAt' | 'expiresAt'>,
-): Promise<string> {
-  const { code, write } = newCode(deps, fields);
-  await deps.storage.ephemeral.set(write.key, write.value, write.expiresAt, write.now);
+  await deps.storage.ephemeral.set(ephemeralKeys.code(hashSecret(code)), JSON.stringify(stored), expiresAt, now);
   return code;
 }
 
@@ -72,46 +59,38 @@ export async function exchangeCode(
   const codeHash = hashSecret(params.code);
   const raw = await deps.storage.ephemeral.get(ephemeralKeys.code(codeHash), now);
   if (raw === null) {
-    const used = await deps.storage.ephemeral.get(ephemeralKeys.usedCode(codeHash), now);
-    if (used !== null) await replayed(deps, JSON.parse(used) as UsedCode, client, context);
+    // A used code revokes its grant when its own client presents it again (RFC 6749 4.1.2); one
+    // presented by another client is bound to someone else (4.1.3) and changes nothing.
+    const stored = await deps.storage.ephemeral.get(ephemeralKeys.usedCode(codeHash), now);
+    const used = stored === null ? null : (JSON.parse(stored) as UsedCode);
+    if (used !== null && used.clientId === client.clientId) await replayed(deps, used, client, context);
     throw invalidGrant('The authorization code is invalid.');
   }
   const code = JSON.parse(raw) as StoredCode;
   checkCode(code, client, params, now);
-  const subject = {
-    clientId: client.clientId,
-    userId: code.userId,
-    scopes: code.scopes,
-    grantId: code.grantId,
-  };
+  // Tokens work only while their very grant stands: one revoked since the code was issued ends
+  // the exchange here (a revocation racing past this read still leaves the tokens unusable).
+  const grant = await standingGrant(deps, code.userId, code.clientId);
+  if (grant === null || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
+  // RFC 6749 5.1: the scope granted is what the consent and the client, as registered now, still
+  // allow of what was asked for; an operator may have narrowed either since the code was issued.
+  const scopes = code.scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
+  if (scopes.length === 0 && code.scopes.length > 0) {
+    throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
+  }
+  const subject = { clientId: client.clientId, userId: code.userId, scopes, grantId: code.grantId };
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
-  // The code's grant read with the writes; the tokens and the used-code marker first, the take
-  // last: with the adapter's batch, in one transaction (one round trip on PostgreSQL), which
-  // begins with a write (on SQLite it takes the write lock at once). Tokens
-  // saved for a grant that no longer stands never work (a token works only while its very grant
-  // stands), and its code is spent: it could never be exchanged again. The marker counts only
-  // once the code is gone, so one written by an exchange that failed before its take changes
-  // nothing; written with the take, it leaves no moment in which a replay goes unnoticed. A retry
-  // whose take went through but whose answer was lost is therefore a replay too: it revokes the
-  // grant, with the tokens nobody received.
+  // The tokens and the used-code marker first, the take last: taking the code is the commit
+  // point. The marker counts only once the code is gone, so one written by an exchange that failed
+  // before its take changes nothing, and no moment remains in which a replay goes unnoticed. A
+  // retry whose take went through but whose answer was lost is therefore a replay too: it revokes
+  // the grant, with the tokens nobody received.
+  await deps.storage.tokens.save(access.record);
+  await deps.storage.tokens.save(refresh.record);
   const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  const [, , grant, , taken] = await runBatch(deps.storage, [
-    { op: 'tokens.save', token: access.record },
-    { op: 'tokens.save', token: refresh.record },
-    { op: 'grants.find', userId: code.userId, clientId: code.clientId },
-    {
-      op: 'ephemeral.set',
-      key: ephemeralKeys.usedCode(codeHash),
-      value: JSON.stringify(used),
-      expiresAt: code.expiresAt,
-      now,
-    },
-    { op: 'ephemeral.take', key: ephemeralKeys.code(codeHash), now },
-  ]);
-  if (grant === null || grant.revokedAt !== null || grant.grantId !== code.grantId) {
-    throw invalidGrant('The authorization was revoked.');
-  }
+  await deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), JSON.stringify(used), code.expiresAt, now);
+  const taken = await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now);
   if (taken === null) {
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');

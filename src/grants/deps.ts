@@ -1,5 +1,4 @@
 import type { ServerEvents } from '../events/emitter.js';
-import { emit } from '../events/emit.js';
 import type { Storage } from '../storage/types.js';
 
 /**
@@ -20,17 +19,4 @@ export interface GrantDeps {
     };
   };
   readonly events: ServerEvents;
-}
-
-/**
- * Runs a write that follows a commit point. The commit has happened, so its failure must not fail
- * the request (the client would retry, and the retry would look like a replay): it is reported as
- * a `server.error` event and the request carries on.
- */
-export async function afterCommit(deps: GrantDeps, write: () => Promise<unknown>): Promise<void> {
-  try {
-    await write();
-  } catch (error) {
-    emit(deps, { type: 'server.error', endpoint: 'token', error });
-  }
 }

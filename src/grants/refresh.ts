@@ -4,16 +4,14 @@ import { emit, listened, type EventContext } from '../events/emit.js';
 import { requestedScopes } from './scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, TokenRecord } from '../storage/types.js';
-import { afterCommit, type GrantDeps } from './deps.js';
+import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
-import { runBatch } from './batch.js';
 import {
   currentScopes,
   newToken,
   saveAccessToken,
   tokenResponse,
   usable,
-  type AccessTokenAhead,
   type IssuedToken,
   type TokenResponse,
 } from './tokens.js';
@@ -35,12 +33,6 @@ export async function refreshAccessToken(
   client: ClientRecord,
   params: { refreshToken: string; scope: string | undefined },
   context: () => EventContext,
-  /**
-   * An access token already saved from this refresh token (`tokens.saveFrom`, with its read):
-   * handed out if it is what this refresh issues (no rotation, the refresh token's very scopes);
-   * otherwise left unseen.
-   */
-  ahead?: AccessTokenAhead & { saved: boolean },
 ): Promise<TokenResponse> {
   const now = deps.clock();
   const hash = hashSecret(params.refreshToken);
@@ -81,37 +73,21 @@ export async function refreshAccessToken(
       'refresh_token',
       now,
     );
-    // The tokens first, the rotation marker (the commit point) last: with the adapter's batch, in
-    // one transaction.
-    const [, , added] = await runBatch(deps.storage, [
-      { op: 'tokens.save', token: access.record },
-      { op: 'tokens.save', token: next.record },
-      {
-        op: 'ephemeral.add',
-        key: ephemeralKeys.rotated(hash),
-        value: next.record.tokenHash,
-        expiresAt: now + ROTATION_MARKER_MS,
-        now,
-      },
-    ]);
+    // The tokens first, the rotation marker (the commit point) last: exactly one of racing
+    // refreshes adds it. The replaced token is then marked before anything is handed out, so
+    // reuse is detected for as long as the token lives, not only while the marker does: if
+    // marking fails, the request fails and the new tokens are never seen (a retry finds the
+    // marker and revokes the grant: fail closed, RFC 9700 4.14.2).
+    await deps.storage.tokens.save(access.record);
+    await deps.storage.tokens.save(next.record);
+    const marker = ephemeralKeys.rotated(hash);
+    const added = await deps.storage.ephemeral.add(marker, next.record.tokenHash, now + ROTATION_MARKER_MS, now);
     if (!added) {
       await reused(deps, presented, context);
       throw invalidToken();
     }
-    await afterCommit(deps, () => deps.storage.tokens.save({ ...presented, rotatedAt: now }));
+    await deps.storage.tokens.save({ ...presented, rotatedAt: now });
     refreshToken = next.token;
-  } else if (ahead?.saved === true && sameScopes(scopes, presented.scopes)) {
-    const { token, write } = ahead;
-    access = {
-      token,
-      record: {
-        ...write.token,
-        clientId: subject.clientId,
-        userId: subject.userId,
-        grantId: subject.grantId,
-        scopes,
-      },
-    };
   } else {
     access = await saveAccessToken(deps, subject, 'refresh_token', now);
   }
@@ -121,9 +97,6 @@ export async function refreshAccessToken(
   }
   return tokenResponse(access, deps, refreshToken);
 }
-
-const sameScopes = (a: readonly string[], b: readonly string[]) =>
-  a.length === b.length && a.every((scope, i) => scope === b[i]);
 
 /** A replaced refresh token presented again has leaked: end the whole grant and report it. */
 async function reused(deps: GrantDeps, token: TokenRecord, context: () => EventContext): Promise<void> {

@@ -1,5 +1,5 @@
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
-import type { BatchOperation, FoundTokenRecord, TokenRecord } from '../storage/types.js';
+import type { FoundTokenRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 
 /** The JSON of a successful token response (RFC 6749 5.1). */
@@ -51,42 +51,6 @@ export function newToken(
     rotatedAt: null,
   };
   return { token, record };
-}
-
-/**
- * A new access token issued from a refresh token, written ahead with the refresh token's read
- * (a batch's `tokens.saveFrom`, which takes the client, user, grant and scopes from the refresh
- * token): its plaintext, and the write. Handed out only once the refresh has passed its checks
- * ({@link refreshAccessToken}); otherwise nobody ever sees it.
- */
-export interface AccessTokenAhead {
-  token: string;
-  write: Extract<BatchOperation, { op: 'tokens.saveFrom' }>;
-}
-
-export function accessTokenAhead(
-  deps: GrantDeps,
-  refreshTokenHash: string,
-  clientId: string,
-  now: number,
-): AccessTokenAhead {
-  const token = generateSecret();
-  return {
-    token,
-    write: {
-      op: 'tokens.saveFrom',
-      from: refreshTokenHash,
-      clientId,
-      token: {
-        tokenHash: hashSecret(token),
-        type: 'access_token',
-        createdAt: now,
-        expiresAt: now + deps.options.tokens.accessTokenTtl * 1000,
-        origin: 'refresh_token',
-        rotatedAt: null,
-      },
-    },
-  };
 }
 
 /** Saves a new token of `type`; resolves its plaintext, shown once, and its record. */

@@ -1,7 +1,5 @@
 import type { ServerErrorEvent } from '../events/types.js';
-import type { AuthorizationServer } from '../server.js';
-import type { Storage } from '../storage/types.js';
-import type { ReadOperation } from '../storage/read-ahead.js';
+import type { AuthorizationServer } from '../config/server.js';
 import type { LoginSession } from '../session/session.js';
 import type { SessionUser } from '../session/state.js';
 import type { Request, Response } from 'express';
@@ -20,17 +18,6 @@ export interface Context {
   readonly req: Request;
   readonly res: Response;
   readonly endpoint: Endpoint<never>;
-  /**
-   * The storage as this request reads it: the server's, or a view of it whose reads a step made
-   * ahead, at once (`readAhead`).
-   */
-  storage: Storage;
-  /**
-   * Reads to make with the login session, in one batch, because the steps after `loadSession`
-   * need them whoever is signed in (the authorization's client). Whether they were: `storage`
-   * is then a view that answers them.
-   */
-  readAlongSession?: readonly ReadOperation[];
   /** The login session, once a step has loaded it. */
   session?: LoginSession;
   /**

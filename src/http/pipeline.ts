@@ -1,5 +1,5 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AuthorizationServer } from '../server.js';
+import type { AuthorizationServer } from '../config/server.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { send } from './answer.js';
 import type { Context, Endpoint, Step } from './context.js';
@@ -35,7 +35,6 @@ export function handle<C extends Context>(
       req,
       res,
       endpoint: endpoint as unknown as Endpoint<never>,
-      storage: server.storage,
     });
     let ran: void | Promise<void>;
     try {

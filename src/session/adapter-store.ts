@@ -1,7 +1,6 @@
 import session from 'express-session';
 import { ephemeralKeys } from '../storage/keys.js';
-import { readAhead, type ReadOperation } from '../storage/read-ahead.js';
-import type { EphemeralStore, Storage } from '../storage/types.js';
+import type { EphemeralStore } from '../storage/types.js';
 
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
@@ -24,9 +23,6 @@ export class AdapterSessionStore extends session.Store {
    */
   readonly #stored = new Map<string, number>();
 
-  /** What the next `get` reads with the session: set by {@link readAlong} for one call. */
-  #along: { storage: Storage; reads: readonly ReadOperation[]; done: (view: Storage) => void } | undefined;
-
   constructor(
     private readonly store: EphemeralStore,
     private readonly clock: () => number,
@@ -38,43 +34,11 @@ export class AdapterSessionStore extends session.Store {
     if (options.touch === false) Object.defineProperty(this, 'touch', { value: undefined });
   }
 
-  /**
-   * Runs `run`, express-session's middleware, so that the session it reads is read in one batch
-   * with `reads` of `storage` (one round trip on PostgreSQL); `done` then receives the view of
-   * `storage` that answers those reads ({@link readAhead}). express-session reads the session
-   * before its middleware returns, when the request carries a session cookie; without one it
-   * reads nothing, `done` is not called, and the reads are the caller's to make. `storage` must
-   * be the storage whose ephemeral store this store keeps sessions in.
-   *
-   * @internal
-   */
-  readAlong(
-    storage: Storage,
-    reads: readonly ReadOperation[],
-    done: (view: Storage) => void,
-    run: () => void,
-  ): void {
-    this.#along = { storage, reads, done };
-    try {
-      run();
-    } finally {
-      this.#along = undefined;
-    }
-  }
-
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
-    const key = ephemeralKeys.session(sid);
-    const now = this.clock();
-    const along = this.#along;
-    this.#along = undefined;
-    const read =
-      along === undefined
-        ? this.store.get(key, now)
-        : readAhead(along.storage, [{ op: 'ephemeral.get', key, now }, ...along.reads]).then((view) => {
-            along.done(view);
-            return view.ephemeral.get(key, now);
-          });
-    read.then((json) => callback(undefined, sessionOf(json)), callback);
+    this.store.get(ephemeralKeys.session(sid), this.clock()).then(
+      (json) => callback(undefined, sessionOf(json)),
+      callback,
+    );
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {

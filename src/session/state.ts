@@ -46,19 +46,14 @@ export interface BridgeSessionState {
   applicationsCsrf?: string;
   /** CSRF token of the sign-out forms, bound to this session. */
   logoutCsrf?: string;
-  /**
-   * The grants last seen issued under in this session, as `[user id, client id, grant id]`, the
-   * most recent last (at most 16). A hint, never trusted: an authorization for one of these
-   * clients stores its code or token under this grant in the same batch as it reads the grant
-   * (one round trip), and hands it out only if the grant read is this very grant, standing and
-   * covering the scopes asked for.
-   */
-  grantHints?: [userId: string, clientId: string, grantId: string][];
   /** When this session started (the server's clock, epoch ms): it ends at the absolute lifetime. */
   startedAt?: number;
   /** When it was last used, to a hundredth of the idle timeout: it ends that long after. */
   lastSeenAt?: number;
 }
+
+/** Session key under which the OpenID login state is kept between redirect and callback. */
+export const LOGIN_SESSION_KEY = 'openidOAuthBridgeLogin';
 
 /** Where the library keeps its part of the session. */
 export const LIBRARY_STATE_KEY = 'openidOAuthBridge';

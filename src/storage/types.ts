@@ -260,55 +260,6 @@ export interface PruneOptions {
   revokedGrantRetentionMs?: number;
 }
 
-/**
- * One operation of a {@link Storage.batch}: a call of one of the contract's own methods, named by
- * `op`, with its arguments. Reads (`clients.find`, `tokens.find`, `grants.find`, `ephemeral.get`)
- * may or may not see the batch's earlier writes (in one PostgreSQL statement they do not; run in
- * order, they do): the library never reads and writes one key or token in a batch.
- */
-export type BatchOperation =
-  | { op: 'tokens.save'; token: TokenRecord }
-  | {
-      /**
-       * Saves `token` with the client, user, grant and scopes of the stored token `from` (a hash),
-       * if that is a refresh token of `clientId`; resolves whether it saved. A refresh writes its
-       * access token with the read of the refresh token this way, and hands it out only once the
-       * refresh token has passed every check; otherwise nobody ever sees it.
-       */
-      op: 'tokens.saveFrom';
-      from: string;
-      clientId: string;
-      token: Omit<TokenRecord, 'clientId' | 'userId' | 'grantId' | 'scopes'>;
-    }
-  | { op: 'ephemeral.set'; key: string; value: string; expiresAt: number; now: number }
-  | { op: 'ephemeral.take'; key: string; now: number }
-  | { op: 'ephemeral.add'; key: string; value: string; expiresAt: number; now: number }
-  | { op: 'clients.find'; clientId: string }
-  | { op: 'tokens.find'; tokenHash: string }
-  | { op: 'grants.find'; userId: string; clientId: string }
-  | { op: 'ephemeral.get'; key: string; now: number };
-
-/**
- * What each kind of {@link BatchOperation} resolves: what its method resolves. `grants.find` is
- * `grants.list({ userId, clientId })`'s one grant, or `null`.
- */
-export interface BatchOperationResults {
-  'tokens.save': undefined;
-  'tokens.saveFrom': boolean;
-  'ephemeral.set': undefined;
-  'ephemeral.take': string | null;
-  'ephemeral.add': boolean;
-  'clients.find': ClientRecord | null;
-  'tokens.find': FoundTokenRecord | null;
-  'grants.find': GrantRecord | null;
-  'ephemeral.get': string | null;
-}
-
-/** The results of a {@link Storage.batch}, one per operation, in order. */
-export type BatchResults<T extends readonly BatchOperation[]> = {
-  -readonly [K in keyof T]: T[K] extends BatchOperation ? BatchOperationResults[T[K]['op']] : never;
-};
-
 /** Everything the library stores. */
 export interface Storage {
   ephemeral: EphemeralStore;
@@ -322,26 +273,4 @@ export interface Storage {
    * revoked longer ago than the retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
-  /**
-   * Optional. Runs `operations`, in order, as one transaction: all of them take effect or none
-   * does, and each keeps the guarantee of its method (a `take` in a batch still gives the value
-   * to exactly one of racing callers). Resolves each operation's result, in order. The library
-   * never puts two operations on the same key or token into one batch, so an adapter may run
-   * them at once, in one statement. The library uses it to write a commit point together with the
-   * writes before it (a code exchange's tokens and its `take`; a rotation's tokens and its `add`),
-   * in one transaction and, on PostgreSQL, one round trip, and to read at once the rows a request
-   * needs (a token request's client, rate-limit counters and token or code), with a write it
-   * hands out only once they pass its checks (a refresh's access token, an authorization's code). Without it the
-   * library calls the methods one by one, in the same order, and the commit point stays the last
-   * of them.
-   */
-  batch?<const T extends readonly BatchOperation[]>(operations: T): Promise<BatchResults<T>>;
-  /**
-   * Optional, with `batch`: `true` when a batch costs one round trip to a database server (the
-   * SQL adapter on PostgreSQL). The library then also writes ahead in the batches that read (a
-   * refresh's access token, a signed-in user's authorization code), handing out what it wrote
-   * only once the reads pass its checks: a round trip less per request. Leave it out where a call
-   * costs no round trip (SQLite, memory): writing ahead would only add work there.
-   */
-  readonly batchSavesRoundTrips?: boolean;
 }

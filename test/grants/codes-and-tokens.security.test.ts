@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/crypto/secrets.js';
-import {
-  memoryStorage,
-  registerClient,
-  StorageUnavailableError,
-  type MemoryStorage,
-  type TokenRecord,
-} from '../../src/index.js';
+import { memoryStorage, registerClient, StorageUnavailableError, type TokenRecord } from '../../src/index.js';
+import type { MemoryStorage } from '../../src/storage/memory.js';
 import { ephemeralKeys } from '../../src/storage/keys.js';
 import {
   CODE_REDIRECT,
@@ -359,21 +354,22 @@ describe('commit points: a storage failure before the commit is no replay, and t
     },
   );
 
-  it('refresh with rotation: a failure after the commit still answers 200, and the replaced token stays replaced', async () => {
+  it('refresh with rotation: marking the replaced token fails, then nothing is handed out and the retry revokes (fail closed)', async () => {
     const events = recordEvents(t);
     const first = await obtainTokens(t);
-    // Marking the presented token rotated follows the commit (the marker): its failure is reported.
+    // Marking the presented token rotated follows the commit (the marker) and precedes the answer:
+    // its failure fails the request, so no second chain is ever handed out (RFC 9700 4.14.2).
     const injected = failOnce(
       storage.tokens,
       'save',
       (token: TokenRecord) => token.tokenHash === hashSecret(first.refresh_token) && token.rotatedAt !== null,
     );
     const rotated = await refreshWith(t, first.refresh_token);
-    expect(rotated.status).toBe(200);
+    expect(rotated.status).toBe(503);
+    expect(rotated.body.refresh_token).toBeUndefined();
     expect(injected.failures()).toBe(1);
-    expect(events.filter((e) => e.type === 'server.error')).toHaveLength(1);
     expectOAuthError(await refreshWith(t, first.refresh_token), 'invalid_grant');
     expect(events.map((e) => e.type)).toContain('refresh_token.reused');
-    expect(await tokenWorks(t.server, rotated.body.access_token)).toBe(false);
+    expect(await tokenWorks(t.server, first.access_token)).toBe(false);
   });
 });

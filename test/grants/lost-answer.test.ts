@@ -9,8 +9,8 @@ import { exchangeCode, obtainCode } from '../support/flow.js';
  * after the database committed): the client's retry finds the code gone and recorded as used, in
  * the same transaction as the take. No storage can tell that retry from a replay, so it is one: it
  * is refused, and it revokes the grant with the tokens the first attempt saved (RFC 6749 4.1.2),
- * reported once as `code.replayed`. With the adapter's batch (SQL) and without (memory, where the
- * take is the last call and the marker the one before it).
+ * reported once as `code.replayed`. On every engine the take is the last call and the marker the one
+ * before it.
  */
 const { engines, cleanup } = await sqlEngines('lost-answer');
 afterAll(cleanup);
@@ -23,26 +23,17 @@ function losingTheCommitAnswer(storage: Storage) {
     state.lost++;
     throw new StorageUnavailableError('the connection dropped after the commit (test)');
   };
-  const wrapped: Storage = storage.batch
-    ? {
-        ...storage,
-        batch: async (operations) => {
-          const results = await storage.batch!(operations);
-          if (state.armed && operations.some((operation) => operation.op === 'ephemeral.take')) lose();
-          return results;
-        },
-      }
-    : {
-        ...storage,
-        ephemeral: {
-          ...storage.ephemeral,
-          take: async (key, now) => {
-            const value = await storage.ephemeral.take(key, now);
-            if (state.armed) lose();
-            return value;
-          },
-        },
-      };
+  const wrapped: Storage = {
+    ...storage,
+    ephemeral: {
+      ...storage.ephemeral,
+      take: async (key, now) => {
+        const value = await storage.ephemeral.take(key, now);
+        if (state.armed) lose();
+        return value;
+      },
+    },
+  };
   return { storage: wrapped, state };
 }
 
@@ -77,13 +68,13 @@ describe('a code exchange whose commit answer was lost', () => {
     t = undefined;
   });
 
-  it('memory (no batch): the retry is a replay and revokes the grant', async () => {
+  it('memory: the retry is a replay and revokes the grant', async () => {
     const { storage, state } = losingTheCommitAnswer(memoryStorage());
     t = await createTestApp({ storage });
     await checkRetryIsReplay(t, state);
   });
 
-  describe.each(engines)('$name (one batch)', (engine: SqlEngine) => {
+  describe.each(engines)('$name', (engine: SqlEngine) => {
     const database = freshDatabaseEach(engine);
     itOn(engine)('the retry is a replay and revokes the grant', async () => {
       const { storage, state } = losingTheCommitAnswer(await database.open());

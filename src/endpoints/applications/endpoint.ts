@@ -7,8 +7,7 @@ import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
-import { providerChoices } from '../login/url.js';
-import { signOutForm } from '../logout/endpoint.js';
+import { providerChoices, signOutForm } from '../shared/login-links.js';
 
 /**
  * `GET /oauth/applications`: the end user's authorized applications, when each was authorized,

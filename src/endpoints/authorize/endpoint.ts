@@ -5,7 +5,7 @@ import { continueAuthorization, loadActiveClient, readPending } from './continue
 import {
   checkAuthorizationRequest,
   parseAuthorizationRequest,
-  readClient,
+  loadClient,
   type AuthorizeContext,
 } from './request.js';
 
@@ -24,7 +24,7 @@ export const authorizeEndpoint = endpoint<AuthorizeContext>({
     parseAuthorizationRequest,
     loadSession,
     identifyUser,
-    readClient,
+    loadClient,
     checkAuthorizationRequest,
     continueAuthorization,
   ],

@@ -1,8 +1,8 @@
 import { redirectUriMatches } from '../../clients/redirect-uri.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
-import { findProvider, type ConfiguredProvider } from '../../server.js';
-import { readAhead, type ReadOperation } from '../../storage/read-ahead.js';
+import type { ConfiguredProvider } from '../../config/server.js';
+import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
@@ -20,17 +20,12 @@ export interface AuthorizeContext extends Context {
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
   provider?: ConfiguredProvider;
-  /** Whether the signed-in user's grant for the client was read ahead, with the client. */
-  grantReadAhead?: boolean;
 }
 
 const pageError = (description: string) =>
   new OAuthError('invalid_request', description, { redirectable: false });
 
-/**
- * Step: parses the query and the client it names (named once). Reads nothing: the client is read
- * with the login session where the session allows, else by {@link readClient}.
- */
+/** Step: parses the query and the client it names (named once). Reads nothing. */
 export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
   const params = parseQueryString(rawQuery(ctx.req.originalUrl));
   if (params.repeated.has('client_id')) throw pageError('The parameter client_id must be given once.');
@@ -39,37 +34,13 @@ export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
     throw pageError('The request names no client application (client_id is missing).');
   ctx.query = params;
   ctx.clientId = clientId;
-  ctx.readAlongSession = [{ op: 'clients.find', clientId }];
 }
 
-/**
- * Step: the client the request names, registered and enabled: read with the session, or now
- * with the signed-in user's grant for it ({@link readClientAndGrant}).
- */
-export function readClient(ctx: AuthorizeContext): Promise<void> {
-  const read =
-    ctx.storage === ctx.server.storage
-      ? readClientAndGrant(ctx, ctx.clientId)
-      : ctx.storage.clients.find(ctx.clientId);
-  return read.then((client) => {
-    if (!client || client.disabled) throw pageError('The client application is not registered here.');
-    ctx.client = client;
-  });
-}
-
-/**
- * Reads the client and, when a user is signed in, the user's grant for it at once (one round trip
- * on PostgreSQL); the grant is read from there when the request goes on.
- */
-export async function readClientAndGrant(
-  ctx: AuthorizeContext,
-  clientId: string,
-): Promise<ClientRecord | null> {
-  const reads: ReadOperation[] = [{ op: 'clients.find', clientId }];
-  if (ctx.user) reads.push({ op: 'grants.find', userId: ctx.user.id, clientId });
-  ctx.storage = await readAhead(ctx.server.storage, reads);
-  ctx.grantReadAhead = ctx.storage !== ctx.server.storage && ctx.user !== undefined;
-  return ctx.storage.clients.find(clientId);
+/** Step: the client the request names, registered and enabled. */
+export async function loadClient(ctx: AuthorizeContext): Promise<void> {
+  const client = await ctx.server.storage.clients.find(ctx.clientId);
+  if (!client || client.disabled) throw pageError('The client application is not registered here.');
+  ctx.client = client;
 }
 
 /**

@@ -3,7 +3,7 @@ import { hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { endpoint, handle, type Context } from '../../http/pipeline.js';
-import type { AuthorizationServer } from '../../server.js';
+import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
@@ -95,7 +95,7 @@ export function requireBearer(
         },
         function checkToken(ctx) {
           // An adapter written in JavaScript may answer without a promise.
-          return Promise.resolve(ctx.storage.tokens.find(ctx.tokenHash)).then((found) =>
+          return Promise.resolve(ctx.server.storage.tokens.find(ctx.tokenHash)).then((found) =>
             grantAccess(ctx, found),
           );
         },

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { routeTable } from '../../http/routes.js';
-import type { AuthorizationServer } from '../../server.js';
+import type { AuthorizationServer } from '../../config/server.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
 export interface MetadataOptions {

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type { AuthorizationServer } from '../../server.js';
+import type { AuthorizationServer } from '../../config/server.js';
 
 /** The spec's root resource: where clients discover the endpoint URLs. */
 export interface RootResource {

@@ -4,7 +4,7 @@ import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint, type Endpoint } from '../../http/pipeline.js';
-import type { AuthorizationServer } from '../../server.js';
+import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
 

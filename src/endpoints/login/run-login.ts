@@ -5,7 +5,7 @@ import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
 import type { Context } from '../../http/pipeline.js';
 import { runStrategy } from '../../login/run-strategy.js';
-import { loginUrl } from './url.js';
+import { loginUrl } from '../shared/login-links.js';
 
 /** The identity a login strategy must pass to `success()`. */
 export interface LoginIdentity {

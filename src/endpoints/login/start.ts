@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { rawQuery } from '../../http/params.js';
 import type { CallbackContext } from './callback.js';
-import { findProvider, type ConfiguredProvider } from '../../server.js';
+import type { ConfiguredProvider } from '../../config/server.js';
+import { findProvider } from '../../login/providers.js';
 import { runLogin } from './run-login.js';
 
 export interface StartContext extends CallbackContext {

@@ -1,10 +1,9 @@
-import { generateSecret, safeEqual } from '../../crypto/secrets.js';
+import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { redirect } from '../../http/answer.js';
 import { readPageForm, type FormContext } from '../../http/form.js';
-import { endpoint, type Context } from '../../http/pipeline.js';
+import { endpoint } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
-import type { SignOutForm } from '../../pages/types.js';
 import { loadSession } from '../../session/load.js';
 
 /**
@@ -48,15 +47,4 @@ async function signOut(ctx: FormContext): Promise<void> {
   }
   await session.end();
   ctx.answer = redirect(server.urls.applications, 303);
-}
-
-/**
- * The sign-out form of a page shown to a signed-in user, with the session's CSRF token (created
- * here if the session has none yet). `switch`: the authorization in progress is kept and resumes
- * at the provider selection.
- */
-export function signOutForm(ctx: Context, then: 'switch' | 'done'): SignOutForm {
-  const session = ctx.session!;
-  const csrf = session.state.logoutCsrf ?? (session.write().logoutCsrf = generateSecret());
-  return { action: ctx.server.urls.logout, fields: { csrf, then } };
 }

@@ -1,5 +1,7 @@
-import type { ProviderChoice } from '../../pages/types.js';
-import type { AuthorizationServer } from '../../server.js';
+import { generateSecret } from '../../crypto/secrets.js';
+import type { Context } from '../../http/pipeline.js';
+import type { ProviderChoice, SignOutForm } from '../../pages/types.js';
+import type { AuthorizationServer } from '../../config/server.js';
 
 /**
  * The URL of the login route for one configured provider; `for: 'applications'` signs in for the
@@ -18,4 +20,15 @@ export function providerChoices(server: AuthorizationServer, purpose?: 'applicat
     loginUrl: loginUrl(server, p.identifier, purpose),
     ...(p.icon === undefined ? {} : { icon: p.icon }),
   }));
+}
+
+/**
+ * The sign-out form of a page shown to a signed-in user, with the session's CSRF token (created
+ * here if the session has none yet). `switch`: the authorization in progress is kept and resumes
+ * at the provider selection.
+ */
+export function signOutForm(ctx: Context, then: 'switch' | 'done'): SignOutForm {
+  const session = ctx.session!;
+  const csrf = session.state.logoutCsrf ?? (session.write().logoutCsrf = generateSecret());
+  return { action: ctx.server.urls.logout, fields: { csrf, then } };
 }

@@ -9,8 +9,8 @@ import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
-import { issue, loadActiveClient } from '../authorize/continue.js';
-import type { AuthorizeContext } from '../authorize/request.js';
+import { issue, loadActiveClient } from './continue.js';
+import type { AuthorizeContext } from './request.js';
 
 interface ConsentContext extends AuthorizeContext, FormContext {
   /** The signed-in user the consent page was shown to. */
@@ -77,9 +77,7 @@ async function decide(ctx: ConsentContext): Promise<void> {
   }
   if (decision !== 'allow')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
-  // The user's grant was read with the client (loadActiveClient): the consent starts from it.
-  const deps = { storage: ctx.storage, clock: server.clock, events: server.events };
-  const grant = await recordConsent(deps, user.id, pending.clientId, pending.scopes, ctx.client);
+  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes, ctx.client);
   emit(server, {
     type: 'consent.given',
     userId: user.id,

@@ -1,0 +1,68 @@
+import type { RequestHandler } from 'express';
+import type { Strategy } from 'passport-strategy';
+import type { ServerEvents } from '../events/emitter.js';
+import type { PageRenderers } from '../pages/types.js';
+import type { Storage } from '../storage/types.js';
+import type { Logger, ResolvedOptions } from './options.js';
+
+/** Absolute URLs of the endpoints, derived from `baseUrl` once. */
+export interface EndpointUrls {
+  /** Where the routers are mounted, without a trailing slash. */
+  base: string;
+  /** The issuer identifier (RFC 8414 2, RFC 9207): `base`. */
+  issuer: string;
+  authorization: string;
+  token: string;
+  /** RFC 7009. */
+  revocation: string;
+  /** RFC 7662. */
+  introspection: string;
+  /** RFC 8414 3: `/.well-known/oauth-authorization-server` inserted between origin and path. */
+  metadata: string;
+  /** The origin of `base` (scheme, host and port). */
+  origin: string;
+  /** Where an authorization continues after a login or a switch of account. */
+  resume: string;
+  /** Where the consent page posts its decision. */
+  consentDecision: string;
+  /** Where a login starts (`?op=` names the provider). */
+  login: string;
+  loginCallback: string;
+  logout: string;
+  /** The end user's authorized applications page, and where it posts a revocation. */
+  applications: string;
+  applicationsRevoke: string;
+}
+
+/**
+ * The configured authorization server: built once from validated options and passed to every
+ * router factory. Holds no per-request state.
+ */
+export interface AuthorizationServer {
+  readonly options: ResolvedOptions;
+  readonly storage: Storage;
+  readonly urls: EndpointUrls;
+  readonly pages: PageRenderers;
+  readonly clock: () => number;
+  readonly logger: Logger;
+  /** Events for an audit log or metrics: `server.events.on('token.issued', listener)`. */
+  readonly events: ServerEvents;
+  /** The passport strategy that logs users in. */
+  readonly loginStrategy: Strategy;
+  /**
+   * The login session: the library's own express-session (own cookie, own store), or the host's
+   * (`session.middleware`).
+   */
+  readonly session: LoginSessionHandle;
+}
+
+/** The login session's middleware. */
+export interface LoginSessionHandle {
+  readonly middleware: RequestHandler;
+  /** The library's own session, not the host's. */
+  readonly own: boolean;
+}
+
+/** A configured OpenID provider. */
+export type ConfiguredProvider = ResolvedOptions['providers'][number];
+
