@@ -1,14 +1,14 @@
 import type { Request } from 'express';
+import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
-import { optionalParam } from '../../http/params.js';
-import type { AuthorizationServer } from '../../server.js';
-import type { ClientRecord, Storage } from '../../storage/types.js';
 import type { FormContext } from '../../http/form.js';
+import { optionalParam } from '../../http/params.js';
+import type { ClientRecord } from '../../storage/types.js';
 import { parseBasic } from './credentials.js';
-import { clientAuthRateLimit } from './rate-limit.js';
+import { limitClientAuthFailures } from './rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
@@ -17,6 +17,8 @@ const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 export interface ClientContext extends FormContext {
   /** The authenticated client, once {@link authenticateClient} has run. */
   client: ClientRecord;
+  /** The `client_id` the request presents (HTTP Basic or body), whether it authenticates or not. */
+  presentedClientId?: string;
   /** Why authentication failed; thrown once the rate limit has counted it. */
   authFailure?: OAuthError;
 }
@@ -27,8 +29,9 @@ export interface ClientContext extends FormContext {
  */
 export function authenticateClient(ctx: ClientContext): Promise<void> {
   const { server, req, params } = ctx;
-  const basic = parseBasic(req.get('authorization'));
-  return verifyClient(server, ctx.storage, req, params, ctx.endpoint.name as AuthEndpoint, basic).then(
+  const { id, secret } = presentedCredentials(req, params);
+  ctx.presentedClientId = id;
+  return verifyClient(server, req, ctx.endpoint.name as AuthEndpoint, id, secret).then(
     (client) => {
       ctx.client = client;
     },
@@ -45,13 +48,14 @@ export function authenticateClient(ctx: ClientContext): Promise<void> {
  * every other client authenticates ({@link authenticateClient}).
  */
 export async function authenticateOrNamePublicClient(ctx: ClientContext): Promise<void> {
-  const { req, params } = ctx;
+  const { server, req, params } = ctx;
   const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
   const id = optionalParam(params, 'client_id');
   if (!presentsSecret && id !== undefined) {
-    const client = await ctx.storage.clients.find(id);
+    const client = await server.storage.clients.find(id);
     if (client && !client.disabled && client.grantType === 'implicit') {
       ctx.client = client;
+      ctx.presentedClientId = id;
       return;
     }
   }
@@ -60,12 +64,18 @@ export async function authenticateOrNamePublicClient(ctx: ClientContext): Promis
 
 /**
  * Step: the rate limits on failed client authentications count a failure, or refuse a client or
- * address over its limit with 429; then a failure is refused with 401 `invalid_client`.
+ * address over its limit with 429 ({@link limitClientAuthFailures}); then a failure is refused
+ * with 401 `invalid_client`.
  */
 export function limitFailures(ctx: ClientContext): void | Promise<void> {
-  const limit = clientAuthRateLimit(ctx.server);
-  if (limit === undefined) return throwFailure(ctx);
-  return limit(ctx.req, ctx.authFailure !== undefined, ctx.storage.ephemeral).then(() => throwFailure(ctx));
+  const limited = limitClientAuthFailures(
+    ctx.server,
+    ctx.req,
+    ctx.presentedClientId,
+    ctx.authFailure !== undefined,
+  );
+  if (limited === undefined) return throwFailure(ctx);
+  return limited.then(() => throwFailure(ctx));
 }
 
 function throwFailure(ctx: ClientContext): void {
@@ -75,19 +85,14 @@ function throwFailure(ctx: ClientContext): void {
 type AuthEndpoint = ClientAuthenticationFailedEvent['endpoint'];
 
 /**
- * Authenticates the client (RFC 6749 2.3.1): `client_secret` in the form body (the spec) or HTTP
- * Basic, never both. An unknown client, a wrong secret, a disabled client and an implicit client
- * (it has no secret) all give the same `invalid_client`, reported as a
- * `client.authentication_failed` event of `endpoint`.
+ * The credentials a request presents (RFC 6749 2.3.1): `client_secret` in the form body (the
+ * spec) or HTTP Basic, never both; `invalid_request` for both, or for ids that differ.
  */
-async function verifyClient(
-  server: AuthorizationServer,
-  storage: Storage,
+function presentedCredentials(
   req: Request,
   params: Map<string, string>,
-  endpoint: ClientAuthenticationFailedEvent['endpoint'],
-  basic: { id: string; secret: string } | undefined,
-): Promise<ClientRecord> {
+): { id: string | undefined; secret: string | undefined } {
+  const basic = parseBasic(req.get('authorization'));
   const bodyId = optionalParam(params, 'client_id');
   const bodySecret = optionalParam(params, 'client_secret');
   if (basic && bodySecret !== undefined) {
@@ -96,8 +101,21 @@ async function verifyClient(
   if (basic && bodyId !== undefined && bodyId !== basic.id) {
     throw new OAuthError('invalid_request', 'client_id does not match the Authorization header.');
   }
-  const id = basic?.id ?? bodyId;
-  const secret = basic?.secret ?? bodySecret;
+  return { id: basic?.id ?? bodyId, secret: basic?.secret ?? bodySecret };
+}
+
+/**
+ * Authenticates the client by its presented id and secret. An unknown client, a missing or
+ * wrong secret, a disabled client and an implicit client (it has no secret) all give the same
+ * `invalid_client`, reported as a `client.authentication_failed` event of `endpoint`.
+ */
+async function verifyClient(
+  server: AuthorizationServer,
+  req: Request,
+  endpoint: AuthEndpoint,
+  id: string | undefined,
+  secret: string | undefined,
+): Promise<ClientRecord> {
   const failed = () => {
     const presented = id === undefined ? {} : { clientId: id };
     emit(server, { type: 'client.authentication_failed', ...presented, endpoint, ...eventContext(req) });
@@ -105,7 +123,7 @@ async function verifyClient(
   };
   if (id === undefined || secret === undefined) throw failed();
 
-  const client = await storage.clients.find(id);
+  const client = await server.storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
     throw failed();

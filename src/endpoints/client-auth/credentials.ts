@@ -1,28 +1,5 @@
-import type { Request } from 'express';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { MAX_PARAM_LENGTH } from '../../http/params.js';
-
-/** Each request's presented `client_id`, worked out once (read ahead, then by each rate limit). */
-const presented = new WeakMap<Request, string | undefined>();
-
-/** The `client_id` a request presents (HTTP Basic or body), whether it authenticates or not. */
-export function presentedClientId(req: Request): string | undefined {
-  if (presented.has(req)) return presented.get(req);
-  const id = readPresentedClientId(req);
-  presented.set(req, id);
-  return id;
-}
-
-function readPresentedClientId(req: Request): string | undefined {
-  let basic: { id: string } | undefined;
-  try {
-    basic = parseBasic(req.get('authorization'));
-  } catch {
-    return undefined;
-  }
-  const body = (req.body as Record<string, unknown> | undefined)?.client_id;
-  return basic?.id ?? (typeof body === 'string' && body !== '' ? body : undefined);
-}
 
 /** Decodes form-urlencoding; most ids and secrets have nothing to decode (no `%`, no `+`). */
 function formDecode(value: string): string {

@@ -1,205 +1,149 @@
-import type { Request, RequestHandler } from 'express';
-import {
-  ipKeyGenerator,
-  rateLimit,
-  type ClientRateLimitInfo,
-  type Options,
-  type Store,
-} from 'express-rate-limit';
+import type { Request } from 'express';
+import { isIPv6 } from 'node:net';
+import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import type { AuthorizationServer } from '../../server.js';
 import { ephemeralKeys } from '../../storage/keys.js';
-import type { EphemeralCounter, EphemeralStore } from '../../storage/types.js';
-import { presentedClientId } from './credentials.js';
 
-/** IPv6 addresses are counted per /56, express-rate-limit's default: one site's usual allocation. */
-const IPV6_SUBNET = 56;
-
-/** A store the limiter can also read without counting. */
-type ReadableStore = Store & { get(key: string): Promise<ClientRateLimitInfo | undefined> };
-
-/** A counter's stored value as a count, 0 when none. */
-const countOf = (value: string | null): number => (value === null ? 0 : Number(value));
-
-/**
- * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
- * `client_id`, each answering 429 with `Retry-After` once over its limit. They run after the
- * credentials were checked, so a success is never counted (not even while it is in flight, which
- * would refuse a busy client's concurrent requests); but once a key is over its limit every
- * request with it is refused, the right secret included, so the limit cannot be used to tell a
- * right guess from a wrong one. Unknown clients are counted like known ones.
- *
- * Resolves when the request may go on, rejects with the 429 otherwise; `undefined` when the
- * limits are off. A success reads both counters at once and goes on when neither is over its
- * limit: the common case never enters express-rate-limit. A failure, or a success with a key
- * over its limit, goes through the express-rate-limit middlewares in order, which count it and
- * refuse it. One limiter per server, built at its first use.
- */
-export function clientAuthRateLimit(server: AuthorizationServer): RateLimit | undefined {
-  if (!limiters.has(server)) limiters.set(server, buildLimits(server));
-  return limiters.get(server);
+/** One limit a request falls under: its counter's ephemeral key and the failures it allows. */
+interface Limit {
+  key: string;
+  max: number;
 }
 
 /**
- * Counts (`failed`) or checks one request, reading the counters through `counters` (the
- * request's view of the storage, which may have read them already: {@link rateLimitReads}).
+ * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
+ * `client_id` (unknown ids counted like known ones), in fixed windows counted with the ephemeral
+ * store's `increment`, which is atomic and shared by every instance on the storage. Past a limit
+ * every request under that key is refused with 429 and `Retry-After`, the right secret included,
+ * so the limit cannot tell a right guess from a wrong one.
+ *
+ * A failure (`failed`) is counted under each key in turn until one is over its limit. A success
+ * only reads its counters, so it is never counted, not even while it is in flight (a busy
+ * client's concurrent requests are not refused); one whose key is at its limit is refused like a
+ * failure. Resolves when the request may go on; `undefined` when no limit applies.
+ *
+ * @see RFC 6819 section 5.1.4.2.3, RFC 6585 section 4 (429)
  */
-type RateLimit = ((req: Request, failed: boolean, counters: EphemeralStore) => Promise<void>) & {
-  /** The counter keys a check of `req` reads. */
-  readonly keys: (req: Request) => string[];
-};
-
-const limiters = new WeakMap<AuthorizationServer, RateLimit | undefined>();
-
-function buildLimits(server: AuthorizationServer): RateLimit | undefined {
+export function limitClientAuthFailures(
+  server: AuthorizationServer,
+  req: Request,
+  clientId: string | undefined,
+  failed: boolean,
+): Promise<void> | undefined {
   const settings = server.options.rateLimit;
   if (settings === false) return undefined;
   const limits: Limit[] = [];
   if (settings.maxFailuresPerAddress !== false) {
-    limits.push(
-      limiter(server, 'address', settings.maxFailuresPerAddress, settings.windowMs, (req) => {
-        const ip = req.ip;
-        // ipKeyGenerator returns anything but an IPv6 address as it is: skip its IPv6 test.
-        return ip === undefined || !ip.includes(':') ? ip : ipKeyGenerator(ip, IPV6_SUBNET);
-      }),
-    );
+    const address = addressKey(server, req);
+    if (address !== undefined) {
+      limits.push({
+        key: ephemeralKeys.rateLimit(`address:${address}`),
+        max: settings.maxFailuresPerAddress,
+      });
+    }
   }
-  if (settings.maxFailuresPerClient !== false) {
-    limits.push(
-      limiter(server, 'client', settings.maxFailuresPerClient, settings.windowMs, presentedClientId),
-    );
+  if (settings.maxFailuresPerClient !== false && clientId !== undefined) {
+    limits.push({ key: ephemeralKeys.rateLimit(`client:${clientId}`), max: settings.maxFailuresPerClient });
   }
   if (limits.length === 0) return undefined;
-  const check = async (req: Request, failed: boolean, counters: EphemeralStore) => {
-    // A success enters only the limits its keys are over; a failure, every limit.
-    const entered = failed
-      ? limits
-      : await Promise.all(limits.map((limit) => limit.read(req, counters))).then((counted) =>
-          limits.filter((limit, i) => counted[i]! >= limit.limit),
-        );
-    for (const { middleware } of entered) await runMiddleware(middleware, req);
-  };
-  const keys = (req: Request) => limits.flatMap((limit) => limit.counterKey(req) ?? []);
-  return Object.assign(check, { keys });
+  return failed ? count(server, limits, settings.windowMs) : refuseAtLimit(server, limits, settings.windowMs);
 }
 
-/** Runs an express-rate-limit middleware, which ends by calling `next()` or `next(error)`. */
-function runMiddleware(middleware: RequestHandler, req: Request): Promise<void> {
-  return new Promise((resolve, reject) => {
-    void middleware(req, req.res!, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
-  });
+/** A success: refused where a key is already at its limit (counted there, to learn the window's end). */
+async function refuseAtLimit(server: AuthorizationServer, limits: Limit[], windowMs: number): Promise<void> {
+  const now = server.clock();
+  const counts = await Promise.all(limits.map(({ key }) => server.storage.ephemeral.get(key, now)));
+  const reached = limits.filter(({ max }, i) => counts[i] !== null && Number(counts[i]) >= max);
+  if (reached.length > 0) await count(server, reached, windowMs);
 }
 
-/** One limit: its express-rate-limit middleware, and a read of its key's count (0: none). */
-interface Limit {
-  limit: number;
-  middleware: RequestHandler;
-  /** The ephemeral key of the request's counter, if the request has a key. */
-  counterKey(req: Request): string | undefined;
-  read(req: Request, counters: EphemeralStore): Promise<number>;
+/** Counts a failure under each key in turn; the first key over its limit refuses the request. */
+async function count(server: AuthorizationServer, limits: Limit[], windowMs: number): Promise<void> {
+  for (const { key, max } of limits) {
+    const now = server.clock();
+    const counter = await server.storage.ephemeral.increment(key, now + windowMs, now);
+    if (counter.count > max) throw tooManyFailures(counter.expiresAt - now);
+  }
 }
 
-function limiter(
-  server: AuthorizationServer,
-  kind: 'address' | 'client',
-  limit: number,
-  windowMs: number,
-  keyOf: (req: Request) => string | undefined,
-): Limit {
-  const store = new StorageRateLimitStore(server.storage.ephemeral, server.clock, `${kind}:`);
-  const now = server.clock;
-  const counterKey = (req: Request): string | undefined => {
-    const key = keyOf(req);
-    return key === undefined ? undefined : store.counterKey(key);
-  };
-  const read = (req: Request, counters: EphemeralStore): Promise<number> => {
-    const key = counterKey(req);
-    return key === undefined ? Promise.resolve(0) : counters.get(key, now()).then(countOf);
-  };
-  const middleware = rateLimit({
-    windowMs,
-    limit,
-    store,
-    // The address key is express-rate-limit's own (with its checks of the `trust proxy` setting);
-    // `keyOf` computes the same key for the reads.
-    ...(kind === 'address' ? { ipv6Subnet: IPV6_SUBNET } : { keyGenerator: (req: Request) => keyOf(req)! }),
-    // Entered only for a failure or a key over its limit (see above): count it unless unkeyed.
-    skip: (req) => keyOf(req) === undefined,
-    // Only Retry-After: the remaining count is nobody's business.
-    legacyHeaders: false,
-    standardHeaders: false,
-    // Namespaced so a host's own express-rate-limit keeps its `req.rateLimit`.
-    requestPropertyName: 'openidOAuthBridgeRateLimit',
-    handler(req) {
-      const resetTime = (req as Request & { openidOAuthBridgeRateLimit?: ClientRateLimitInfo })
-        .openidOAuthBridgeRateLimit?.resetTime;
-      const seconds = resetTime ? Math.ceil((resetTime.getTime() - now()) / 1000) : windowMs / 1000;
-      throw new OAuthError(
-        'temporarily_unavailable',
-        'Too many failed client authentications. Try again later.',
-        { httpStatus: 429, headers: { 'Retry-After': String(Math.max(1, seconds)) } },
-      );
+function tooManyFailures(msLeft: number): OAuthError {
+  return new OAuthError(
+    'temporarily_unavailable',
+    'Too many failed client authentications. Try again later.',
+    {
+      httpStatus: 429,
+      headers: { 'Retry-After': String(Math.max(1, Math.ceil(msLeft / 1000))) },
     },
-    logger: {
-      warn: (error, message) => server.logger.warn(`rate limit: ${message ?? describe(error)}`, { error }),
-      error: (error, message) => server.logger.error(`rate limit: ${message ?? describe(error)}`, { error }),
-    },
-  });
-  return { limit, middleware, counterKey, read };
-}
-
-function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  );
 }
 
 /**
- * An express-rate-limit store over the storage's ephemeral counters, so that every instance
- * sharing the storage shares the counts.
+ * The address a request is counted under: `req.ip` (so the host's `trust proxy` setting applies);
+ * an IPv6 address by its /56, one site's usual allocation, or as the IPv4 address it carries.
  */
-class StorageRateLimitStore implements ReadableStore {
-  /** Counts are shared with other instances (express-rate-limit's double-count check reads this). */
-  readonly localKeys = false;
-  #windowMs = 60_000;
-
-  constructor(
-    private readonly counters: EphemeralStore,
-    private readonly clock: () => number,
-    readonly prefix: string,
-  ) {}
-
-  init(options: Options): void {
-    this.#windowMs = options.windowMs;
-  }
-
-  /** The count alone: when the window ends is known only to {@link increment}. */
-  async get(key: string): Promise<ClientRateLimitInfo | undefined> {
-    const hits = await this.hits(key);
-    return hits === 0 ? undefined : { totalHits: hits, resetTime: undefined };
-  }
-
-  /** The key's count in the current window, 0 when none. */
-  async hits(key: string): Promise<number> {
-    return countOf(await this.counters.get(this.counterKey(key), this.clock()));
-  }
-
-  async increment(key: string): Promise<ClientRateLimitInfo> {
-    const now = this.clock();
-    return info(await this.counters.increment(this.counterKey(key), now + this.#windowMs, now));
-  }
-
-  /** Never called: these limiters count failures only and never take a count back. */
-  async decrement(): Promise<void> {}
-
-  async resetKey(key: string): Promise<void> {
-    await this.counters.delete(this.counterKey(key));
-  }
-
-  /** The ephemeral key of `key`'s counter. */
-  counterKey(key: string): string {
-    return ephemeralKeys.rateLimit(this.prefix + key);
-  }
+function addressKey(server: AuthorizationServer, req: Request): string | undefined {
+  warnOfProxySetting(server, req);
+  const ip = req.ip;
+  return ip !== undefined && isIPv6(ip) ? ipv6Key(ip) : ip;
 }
 
-function info(counter: EphemeralCounter): ClientRateLimitInfo {
-  return { totalHits: counter.count, resetTime: new Date(counter.expiresAt) };
+/** `::ffff:192.0.2.1` and `::192.0.2.1` count as `192.0.2.1`; any other address as its /56 network. */
+function ipv6Key(ip: string): string {
+  const groups = ipv6Groups(ip);
+  const embedsIPv4 =
+    groups.slice(0, 5).every((group) => group === 0) &&
+    (groups[5] === 0xffff || (groups[5] === 0 && ip.includes('.')));
+  if (embedsIPv4) return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  const network = [groups[0]!, groups[1]!, groups[2]!, groups[3]! & 0xff00];
+  // Groups 4 to 7 are zero, the longest run: RFC 5952 compresses it (and any zeros before it).
+  while (network.at(-1) === 0) network.pop();
+  return `${network.map((group) => group.toString(16)).join(':')}::/56`;
+}
+
+/** The eight 16-bit groups of a valid IPv6 address (`net.isIPv6`), zone id dropped. */
+function ipv6Groups(ip: string): number[] {
+  let text = ip.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head = '', tail] = text.split('::');
+  const parse = (part: string) => (part === '' ? [] : part.split(':').map((group) => parseInt(group, 16)));
+  const first = parse(head);
+  const last = tail === undefined ? [] : parse(tail);
+  return [...first, ...Array<number>(8 - first.length - last.length).fill(0), ...last];
+}
+
+/** Settings of the host's that make the per-address limit count the wrong address. */
+const proxyWarnings: { applies: (req: Request) => boolean; message: string }[] = [
+  {
+    applies: (req) => req.app.get('trust proxy') === true,
+    message:
+      "The Express 'trust proxy' setting is true: anyone can choose their address with X-Forwarded-For and escape the per-address limit. Set it to your proxies.",
+  },
+  {
+    applies: (req) => req.headers['x-forwarded-for'] !== undefined && req.app.get('trust proxy') === false,
+    message:
+      "The 'X-Forwarded-For' header is set but the Express 'trust proxy' setting is false: every client behind the proxy counts under the proxy's address. Set 'trust proxy' to your proxies.",
+  },
+  {
+    applies: (req) => req.headers.forwarded !== undefined && req.ip === req.socket.remoteAddress,
+    message:
+      "The 'Forwarded' header is set, but Express reads only X-Forwarded-For: every client behind the proxy counts under the proxy's address.",
+  },
+];
+
+/** The warnings each server has logged: each is said once. */
+const warned = new WeakMap<AuthorizationServer, Set<string>>();
+
+function warnOfProxySetting(server: AuthorizationServer, req: Request): void {
+  let said = warned.get(server);
+  if (said === undefined) warned.set(server, (said = new Set()));
+  if (said.size === proxyWarnings.length) return;
+  for (const { applies, message } of proxyWarnings) {
+    if (said.has(message) || !applies(req)) continue;
+    said.add(message);
+    server.logger.warn(`rate limit: ${message}`);
+  }
 }

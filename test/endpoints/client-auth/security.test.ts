@@ -254,6 +254,23 @@ describe('client authentication: the address behind a proxy', () => {
     expect((await wrongSecret('2001:db8:0:3::3')).status).toBe(429);
     expect((await wrongSecret('2001:db8:1:1::1')).status).toBe(401);
   });
+
+  it('counts an IPv4-mapped IPv6 address as the IPv4 address', async () => {
+    await start({ rateLimit: { maxFailuresPerAddress: 2, maxFailuresPerClient: 100 } });
+    expect((await wrongSecret('::ffff:203.0.113.7')).status).toBe(401);
+    expect(await failuresOf('address:203.0.113.7')).toBe('1');
+    expect((await wrongSecret('203.0.113.7')).status).toBe(401);
+    expect((await wrongSecret('::ffff:cb00:7107')).status).toBe(429);
+  });
+
+  it("says once, in the log, that 'trust proxy' is true: anyone could choose their address", async () => {
+    const logger = recordingLogger();
+    t = await createTestApp({ logger }, (app) => app.set('trust proxy', true));
+    for (let i = 0; i < 2; i++) expect((await wrongSecret('203.0.113.9')).status).toBe(401);
+    expect(logger.lines.map((line) => line.message)).toEqual([
+      expect.stringMatching(/^rate limit: The Express 'trust proxy' setting is true/),
+    ]);
+  });
 });
 
 describe('client authentication: rate limits across instances', () => {
