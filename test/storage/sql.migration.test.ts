@@ -1,92 +1,241 @@
 /**
- * Migration 005 moves a database of the old contract (consents, codes, access and refresh tokens,
- * revoked grants, nonces, sessions, rate limits) into grants, tokens and the ephemeral store,
- * keeping everything that still worked and nothing that did not.
+ * The schema the migrations create, pinned table by table on both engines: every column with its
+ * type, nullability and default, every key and every index. A migration that changes any of it
+ * changes this list too. Running the migrations again, as a second SQLite process racing the
+ * first does, changes nothing; `down` drops what `up` created.
  */
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import { afterAll, describe, expect, it } from 'vitest';
-import { connectStorage, migrations, type SqlStorage } from '../../src/index.js';
-import { ephemeralKeys, type StoredCode, type UsedCode } from '../../src/storage/keys.js';
-import type { GrantRecord } from '../../src/storage/types.js';
-import { POSTGRES_URL, sqlEngines } from '../support/databases.js';
+import { afterAll, describe, expect } from 'vitest';
+import { connectStorage } from '../../src/index.js';
+import { migrations } from '../../src/storage/sql/migrations.js';
+import { itOn, POSTGRES_URL, sqlEngines } from '../support/databases.js';
 
 const engines = await sqlEngines('migration');
 afterAll(engines.cleanup);
 
-const BEFORE = '2026-11-21-004-fewer-token-indexes';
-const MIGRATION = '2026-11-25-005-storage-by-lifetime';
-const OLD_TABLES = [
-  'oauth_consents',
-  'oauth_codes',
-  'oauth_access_tokens',
-  'oauth_refresh_tokens',
-  'oauth_revoked_grants',
-  'oauth_nonces',
-  'oauth_sessions',
-  'oauth_rate_limits',
-];
+/**
+ * Per table: columns in order (`name type`, then `primary key` for a one-column key, `not null`,
+ * `default`), the composite keys and unique constraints, and the other indexes by name.
+ */
+interface TableSchema {
+  columns: string[];
+  keys: string[];
+  indexes: string[];
+}
 
-/** Raw SQL on a database of the test, outside the adapter, with `?` placeholders on both engines. */
+const SCHEMA: Record<string, TableSchema> = {
+  oauth_clients: {
+    columns: [
+      'client_id text primary key',
+      'application_name text not null',
+      'redirect_uri text not null',
+      'grant_type text not null',
+      'secret_hash text',
+      'scopes text not null',
+      'disabled integer not null default 0',
+      'created_at bigint not null',
+      'default_scopes text',
+      "contacts text not null default ''",
+      'require_pkce integer not null default 0',
+    ],
+    keys: [],
+    indexes: [],
+  },
+  oauth_ephemeral: {
+    columns: ['key text primary key', 'value text not null', 'expires_at bigint not null'],
+    keys: [],
+    indexes: ['oauth_ephemeral_expires_at (expires_at)'],
+  },
+  oauth_grants: {
+    columns: [
+      'grant_id text not null',
+      'user_id text not null',
+      'client_id text not null',
+      'scopes text not null',
+      'created_at bigint not null',
+      'updated_at bigint not null',
+      'revoked_at bigint',
+    ],
+    keys: ['primary key (user_id, client_id)', 'unique (grant_id)'],
+    indexes: [
+      'oauth_grants_client_id (client_id)',
+      'oauth_grants_revoked_at (revoked_at) where revoked_at is not null',
+    ],
+  },
+  oauth_tokens: {
+    columns: [
+      'token_hash text primary key',
+      'type text not null',
+      'grant_id text not null',
+      'client_id text not null',
+      'user_id text not null',
+      'scopes text not null',
+      'created_at bigint not null',
+      'expires_at bigint',
+      'origin text not null',
+      'rotated_at bigint',
+    ],
+    keys: [],
+    indexes: [],
+  },
+  oauth_users: {
+    columns: [
+      'id text primary key',
+      'provider text not null',
+      'identifier text not null',
+      'created_at bigint not null',
+    ],
+    keys: ['unique (provider, identifier)'],
+    indexes: [],
+  },
+};
+
+/** One column as SCHEMA lists it. */
+function column(name: string, type: string, onlyKey: boolean, notNull: boolean, dflt: string | null) {
+  return [
+    `${name} ${type.toLowerCase()}`,
+    onlyKey ? 'primary key' : notNull ? 'not null' : '',
+    dflt === null ? '' : `default ${dflt}`,
+  ]
+    .filter(Boolean)
+    .join(' ');
+}
+
+/** A database of the test, read and migrated outside the adapter. */
 interface Raw {
-  run(text: string, values?: unknown[]): Promise<void>;
-  tables(): Promise<string[]>;
-  /** Migrates with Kysely's migrator up to `name`, as an older release of the package did. */
-  migrateTo(name: string): Promise<void>;
+  schema(): Promise<Record<string, TableSchema>>;
+  /** Kysely on the database, in the adapter's PostgreSQL schema. */
+  db: Kysely<unknown>;
   close(): Promise<void>;
 }
 
-async function openRaw(databaseUrl: string): Promise<Raw> {
-  const migrateTo = async (db: Kysely<unknown>, schema?: string) => {
-    const migrator = new Migrator({
-      db: schema === undefined ? db : db.withSchema(schema),
-      provider: { getMigrations: async () => migrations },
-      migrationTableName: 'oauth_migrations',
-      migrationLockTableName: 'oauth_migrations_lock',
-      ...(schema === undefined ? {} : { migrationTableSchema: schema }),
-    });
-    const { error } = await migrator.migrateTo(BEFORE);
-    if (error !== undefined) throw error;
+function openSqlite(databaseUrl: string): Raw {
+  const database = new Database(databaseUrl.slice('sqlite:'.length));
+  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
+  const all = <T>(text: string, ...values: unknown[]) => database.prepare(text).all(...values) as T[];
+  const indexSql = (name: string) =>
+    (database.prepare('select sql from sqlite_master where name = ?').get(name) as { sql: string }).sql;
+  return {
+    db,
+    async schema() {
+      const result: Record<string, TableSchema> = {};
+      const tables = all<{ name: string }>(
+        `select name from sqlite_master where type = 'table'
+           and name not like 'oauth_migrations%' and name not like 'sqlite_%' order by name`,
+      );
+      for (const { name: table } of tables) {
+        const info = all<{
+          name: string;
+          type: string;
+          notnull: number;
+          dflt_value: string | null;
+          pk: number;
+        }>(`pragma table_info("${table}")`);
+        const onlyKey = info.filter((c) => c.pk > 0).length === 1;
+        const keys: string[] = [];
+        const indexes: string[] = [];
+        for (const index of all<{ name: string; unique: number; origin: string }>(
+          `pragma index_list("${table}")`,
+        )) {
+          const columns = all<{ name: string }>(`pragma index_info("${index.name}")`).map((c) => c.name);
+          const list = `(${columns.join(', ')})`;
+          if (index.origin === 'pk') {
+            if (!onlyKey) keys.push(`primary key ${list}`);
+          } else if (index.origin === 'u') {
+            keys.push(`unique ${list}`);
+          } else {
+            const where = / where (.*)$/i.exec(indexSql(index.name))?.[1]?.replace(/"/g, '');
+            indexes.push(
+              `${index.unique ? 'unique ' : ''}${index.name} ${list}${where === undefined ? '' : ` where ${where}`}`,
+            );
+          }
+        }
+        result[table] = {
+          columns: info.map((c) =>
+            column(c.name, c.type, c.pk > 0 && onlyKey, c.notnull === 1, c.dflt_value),
+          ),
+          keys: keys.sort(),
+          indexes: indexes.sort(),
+        };
+      }
+      return result;
+    },
+    close: () => db.destroy(),
   };
-  if (databaseUrl.startsWith('sqlite:')) {
-    const database = new Database(databaseUrl.slice('sqlite:'.length));
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-    return {
-      async run(text, values = []) {
-        database.prepare(text).run(...values);
-      },
-      async tables() {
-        const rows = database.prepare("select name from sqlite_master where type = 'table'").all();
-        return (rows as { name: string }[]).map((row) => row.name);
-      },
-      migrateTo: (name) => (name === BEFORE ? migrateTo(db) : Promise.reject(new Error(name))),
-      close: () => db.destroy(),
-    };
-  }
+}
+
+async function openPostgres(databaseUrl: string): Promise<Raw> {
   const schema = new URL(databaseUrl).searchParams.get('schema')!;
   const client = new pg.Client({ connectionString: POSTGRES_URL });
   await client.connect();
-  await client.query(`create schema if not exists "${schema}"`);
-  await client.query(`set search_path to "${schema}"`);
   const pool = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
-  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<unknown>({ dialect: new PostgresDialect({ pool }) }).withSchema(schema);
+  const rows = async <T>(text: string) => (await client.query(text, [schema])).rows as T[];
   return {
-    async run(text, values = []) {
-      let n = 0;
-      await client.query(
-        text.replace(/\?/g, () => `$${++n}`),
-        values,
+    db,
+    async schema() {
+      const result: Record<string, TableSchema> = {};
+      const table = (name: string) => (result[name] ??= { columns: [], keys: [], indexes: [] });
+      const constraints = await rows<{ table: string; name: string; def: string; columns: number }>(
+        `select t.relname as table, c.conname as name, pg_get_constraintdef(c.oid) as def,
+                cardinality(c.conkey) as columns
+           from pg_constraint c join pg_class t on t.oid = c.conrelid
+           join pg_namespace n on n.oid = t.relnamespace
+          where n.nspname = $1 and c.contype in ('p', 'u') and t.relname not like 'oauth_migrations%'`,
       );
-    },
-    async tables() {
-      const { rows } = await client.query<{ table_name: string }>(
-        'select table_name from information_schema.tables where table_schema = $1',
-        [schema],
+      const onlyKeys = new Set(
+        constraints
+          .filter((c) => c.def.startsWith('PRIMARY KEY') && c.columns === 1)
+          .map((c) => `${c.table}.${/\((.*)\)/.exec(c.def)![1]}`),
       );
-      return rows.map((row) => row.table_name);
+      for (const c of await rows<{
+        table_name: string;
+        column_name: string;
+        data_type: string;
+        is_nullable: 'YES' | 'NO';
+        column_default: string | null;
+      }>(
+        `select table_name, column_name, data_type, is_nullable, column_default
+           from information_schema.columns
+          where table_schema = $1 and table_name not like 'oauth_migrations%'
+          order by table_name, ordinal_position`,
+      )) {
+        table(c.table_name).columns.push(
+          column(
+            c.column_name,
+            c.data_type,
+            onlyKeys.has(`${c.table_name}.${c.column_name}`),
+            c.is_nullable === 'NO',
+            c.column_default?.replace(/::[a-z ]+$/, '') ?? null,
+          ),
+        );
+      }
+      for (const c of constraints) {
+        if (!(c.def.startsWith('PRIMARY KEY') && c.columns === 1))
+          table(c.table).keys.push(c.def.toLowerCase());
+      }
+      const backing = new Set(constraints.map((c) => c.name));
+      for (const index of await rows<{ tablename: string; indexname: string; indexdef: string }>(
+        `select tablename, indexname, indexdef from pg_indexes
+          where schemaname = $1 and tablename not like 'oauth_migrations%'`,
+      )) {
+        if (backing.has(index.indexname)) continue;
+        const [, unique, list, where] =
+          /^CREATE (UNIQUE )?INDEX \S+ ON \S+ USING btree (\(.*?\))(?: WHERE \((.*)\))?$/.exec(
+            index.indexdef,
+          )!;
+        table(index.tablename).indexes.push(
+          `${unique ? 'unique ' : ''}${index.indexname} ${list}${where === undefined ? '' : ` where ${where.toLowerCase()}`}`,
+        );
+      }
+      for (const t of Object.values(result)) {
+        t.keys.sort();
+        t.indexes.sort();
+      }
+      return Object.fromEntries(Object.entries(result).sort(([a], [b]) => (a < b ? -1 : 1)));
     },
-    migrateTo: (name) => (name === BEFORE ? migrateTo(db, schema) : Promise.reject(new Error(name))),
     async close() {
       await client.end();
       await db.destroy();
@@ -94,340 +243,54 @@ async function openRaw(databaseUrl: string): Promise<Raw> {
   };
 }
 
-const HOUR = 3_600_000;
+const openRaw = (databaseUrl: string) =>
+  databaseUrl.startsWith('sqlite:') ? Promise.resolve(openSqlite(databaseUrl)) : openPostgres(databaseUrl);
 
-/** One row of every old kind, live and dead, written as release 004 wrote them. */
-async function insertOldRows(raw: Raw, now: number): Promise<void> {
-  const later = now + HOUR;
-  const earlier = now - HOUR;
-  for (const clientId of ['c1', 'c2']) {
-    await raw.run(
-      `insert into oauth_clients (client_id, application_name, redirect_uri, grant_type, secret_hash, scopes,
-        disabled, created_at, default_scopes, contacts, require_pkce)
-       values (?, ?, 'https://app.example/cb', 'authorization_code', 'secret-hash', 'read write', 0, 1, null, '', 0)`,
-      [clientId, `App ${clientId}`],
-    );
-  }
-  await raw.run(
-    `insert into oauth_users (id, provider, identifier, created_at) values ('u1', 'op', 'alice', 1)`,
-  );
-  const consent = `insert into oauth_consents (user_id, client_id, scopes, created_at, updated_at) values (?, ?, ?, ?, ?)`;
-  await raw.run(consent, ['u1', 'c1', 'read write', 1000, 2000]);
-  await raw.run(consent, ['u2', 'c1', 'read', 1500, 1500]);
-  await raw.run(`insert into oauth_revoked_grants (grant_id, revoked_at) values ('old-revoked', ?)`, [
-    earlier,
-  ]);
+const INITIAL = '001-initial';
 
-  const access = `insert into oauth_access_tokens (token_hash, grant_id, client_id, user_id, scopes, origin, created_at, expires_at)
-    values (?, ?, ?, ?, ?, ?, ?, ?)`;
-  await raw.run(access, ['at-live', 'old-g1', 'c1', 'u1', 'read', 'authorization_code', 3000, later]);
-  await raw.run(access, ['at-expired', 'old-g1', 'c1', 'u1', 'read', 'authorization_code', 3000, earlier]);
-  await raw.run(access, ['at-revoked', 'old-revoked', 'c1', 'u1', 'read', 'authorization_code', 3000, later]);
-  await raw.run(access, ['at-implicit', 'old-g3', 'c1', 'u2', 'read', 'implicit', 3000, later]);
-  await raw.run(access, ['at-no-consent', 'old-g2', 'c2', 'u2', 'read', 'refresh_token', 4000, later]);
+describe.each(engines.engines)('the migrations on $name', (engine) => {
+  const test = itOn(engine);
 
-  const refresh = `insert into oauth_refresh_tokens (token_hash, grant_id, client_id, user_id, scopes, created_at, expires_at, rotated_at)
-    values (?, ?, ?, ?, ?, ?, ?, ?)`;
-  await raw.run(refresh, ['rt-live', 'old-g1', 'c1', 'u1', 'read write', 3000, null, null]);
-  await raw.run(refresh, ['rt-rotated', 'old-g1', 'c1', 'u1', 'read write', 2500, null, 3000]);
-  await raw.run(refresh, ['rt-expiring', 'old-g1', 'c1', 'u1', 'read', 3000, later, null]);
-  await raw.run(refresh, ['rt-expired', 'old-g1', 'c1', 'u1', 'read', 3000, earlier, null]);
-  await raw.run(refresh, ['rt-revoked', 'old-revoked', 'c1', 'u1', 'read', 3000, null, null]);
-  await raw.run(refresh, ['rt-no-consent', 'old-g2', 'c2', 'u2', 'write', 3500, null, null]);
-
-  const code = `insert into oauth_codes (code_hash, client_id, user_id, redirect_uri, scopes, grant_id, code_challenge,
-      code_challenge_method, created_at, expires_at, used_at)
-    values (?, ?, ?, 'https://app.example/cb', ?, ?, ?, ?, ?, ?, ?)`;
-  await raw.run(code, [
-    'code-unused',
-    'c1',
-    'u1',
-    'read',
-    'old-g4',
-    'challenge',
-    'S256',
-    now - 1000,
-    later,
-    null,
-  ]);
-  await raw.run(code, ['code-used', 'c1', 'u1', 'read', 'old-g1', null, null, now - 1000, later, now - 500]);
-  await raw.run(code, ['code-expired', 'c1', 'u1', 'read', 'old-g5', null, null, now - 2000, earlier, null]);
-  await raw.run(code, [
-    'code-revoked',
-    'c1',
-    'u1',
-    'read',
-    'old-revoked',
-    null,
-    null,
-    now - 1000,
-    later,
-    null,
-  ]);
-  await raw.run(code, ['code-no-consent', 'c2', 'u3', 'read', 'old-g6', null, null, 5000, later, null]);
-
-  await raw.run(
-    `insert into oauth_sessions (sid, data, expires_at) values ('s-live', '{"passport":{}}', ?)`,
-    [later],
-  );
-  await raw.run(`insert into oauth_sessions (sid, data, expires_at) values ('s-expired', '{}', ?)`, [
-    earlier,
-  ]);
-  await raw.run(
-    `insert into oauth_nonces (scope, nonce, expires_at) values ('https://op.example/server', 'n1', ?)`,
-    [later],
-  );
-  await raw.run(
-    `insert into oauth_nonces (scope, nonce, expires_at) values ('https://op.example/server', 'n0', ?)`,
-    [earlier],
-  );
-  await raw.run(`insert into oauth_rate_limits (key, count, reset_at) values ('client:c1', 3, ?)`, [later]);
-  await raw.run(`insert into oauth_rate_limits (key, count, reset_at) values ('address:192.0.2.1', 9, ?)`, [
-    earlier,
-  ]);
-}
-
-describe.each(engines.engines)('migration 005 on $name', ({ name, skip, url }) => {
-  const test = it.skipIf(skip !== null);
-  const suffix = skip === null ? '' : ` (${skip})`;
-
-  test(`moves every old row that still worked, and drops the old tables${suffix}`, async () => {
-    const databaseUrl = url();
-    const raw = await openRaw(databaseUrl);
-    let storage: SqlStorage | undefined;
-    try {
-      await raw.migrateTo(BEFORE);
-      const now = Date.now();
-      const later = now + HOUR;
-      await insertOldRows(raw, now);
-      storage = await connectStorage(databaseUrl);
-      expect(await storage.migrate()).toEqual([MIGRATION]);
-
-      // Grants: one per consent, and one per user and client that had live tokens or codes only.
-      const grants = await storage.grants.list({});
-      const grantOf = (userId: string, clientId: string): GrantRecord => {
-        const grant = grants.find((g) => g.userId === userId && g.clientId === clientId);
-        if (grant === undefined) throw new Error(`no grant for ${userId} and ${clientId}`);
-        return grant;
-      };
-      expect(grants).toEqual([
-        {
-          grantId: expect.any(String),
-          userId: 'u1',
-          clientId: 'c1',
-          scopes: ['read', 'write'],
-          createdAt: 1000,
-          updatedAt: 2000,
-          revokedAt: null,
-        },
-        {
-          grantId: expect.any(String),
-          userId: 'u2',
-          clientId: 'c1',
-          scopes: ['read'],
-          createdAt: 1500,
-          updatedAt: 1500,
-          revokedAt: null,
-        },
-        {
-          grantId: expect.any(String),
-          userId: 'u2',
-          clientId: 'c2',
-          scopes: ['read', 'write'],
-          createdAt: 3500,
-          updatedAt: 4000,
-          revokedAt: null,
-        },
-        {
-          grantId: expect.any(String),
-          userId: 'u3',
-          clientId: 'c2',
-          scopes: ['read'],
-          createdAt: 5000,
-          updatedAt: 5000,
-          revokedAt: null,
-        },
-      ]);
-      expect(new Set(grants.map((g) => g.grantId)).size).toBe(4);
-      for (const grant of grants) expect(grant.grantId).toMatch(/^[A-Za-z0-9_-]{22}$/);
-      const alice = grantOf('u1', 'c1');
-
-      // Tokens: found with their grant (re-pointed) and client, in the one table.
-      const c1 = await storage.clients.find('c1');
-      expect(c1?.applicationName).toBe('App c1');
-      expect(await storage.tokens.find('at-live')).toEqual({
-        token: {
-          tokenHash: 'at-live',
-          type: 'access_token',
-          grantId: alice.grantId,
-          clientId: 'c1',
-          userId: 'u1',
-          scopes: ['read'],
-          createdAt: 3000,
-          expiresAt: later,
-          origin: 'authorization_code',
-          rotatedAt: null,
-        },
-        grant: alice,
-        client: c1,
-      });
-      expect(await storage.tokens.find('rt-rotated')).toEqual({
-        token: {
-          tokenHash: 'rt-rotated',
-          type: 'refresh_token',
-          grantId: alice.grantId,
-          clientId: 'c1',
-          userId: 'u1',
-          scopes: ['read', 'write'],
-          createdAt: 2500,
-          expiresAt: null,
-          origin: 'authorization_code',
-          rotatedAt: 3000,
-        },
-        grant: alice,
-        client: c1,
-      });
-      const rtLive = await storage.tokens.find('rt-live');
-      expect(rtLive?.token).toMatchObject({
-        type: 'refresh_token',
-        grantId: alice.grantId,
-        rotatedAt: null,
-        expiresAt: null,
-      });
-      expect((await storage.tokens.find('rt-expiring'))?.token).toMatchObject({
-        expiresAt: later,
-        rotatedAt: null,
-      });
-      const implicit = await storage.tokens.find('at-implicit');
-      expect(implicit?.token.origin).toBe('implicit');
-      expect(implicit?.grant).toEqual(grantOf('u2', 'c1'));
-      for (const hash of ['at-no-consent', 'rt-no-consent']) {
-        expect((await storage.tokens.find(hash))?.grant).toEqual(grantOf('u2', 'c2'));
-      }
-      for (const hash of ['at-expired', 'at-revoked', 'rt-expired', 'rt-revoked']) {
-        expect(await storage.tokens.find(hash), hash).toBeNull();
-      }
-
-      // Codes: unused and used ones, as the library's JSON, re-pointed.
-      const stored: StoredCode = {
-        clientId: 'c1',
-        userId: 'u1',
-        redirectUri: 'https://app.example/cb',
-        scopes: ['read'],
-        grantId: alice.grantId,
-        codeChallenge: 'challenge',
-        codeChallengeMethod: 'S256',
-        createdAt: now - 1000,
-        expiresAt: later,
-      };
-      expect(JSON.parse((await storage.ephemeral.get(ephemeralKeys.code('code-unused'), now))!)).toEqual(
-        stored,
-      );
-      const used: UsedCode = { grantId: alice.grantId, clientId: 'c1', userId: 'u1' };
-      expect(JSON.parse((await storage.ephemeral.get(ephemeralKeys.usedCode('code-used'), now))!)).toEqual(
-        used,
-      );
-      expect(await storage.ephemeral.get(ephemeralKeys.code('code-used'), now)).toBeNull();
-      const noConsent = JSON.parse(
-        (await storage.ephemeral.take(ephemeralKeys.code('code-no-consent'), now))!,
-      );
-      expect(noConsent.grantId).toBe(grantOf('u3', 'c2').grantId);
-      for (const hash of ['code-expired', 'code-revoked']) {
-        expect(await storage.ephemeral.get(ephemeralKeys.code(hash), now), hash).toBeNull();
-        expect(await storage.ephemeral.get(ephemeralKeys.usedCode(hash), now), hash).toBeNull();
-      }
-      // A live entry keeps its expiry: absent from then on.
-      expect(await storage.ephemeral.get(ephemeralKeys.code('code-unused'), later)).toBeNull();
-
-      // Sessions, nonces and rate-limit counters, under their ephemeral keys.
-      expect(await storage.ephemeral.get(ephemeralKeys.session('s-live'), now)).toBe('{"passport":{}}');
-      expect(await storage.ephemeral.get(ephemeralKeys.session('s-live'), later)).toBeNull();
-      expect(await storage.ephemeral.get(ephemeralKeys.session('s-expired'), 0)).toBeNull();
-      const nonce = ephemeralKeys.nonce('https://op.example/server', 'n1');
-      expect(await storage.ephemeral.add(nonce, '1', later, now)).toBe(false);
-      expect(
-        await storage.ephemeral.add(ephemeralKeys.nonce('https://op.example/server', 'n0'), '1', later, now),
-      ).toBe(true);
-      expect(
-        await storage.ephemeral.increment(ephemeralKeys.rateLimit('client:c1'), now + 60_000, now),
-      ).toEqual({
-        count: 4,
-        expiresAt: later,
-      });
-      expect(await storage.ephemeral.get(ephemeralKeys.rateLimit('address:192.0.2.1'), 0)).toBeNull();
-      // Nothing expired came along: a prune right away finds nothing to delete.
-      expect((await storage.prune(now)).ephemeral).toBe(0);
-
-      const tables = await raw.tables();
-      for (const table of OLD_TABLES) expect(tables, name).not.toContain(table);
-      expect(tables).toEqual(expect.arrayContaining(['oauth_ephemeral', 'oauth_grants', 'oauth_tokens']));
-      expect(await storage.migrate()).toEqual([]);
-    } finally {
-      await storage?.close();
-      await raw.close();
-    }
-  });
-
-  test(`moves everything once when two instances migrate at once${suffix}`, async () => {
-    const databaseUrl = url();
-    const raw = await openRaw(databaseUrl);
-    const [first, second] = await Promise.all([connectStorage(databaseUrl), connectStorage(databaseUrl)]);
-    try {
-      await raw.migrateTo(BEFORE);
-      const now = Date.now();
-      await insertOldRows(raw, now);
-      const ran = await Promise.all([first.migrate(), second.migrate()]);
-      expect(ran.flat()).toEqual([MIGRATION]);
-      const grants = await second.grants.list({});
-      expect(grants).toHaveLength(4);
-      const alice = grants.find((g) => g.userId === 'u1' && g.clientId === 'c1');
-      for (const hash of ['at-live', 'rt-live', 'rt-rotated']) {
-        expect((await first.tokens.find(hash))?.grant, hash).toEqual(alice);
-      }
-      const code = JSON.parse(
-        (await first.ephemeral.get(ephemeralKeys.code('code-unused'), now))!,
-      ) as StoredCode;
-      expect(code.grantId).toBe(alice?.grantId);
-    } finally {
-      await Promise.all([first.close(), second.close()]);
-      await raw.close();
-    }
-  });
-
-  test(`migrates a database of 004 with nothing in it${suffix}`, async () => {
-    const databaseUrl = url();
-    const raw = await openRaw(databaseUrl);
+  test('create the schema listed here, and only it', async () => {
+    const databaseUrl = engine.url();
     const storage = await connectStorage(databaseUrl);
+    const raw = await openRaw(databaseUrl);
     try {
-      await raw.migrateTo(BEFORE);
-      expect(await storage.migrate()).toEqual([MIGRATION]);
-      expect(await storage.grants.list({})).toEqual([]);
+      expect(await storage.migrate()).toEqual([INITIAL]);
+      expect(await raw.schema()).toEqual(SCHEMA);
     } finally {
       await storage.close();
       await raw.close();
     }
   });
-});
 
-describe('migration 005 on SQLite, run again by a second process', () => {
-  it('finds the old tables gone and changes nothing', async () => {
-    const databaseUrl = engines.engines[0]!.url();
+  test('run again over their own tables (a racing SQLite process) without changing them', async () => {
+    const databaseUrl = engine.url();
+    const storage = await connectStorage(databaseUrl, { migrate: true });
     const raw = await openRaw(databaseUrl);
-    const storage = await connectStorage(databaseUrl);
-    const database = new Database(databaseUrl.slice('sqlite:'.length));
-    const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
+    const now = Date.now();
     try {
-      await raw.migrateTo(BEFORE);
-      const now = Date.now();
-      await insertOldRows(raw, now);
-      await storage.migrate();
-      const grants = await storage.grants.list({});
-      const token = await storage.tokens.find('at-live');
-      await migrations[MIGRATION]!.up(db);
-      expect(await storage.grants.list({})).toEqual(grants);
-      expect(await storage.tokens.find('at-live')).toEqual(token);
+      await storage.ephemeral.set('kept', 'v', now + 60_000, now);
+      await migrations[INITIAL]!.up(raw.db);
+      expect(await raw.schema()).toEqual(SCHEMA);
+      expect(await storage.ephemeral.get('kept', now)).toBe('v');
+      expect(await storage.migrate()).toEqual([]);
     } finally {
-      await db.destroy();
+      await storage.close();
+      await raw.close();
+    }
+  });
+
+  test('down drops every table up created, and up creates them again', async () => {
+    const databaseUrl = engine.url();
+    const storage = await connectStorage(databaseUrl, { migrate: true });
+    const raw = await openRaw(databaseUrl);
+    try {
+      await migrations[INITIAL]!.down!(raw.db);
+      expect(await raw.schema()).toEqual({});
+      await migrations[INITIAL]!.up(raw.db);
+      expect(await raw.schema()).toEqual(SCHEMA);
+    } finally {
       await storage.close();
       await raw.close();
     }

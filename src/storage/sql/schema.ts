@@ -8,7 +8,7 @@ export type Millis = ColumnType<number | string, number, number>;
 export type NullableMillis = ColumnType<number | string | null, number | null, number | null>;
 
 /**
- * The tables of the SQL adapter, as migration `2026-11-25-005-storage-by-lifetime` leaves them.
+ * The tables of the SQL adapter, as the migrations (migrations.ts) leave them.
  * Scopes are stored space-delimited, as OAuth writes them (a scope token never contains a space).
  * Booleans are integers 0/1, the same on both engines. Every secret column holds a SHA-256 hash;
  * nothing in these tables can be replayed as a credential.
