@@ -1,7 +1,6 @@
 import type { Request, RequestHandler } from 'express';
-import { ownSession } from './own-session.js';
+import session from 'express-session';
 import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
-import type session from 'express-session';
 
 export interface LoginSessionOptions {
   /** The cookie's name; over https it is `__Host-` prefixed. */
@@ -37,11 +36,13 @@ function sessionCookieName(name: string, secure: boolean): string {
  * - the cookie lives as long as the browser session (no `Expires`, as OWASP advises for session
  *   cookies), so it is set once, not on every answer; the store keeps a session `idleMs` past
  *   its last use;
- * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`.
+ * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`;
+ * - beside a host's own express-session, which has already set `req.session`, it runs on a
+ *   request of its own ({@link sessionRequest}).
  */
 export function loginSession(options: LoginSessionOptions): RequestHandler {
   const name = sessionCookieName(options.cookieName, options.secure);
-  const middleware = ownSession({
+  const middleware = session({
     name,
     secret: options.secret,
     store: options.store,
@@ -59,12 +60,40 @@ export function loginSession(options: LoginSessionOptions): RequestHandler {
   });
   return (req, res, next) => {
     dropShadowedCookie(req, name);
-    middleware(req, res, (err?: unknown) => {
+    const own = req.session === undefined ? req : requestOfItsOwn(req);
+    middleware(own, res, (err?: unknown) => {
       if (err) return next(err);
-      if (!outlived(req, options)) return next();
-      req.session.regenerate((failed: unknown) => next(failed));
+      if (!outlived(own, options)) return next();
+      own.session.regenerate((failed: unknown) => next(failed));
     });
   };
+}
+
+/** The requests whose library session is on a request of its own (beside a host's session). */
+const ownRequests = new WeakMap<Request, Request>();
+
+/**
+ * The request that carries the library's own login session: `req`, or, beside a host's session,
+ * the request of its own that {@link loginSession} gave it.
+ */
+export function sessionRequest(req: Request): Request {
+  return ownRequests.get(req) ?? req;
+}
+
+/**
+ * A request that reads everything from `req` but keeps a session of its own. express-session does
+ * nothing when `req.session` is set, and its hooks (the cookie as the headers go, the save at
+ * the end) read the request they were given: on this one, the library's express-session and the
+ * host's each set their own cookie and save their own session, and neither session is ever
+ * swapped on `req`. Its prototype hides the host's session, so that express-session, which
+ * deletes `session` when a session is destroyed, never finds the host's underneath.
+ */
+function requestOfItsOwn(req: Request): Request {
+  const none = { value: undefined, writable: true, configurable: true };
+  const hidden = Object.create(req, { session: none, sessionID: none, sessionStore: none }) as Request;
+  const own = Object.create(hidden) as Request;
+  ownRequests.set(req, own);
+  return own;
 }
 
 /** How many cookies named `name` a `Cookie` header carries. */

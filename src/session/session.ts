@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { sessionRequest } from './login-session.js';
 import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
 
 type SessionRecord = Record<string, unknown>;
@@ -7,7 +8,8 @@ type SessionRecord = Record<string, unknown>;
 const NONE: Readonly<BridgeSessionState> = Object.freeze({});
 
 /**
- * The login session of one request, over express-session's `req.session`. Reading never creates
+ * The login session of one request, over express-session's `req.session` (beside a host's
+ * session, the library's own is on a request of its own: `sessionRequest`). Reading never creates
  * or changes anything, so a visitor who only reads (an error page, a selection page) gets no
  * session row and no cookie; every write marks the session changed, and the pipeline saves a
  * changed session before the answer leaves.
@@ -18,13 +20,17 @@ const NONE: Readonly<BridgeSessionState> = Object.freeze({});
  */
 export class LoginSession {
   #changed = false;
+  /** The request that carries the session: `req`, or the library's own beside a host's session. */
+  private readonly req: Request;
 
   constructor(
-    private readonly req: Request,
+    req: Request,
     private readonly now: () => number,
     /** The library's own session, not the host's. */
     private readonly own: boolean,
-  ) {}
+  ) {
+    this.req = own ? sessionRequest(req) : req;
+  }
 
   /** The library's part, for reading. */
   get state(): Readonly<BridgeSessionState> {
@@ -44,12 +50,19 @@ export class LoginSession {
   }
 
   /**
-   * The whole session, for a login strategy that keeps its state there (passport's convention);
-   * counted as a change.
+   * The request to run a login strategy on: `req` (the request, or a view of it) with this
+   * session as its `session`, where a strategy keeps its state (passport's convention); counted
+   * as a change.
    */
-  forStrategy(): Request['session'] {
+  forStrategy(req: Request): Request {
     this.#changed = true;
-    return this.req.session;
+    const { session } = this.req;
+    return req.session === session ? req : (Object.create(req, { session: { value: session } }) as Request);
+  }
+
+  /** What a login strategy keeps in the session under `key`, for reading. */
+  strategyState(key: string): unknown {
+    return this.session()?.[key];
   }
 
   /** Ends the authorization in progress: once answered, its consent form cannot be replayed. */

@@ -3,8 +3,8 @@ import session from 'express-session';
 import passport from 'passport';
 import { Strategy } from 'passport-strategy';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../support/app.js';
-import { obtainCode } from '../support/flow.js';
+import { CODE_REDIRECT, createTestApp, type TestApp } from '../support/app.js';
+import { authorizeWithLogin, obtainCode, parseForms, pathOf } from '../support/flow.js';
 
 /** The host's own login: any request to /host/login logs in as "host-user". */
 class HostStrategy extends Strategy {
@@ -15,6 +15,13 @@ class HostStrategy extends Strategy {
 }
 
 const hostStore = new session.MemoryStore();
+/** Every session the host's store was asked to save, as JSON. */
+const hostWrites: string[] = [];
+const hostSet = hostStore.set.bind(hostStore);
+hostStore.set = (sid, data, callback) => {
+  hostWrites.push(JSON.stringify(data));
+  hostSet(sid, data, callback);
+};
 
 /** An existing app: its own session, the global passport with its own strategy and routes. */
 function hostSetup(app: Express): void {
@@ -37,6 +44,7 @@ function hostSetup(app: Express): void {
 
 let t: TestApp;
 beforeEach(async () => {
+  hostWrites.length = 0;
   t = await createTestApp({}, hostSetup);
 });
 afterEach(() => t.close());
@@ -70,5 +78,30 @@ describe('mounted in an app with its own session and passport', () => {
       .map((c) => c.name)
       .sort();
     expect(cookies).toEqual(['connect.sid', 'openid_oauth_bridge.sid']);
+    // Not even for a moment: the login strategy's state went to the library's session too.
+    expect(hostWrites.length).toBeGreaterThan(0);
+    for (const write of hostWrites) expect(write).not.toContain('openidOAuthBridge');
+  });
+
+  it("signs out of the library's session and leaves the host's signed in", async () => {
+    await t.agent.get('/host/login');
+    const consent = await authorizeWithLogin(t, {
+      response_type: 'code',
+      client_id: t.codeClient.clientId,
+      redirect_uri: CODE_REDIRECT,
+      state: 's',
+    });
+    const switchAccount = parseForms(consent.text).find((form) => form.action.endsWith('/oauth/logout'))!;
+    const out = await t.agent
+      .post(pathOf(switchAccount.action))
+      .type('form')
+      .set('Origin', t.baseUrl)
+      .send(switchAccount.fields);
+    expect(out.status).toBe(303);
+    const resumed = await t.agent.get('/oauth/authorize/resume');
+    expect(resumed.text).not.toContain('Signed in as');
+    const me = await t.agent.get('/host/me');
+    expect(me.body).toEqual({ user: { id: 'host-user' }, views: 2, authenticated: true });
+    for (const write of hostWrites) expect(write).not.toContain('openidOAuthBridge');
   });
 });

@@ -136,8 +136,8 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
 
 /** The provider of the built-in login in progress, read before the strategy clears its state. */
 function providerOfLogin(ctx: Context): string | undefined {
-  const session = ctx.req.session as unknown as Record<string, { provider?: unknown } | undefined>;
-  const name = session[LOGIN_SESSION_KEY]?.provider;
+  const state = ctx.session!.strategyState(LOGIN_SESSION_KEY) as { provider?: unknown } | undefined;
+  const name = state?.provider;
   return typeof name === 'string' ? findProvider(ctx.server, name)?.identifier : undefined;
 }
 

@@ -33,8 +33,7 @@ export async function runLogin(
   provider: string | undefined,
 ): Promise<LoginIdentity | undefined> {
   const { server } = ctx;
-  ctx.session!.forStrategy();
-  const outcome = await runStrategy(server.loginStrategy, req, { session: false });
+  const outcome = await runStrategy(server.loginStrategy, ctx.session!.forStrategy(req), { session: false });
   // Where the way back leads: the sign-in's own start, the authorization or the applications page.
   const forApplications = ctx.session!.state.loginFor === 'applications';
   const resume = forApplications ? server.urls.applications : server.urls.resume;
