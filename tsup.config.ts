@@ -4,6 +4,8 @@ export default defineConfig([
   {
     entry: {
       index: 'src/index.ts',
+      'pages/index': 'src/pages/index.ts',
+      'openid/index': 'src/openid/index.ts',
       'testing/index': 'src/testing/index.ts',
       'redis/index': 'src/storage/redis/index.ts',
     },

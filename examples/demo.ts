@@ -28,7 +28,7 @@ import {
   launchpad,
   steam,
   ubuntuOne,
-  type OpenIdProvider,
+  type ProviderOptions,
   type Storage,
 } from '../src/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     console.log('SESSION_SECRET is not set: using a random one, so login sessions end when the demo stops.');
   }
 
-  let providers: OpenIdProvider[];
+  let providers: ProviderOptions[];
   let providerNote: string;
   if (process.env.OPENID_PROVIDERS === undefined) {
     const op = await startDevelopmentProvider({ port: port + 2, users: ['alice', 'bob'] });
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     providerNote = `${op.url}/  (development only: any user name, no password); Steam, Launchpad and Ubuntu One need the network`;
   } else {
     // Validated by createAuthorizationServer, which names the offending entry.
-    providers = parseJson('OPENID_PROVIDERS', process.env.OPENID_PROVIDERS) as OpenIdProvider[];
+    providers = parseJson('OPENID_PROVIDERS', process.env.OPENID_PROVIDERS) as ProviderOptions[];
     providerNote = 'from OPENID_PROVIDERS (the development provider is not started)';
   }
 

@@ -14,7 +14,7 @@ import {
   oauthRouter,
   requireBearer,
   type AuthorizationServer,
-  type OpenIdProvider,
+  type ProviderOptions,
   type Storage,
 } from '../src/index.js';
 
@@ -22,7 +22,7 @@ export interface ExistingAppOptions {
   /** Where browsers and clients reach this app, e.g. `http://localhost:3000`. */
   publicUrl: string;
   storage: Storage;
-  providers: OpenIdProvider[];
+  providers: ProviderOptions[];
   sessionSecret: string;
   /** The one browser origin allowed to call the API from a script (the implicit-flow page). */
   browserClientOrigin: string;

@@ -1,6 +1,6 @@
-import { html, type SafeHtml } from '../src/index.js';
+import { html, type SafeHtml } from '../src/pages/index.js';
 
-// The library's escaping template (in your app: `from 'openid-oauth-bridge'`).
+// The library's escaping template (in your app: `from 'openid-oauth-bridge/pages'`).
 export { html };
 export type Markup = SafeHtml;
 

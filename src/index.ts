@@ -2,126 +2,80 @@
  * openid-oauth-bridge: an OAuth 2.0 authorization server for Express whose end users log in at
  * OpenID 2.0 providers.
  *
+ * This entry holds what an app mounting the server uses: the server and its options, the routers,
+ * the bearer-token guard, client registration, storage and the errors an app catches. Replacing
+ * the HTML pages is `openid-oauth-bridge/pages`; the OpenID 2.0 relying party's own building
+ * blocks are `openid-oauth-bridge/openid`; tests use `openid-oauth-bridge/testing`.
+ *
  * @packageDocumentation
  */
-export { createAuthorizationServer, type AuthorizationServer, type EndpointUrls } from './server.js';
-export type {
-  AuthorizationServerOptions,
-  ErrorContext,
-  ErrorHook,
-  LoginOptions,
-  Logger,
-  ProviderOptions,
-  RateLimitOptions,
-  ResolvedOptions,
-  SessionOptions,
-  TokenOptions,
-} from './config/options.js';
+
+// The server and its options. The options' nested objects are typed through the options
+// themselves (`AuthorizationServerOptions['session']`); the types here are those an app writes
+// outside the options object: a list of providers, a hook in a module of its own, a logger.
+export { createAuthorizationServer } from './server.js';
+export type { AuthorizationServer } from './config/server.js';
+export type { AuthorizationServerOptions, ErrorHook, Logger, ProviderOptions } from './config/types.js';
+export type { AccountsHook, AuthenticatedAccountHook, VerifiedLogin } from './login/accounts.js';
+export type { LoginIdentity } from './endpoints/login/run-login.js';
+export { steam, launchpad, ubuntuOne, openid } from './login/openid/presets.js';
+
+// Mounting: `oauthRouter` mounts every endpoint; the others let an app mount them one by one.
 export {
   oauthRouter,
   authorizeRouter,
   tokenRouter,
-  applicationsRouter,
   discoveryRouter,
-  revocationRouter,
-  introspectionRouter,
   type OAuthRouterOptions,
 } from './endpoints/routers.js';
-export type { LoginIdentity } from './endpoints/login/run-login.js';
-export type {
-  AccountDecision,
-  AccountsHook,
-  AuthenticatedAccountHook,
-  HostAccount,
-  VerifiedLogin,
-} from './login/accounts.js';
-export type { RootResource } from './endpoints/discovery/root.js';
-export {
-  metadataRouter,
-  authorizationServerMetadata,
-  type AuthorizationServerMetadata,
-  type MetadataOptions,
-} from './endpoints/discovery/metadata.js';
-export type {
-  IntrospectionResponse,
-  IntrospectionRouterOptions,
-} from './endpoints/introspection/endpoint.js';
-export { ServerEvents } from './events/emitter.js';
-export type * from './events/types.js';
+export { metadataRouter } from './endpoints/discovery/metadata.js';
 export {
   requireBearer,
   bearerOf,
   type BearerContext,
   type BearerLocals,
-  type RequireBearerOptions,
 } from './endpoints/bearer/require-bearer.js';
-export {
-  OAuthError,
-  STATUS_BY_CODE,
-  type OAuthErrorCode,
-  type OAuthErrorOptions,
-} from './errors/oauth-error.js';
+export { closeGracefully } from './http/shutdown.js';
+
+// Clients and the end user's authorized applications.
 export {
   registerClient,
-  rotateClientSecret,
   updateClient,
+  rotateClientSecret,
   ClientIdTakenError,
-  SUPPORTED_GRANT_TYPES,
   type ClientRegistration,
   type ClientUpdate,
   type IssuedClient,
-  type RegistrationContext,
 } from './clients/register.js';
 export {
   authorizedApplications,
   revokeApplication,
   type AuthorizedApplication,
 } from './grants/applications.js';
-export {
-  StorageUnavailableError,
-  type StorageUnavailableErrorOptions,
-} from './errors/storage-unavailable.js';
-export { closeGracefully, type CloseGracefullyOptions, type CloseGracefullyResult } from './http/shutdown.js';
-export { redirectUriMatches, registeredRedirectUriProblem } from './clients/redirect-uri.js';
-export { memoryStorage, memoryEphemeralStore, type MemoryStorage } from './storage/memory.js';
-export {
-  sqlStorage,
-  connectStorage,
-  migrations,
-  type SqlStorage,
-  type SqlDialectName,
-  type SqlDatabaseHandle,
-  type ConnectStorageOptions,
-} from './storage/sql/index.js';
-export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
-export { AdapterSessionStore } from './session/adapter-store.js';
-export type * from './storage/types.js';
-export type * from './pages/types.js';
-export { defaultPages } from './pages/default-pages.js';
-export { html, SafeHtml } from './pages/html.js';
-export {
-  RelyingParty,
-  OpenIdLoginError,
-  OpenIdStrategy,
-  normalizeIdentifier,
-  planClaimedIdMerge,
-  steam,
-  launchpad,
-  ubuntuOne,
-  openid,
-  type ClaimedIdMerge,
-  type ProviderPreset,
-  type PresetOptions,
-  type GenericProviderOptions,
-  type VerifiedAssertion,
-  type AccountOfLogin,
-  type SregField,
-  type OpenIdProvider,
-  type RelyingPartyOptions,
-  type VerifiedIdentity,
-  type OpenIdLoginErrorKind,
-  type OpenIdStrategyOptions,
-  type OpenIdStrategyUser,
-  type LoginState,
-} from './login/openid/index.js';
-export type { NonceStore } from './login/openid/options.js';
+
+// Events and errors.
+export type { ServerEvent, ServerEventOf } from './events/types.js';
+export { OAuthError, type OAuthErrorCode } from './errors/oauth-error.js';
+export { StorageUnavailableError } from './errors/storage-unavailable.js';
+export { DatabaseError } from './storage/sql/connect.js';
+
+// Storage: the built-in adapters and the contract a custom adapter implements.
+export { memoryStorage, memoryEphemeralStore } from './storage/memory.js';
+export { connectStorage, type ConnectStorageOptions } from './storage/sql/connect.js';
+export { sqlStorage } from './storage/sql/handle.js';
+export type { SqlStorage } from './storage/sql/adapter.js';
+export type {
+  Storage,
+  EphemeralStore,
+  ClientStore,
+  ClientRecord,
+  UserStore,
+  UserRecord,
+  GrantStore,
+  GrantRecord,
+  TokenStore,
+  TokenRecord,
+  FoundTokenRecord,
+  PruneOptions,
+  PruneResult,
+} from './storage/types.js';

@@ -2,7 +2,8 @@
  * The CLI's database commands, run as real processes against SQLite and PostgreSQL.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectStorage, migrations } from '../../src/index.js';
+import { connectStorage } from '../../src/index.js';
+import { migrations } from '../../src/storage/sql/migrations.js';
 import { runCli } from '../support/cli.js';
 import { sqlEngines } from '../support/databases.js';
 

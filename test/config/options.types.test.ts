@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { optionsSchema } from '../../src/config/options.js';
-import type { AuthorizationServerOptions, ResolvedOptions } from '../../src/index.js';
+import type { AuthorizationServerOptions, ResolvedOptions } from '../../src/config/types.js';
 
 /** Exactly equal types (not merely assignable): the identity check of type-challenges. */
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;

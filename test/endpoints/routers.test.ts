@@ -4,18 +4,16 @@ import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import {
-  applicationsRouter,
   authorizeRouter,
   createAuthorizationServer,
   discoveryRouter,
-  introspectionRouter,
   memoryStorage,
   metadataRouter,
   oauthRouter,
   type OAuthRouterOptions,
-  revocationRouter,
   tokenRouter,
 } from '../../src/index.js';
+import { applicationsRouter, introspectionRouter, revocationRouter } from '../../src/endpoints/routers.js';
 
 /**
  * Every router hands the requests it does not serve on to the host's routes; these tests check

@@ -4,13 +4,8 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { emit } from '../../src/events/index.js';
-import {
-  memoryStorage,
-  type ServerEvent,
-  type ServerEventOf,
-  type ServerEventType,
-  type Storage,
-} from '../../src/index.js';
+import { memoryStorage, type ServerEvent, type ServerEventOf, type Storage } from '../../src/index.js';
+import type { ServerEventType } from '../../src/events/types.js';
 import { createTestApp, IMPLICIT_REDIRECT, redirectParams, type TestApp } from '../support/app.js';
 import {
   basicAuth,

@@ -6,7 +6,8 @@
  */
 import { inspect } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, StorageUnavailableError, type ErrorContext, type Storage } from '../../src/index.js';
+import type { ErrorContext } from '../../src/config/types.js';
+import { memoryStorage, StorageUnavailableError, type Storage } from '../../src/index.js';
 import { sqlOutageRetryAfter } from '../../src/storage/sql/faults.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import {

@@ -68,11 +68,17 @@ describe('the packed tarball', () => {
       'dist/index.cjs',
       'dist/index.d.ts',
       'dist/index.d.cts',
+      'dist/pages/index.js',
+      'dist/pages/index.cjs',
+      'dist/openid/index.js',
+      'dist/openid/index.cjs',
       'dist/testing/index.js',
       'dist/testing/index.cjs',
       'dist/redis/index.js',
       'dist/redis/index.cjs',
       'dist/cli.js',
+      'pages/package.json',
+      'openid/package.json',
       'testing/package.json',
       'redis/package.json',
       'README.md',
@@ -115,6 +121,30 @@ describe('the packed tarball', () => {
     copyFileSync(join(FIXTURES, 'quick-start.cjs'), join(cjsApp, 'index.js'));
     const out = JSON.parse(await packed.run(cjsApp, process.execPath, ['index.js'])) as unknown;
     expect(out).toEqual({ status: 200, body: rootUrls() });
+  });
+
+  it('loads every entry with import and with require', async () => {
+    const entries = {
+      'openid-oauth-bridge': 'createAuthorizationServer',
+      'openid-oauth-bridge/pages': 'html',
+      'openid-oauth-bridge/openid': 'RelyingParty',
+      'openid-oauth-bridge/testing': 'startDevelopmentProvider',
+      'openid-oauth-bridge/redis': 'redisEphemeralStore',
+    };
+    const program = `
+      const entries = ${JSON.stringify(entries)};
+      const require = (await import('node:module')).createRequire(import.meta.url);
+      const out = {};
+      for (const [specifier, name] of Object.entries(entries)) {
+        out[specifier] = [typeof (await import(specifier))[name], typeof require(specifier)[name]];
+      }
+      console.log(JSON.stringify(out));`;
+    const out = JSON.parse(
+      await packed.run(esmApp, process.execPath, ['--input-type=module', '-e', program]),
+    ) as unknown;
+    expect(out).toEqual(
+      Object.fromEntries(Object.keys(entries).map((specifier) => [specifier, ['function', 'function']])),
+    );
   });
 
   it('runs the CLI from the package bin', async () => {
@@ -272,6 +302,8 @@ describe('the types, in a TypeScript app with only typescript, @types/node and @
     const reexports = (extension: string) =>
       [
         ['openid-oauth-bridge', 'index.d.ts'],
+        ['openid-oauth-bridge/pages', 'pages/index.d.ts'],
+        ['openid-oauth-bridge/openid', 'openid/index.d.ts'],
         ['openid-oauth-bridge/testing', 'testing/index.d.ts'],
         ['openid-oauth-bridge/redis', 'redis/index.d.ts'],
       ]

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { html } from '../../src/index.js';
+import { html } from '../../src/pages/html.js';
 import { createTestApp, IMPLICIT_REDIRECT, redirectParams, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 

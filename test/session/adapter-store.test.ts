@@ -1,6 +1,7 @@
 import type session from 'express-session';
 import { describe, expect, it } from 'vitest';
-import { AdapterSessionStore, memoryEphemeralStore } from '../../src/index.js';
+import { memoryEphemeralStore } from '../../src/index.js';
+import { AdapterSessionStore } from '../../src/session/adapter-store.js';
 
 /**
  * `AdapterSessionStore` as a host's own express-session would use it (a rolling cookie: `touch`

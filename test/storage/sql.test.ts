@@ -8,13 +8,8 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  connectStorage,
-  migrations,
-  sqlStorage,
-  StorageUnavailableError,
-  type SqlStorage,
-} from '../../src/index.js';
+import { connectStorage, sqlStorage, StorageUnavailableError, type SqlStorage } from '../../src/index.js';
+import { migrations } from '../../src/storage/sql/migrations.js';
 import type { ClientRecord, GrantRecord, TokenRecord } from '../../src/storage/types.js';
 import { createTestApp } from '../support/app.js';
 import { POSTGRES_URL, sqlEngines, uniqueSchema } from '../support/databases.js';

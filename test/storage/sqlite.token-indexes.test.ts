@@ -7,7 +7,8 @@
 import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { expect, it } from 'vitest';
-import { migrations, sqlStorage } from '../../src/index.js';
+import { sqlStorage } from '../../src/index.js';
+import { migrations } from '../../src/storage/sql/migrations.js';
 
 const indexesOf = (database: Database.Database, table: string) =>
   (

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import supertest from 'supertest';
 import { expect } from 'vitest';
+import { applicationsRouter } from '../../src/endpoints/routers.js';
 import {
-  applicationsRouter,
   authorizeRouter,
   bearerOf,
   createAuthorizationServer,

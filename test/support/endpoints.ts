@@ -2,15 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import {
-  connectStorage,
-  introspectionRouter,
-  memoryStorage,
-  revocationRouter,
-  type IntrospectionRouterOptions,
-  type ServerEvent,
-  type Storage,
-} from '../../src/index.js';
+import { introspectionRouter, revocationRouter } from '../../src/endpoints/routers.js';
+import type { IntrospectionRouterOptions } from '../../src/endpoints/introspection/endpoint.js';
+import { connectStorage, memoryStorage, type ServerEvent, type Storage } from '../../src/index.js';
 import type { TestApp } from './app.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from './databases.js';
 import { exchangeCode, obtainCode } from './flow.js';

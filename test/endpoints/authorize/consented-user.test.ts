@@ -1,6 +1,7 @@
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, StorageUnavailableError, type MemoryStorage } from '../../../src/index.js';
+import { memoryStorage, StorageUnavailableError } from '../../../src/index.js';
+import type { MemoryStorage } from '../../../src/storage/memory.js';
 import { ephemeralKeys } from '../../../src/storage/keys.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from '../../support/app.js';
 import { answerConsent, authorizeWithLogin, obtainCode } from '../../support/flow.js';

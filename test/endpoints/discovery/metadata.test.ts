@@ -7,16 +7,15 @@ import express from 'express';
 import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  authorizationServerMetadata,
   authorizeRouter,
   createAuthorizationServer,
   discoveryRouter,
-  introspectionRouter,
   memoryStorage,
   metadataRouter,
-  revocationRouter,
   tokenRouter,
 } from '../../../src/index.js';
+import { authorizationServerMetadata } from '../../../src/endpoints/discovery/metadata.js';
+import { introspectionRouter, revocationRouter } from '../../../src/endpoints/routers.js';
 import { createTestApp, type TestApp } from '../../support/app.js';
 import { mountClientEndpoints } from '../../support/endpoints.js';
 

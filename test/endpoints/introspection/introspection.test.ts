@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../../src/crypto/secrets.js';
-import { introspectionRouter, memoryStorage, registerClient } from '../../../src/index.js';
+import { introspectionRouter } from '../../../src/endpoints/routers.js';
+import { memoryStorage, registerClient } from '../../../src/index.js';
 import {
   createTestApp,
   expectOAuthError,
