@@ -6,7 +6,7 @@ import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint, type Endpoint } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
-import { authenticateClient, limitFailures, type ClientContext } from '../client-auth/authenticate.js';
+import { authenticateClient, limitFailures, type ClientContext } from '../shared/client-auth.js';
 
 export interface IntrospectionRouterOptions {
   /**

@@ -9,7 +9,7 @@ import {
   authenticateOrNamePublicClient,
   limitFailures,
   type ClientContext,
-} from '../client-auth/authenticate.js';
+} from '../shared/client-auth.js';
 
 /**
  * The token revocation endpoint (RFC 7009): `POST /oauth/revoke` with `token` and an optional

@@ -2,7 +2,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { readClientForm } from '../../http/form.js';
 import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import { authenticateClient, limitFailures } from '../client-auth/authenticate.js';
+import { authenticateClient, limitFailures } from '../shared/client-auth.js';
 import { grantTypes, type TokenContext } from './grants.js';
 
 /**

@@ -4,7 +4,7 @@ import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
 import { json } from '../../http/answer.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
-import type { ClientContext } from '../client-auth/authenticate.js';
+import type { ClientContext } from '../shared/client-auth.js';
 
 /** The context of the token endpoint: an authenticated client and the grant type it asked for. */
 export interface TokenContext extends ClientContext {

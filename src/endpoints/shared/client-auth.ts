@@ -7,8 +7,8 @@ import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import type { FormContext } from '../../http/form.js';
 import { optionalParam } from '../../http/params.js';
 import type { ClientRecord } from '../../storage/types.js';
-import { parseBasic } from './credentials.js';
-import { limitClientAuthFailures } from './rate-limit.js';
+import { parseBasic } from './client-credentials.js';
+import { limitClientAuthFailures } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
