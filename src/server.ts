@@ -57,14 +57,14 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const hostSession = options.session.middleware;
   let session: LoginSessionHandle;
   if (hostSession) {
-    session = { middleware: hostLoginSession(hostSession, { idleMs, absoluteMs, clock }), own: false };
+    session = { load: hostLoginSession(hostSession, { idleMs, absoluteMs, clock }), own: false };
   } else {
     const ownStore =
       options.session.store === undefined
         ? new AdapterSessionStore(storage.ephemeral, clock, idleMs, { touch: false })
         : undefined;
     session = {
-      middleware: loginSession({
+      load: loginSession({
         cookieName: options.session.cookieName,
         secret: options.session.secret!,
         store: ownStore ?? options.session.store!,

@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
 import type { Strategy } from 'passport-strategy';
 import type { ServerEvents } from '../events/emitter.js';
 import type { PageRenderers } from '../pages/types.js';
+import type { SessionLoader } from '../session/login-session.js';
 import type { Storage } from '../storage/types.js';
 import type { Logger, ResolvedOptions } from './options.js';
 
@@ -58,7 +58,8 @@ export interface AuthorizationServer {
 
 /** The login session's middleware. */
 export interface LoginSessionHandle {
-  readonly middleware: RequestHandler;
+  /** Runs express-session; resolves the request that carries the session. */
+  readonly load: SessionLoader;
   /** The library's own session, not the host's. */
   readonly own: boolean;
 }

@@ -35,10 +35,9 @@ export class AdapterSessionStore extends session.Store {
   }
 
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
-    this.store.get(ephemeralKeys.session(sid), this.clock()).then(
-      (json) => callback(undefined, sessionOf(json)),
-      callback,
-    );
+    this.store
+      .get(ephemeralKeys.session(sid), this.clock())
+      .then((json) => callback(undefined, sessionOf(json)), callback);
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {

@@ -1,14 +1,12 @@
 import type { Context } from '../http/pipeline.js';
 import { LoginSession } from './session.js';
 
-/** The step that loads the login session: express-session (the library's or the host's) runs. */
-export function loadSession(ctx: Context): Promise<void> {
+/**
+ * The step that loads the login session: express-session (the library's or the host's) runs, and
+ * the session is read from the request that carries it.
+ */
+export async function loadSession(ctx: Context): Promise<void> {
   const { server, req, res } = ctx;
-  return new Promise((resolve, reject) => {
-    server.session.middleware(req, res, (err?: unknown) => {
-      if (err) return reject(err);
-      ctx.session = new LoginSession(req, server.clock, server.session.own);
-      resolve();
-    });
-  });
+  const carrier = await server.session.load(req, res);
+  ctx.session = new LoginSession(carrier, server.clock, server.session.own);
 }

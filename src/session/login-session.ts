@@ -1,4 +1,4 @@
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import session from 'express-session';
 import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
 
@@ -38,9 +38,9 @@ function sessionCookieName(name: string, secure: boolean): string {
  *   its last use;
  * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`;
  * - beside a host's own express-session, which has already set `req.session`, it runs on a
- *   request of its own ({@link sessionRequest}).
+ *   request of its own, which the returned {@link SessionLoader} resolves.
  */
-export function loginSession(options: LoginSessionOptions): RequestHandler {
+export function loginSession(options: LoginSessionOptions): SessionLoader {
   const name = sessionCookieName(options.cookieName, options.secure);
   const middleware = session({
     name,
@@ -58,27 +58,23 @@ export function loginSession(options: LoginSessionOptions): RequestHandler {
       path: options.secure ? '/' : options.path,
     },
   });
-  return (req, res, next) => {
-    dropShadowedCookie(req, name);
-    const own = req.session === undefined ? req : requestOfItsOwn(req);
-    middleware(own, res, (err?: unknown) => {
-      if (err) return next(err);
-      if (!outlived(own, options)) return next();
-      own.session.regenerate((failed: unknown) => next(failed));
+  return (req, res) =>
+    new Promise((resolve, reject) => {
+      dropShadowedCookie(req, name);
+      const own = req.session === undefined ? req : requestOfItsOwn(req);
+      middleware(own, res, (err?: unknown) => {
+        if (err) return reject(err);
+        if (!outlived(own, options)) return resolve(own);
+        own.session.regenerate((failed: unknown) => (failed ? reject(failed) : resolve(own)));
+      });
     });
-  };
 }
-
-/** The requests whose library session is on a request of its own (beside a host's session). */
-const ownRequests = new WeakMap<Request, Request>();
 
 /**
- * The request that carries the library's own login session: `req`, or, beside a host's session,
- * the request of its own that {@link loginSession} gave it.
+ * Runs the login session's express-session for a request; resolves the request that carries the
+ * session: `req` itself, or, beside a host's own session, a request of its own.
  */
-export function sessionRequest(req: Request): Request {
-  return ownRequests.get(req) ?? req;
-}
+export type SessionLoader = (req: Request, res: Response) => Promise<Request>;
 
 /**
  * A request that reads everything from `req` but keeps a session of its own. express-session does
@@ -91,9 +87,7 @@ export function sessionRequest(req: Request): Request {
 function requestOfItsOwn(req: Request): Request {
   const none = { value: undefined, writable: true, configurable: true };
   const hidden = Object.create(req, { session: none, sessionID: none, sessionStore: none }) as Request;
-  const own = Object.create(hidden) as Request;
-  ownRequests.set(req, own);
-  return own;
+  return Object.create(hidden) as Request;
 }
 
 /** How many cookies named `name` a `Cookie` header carries. */
@@ -124,20 +118,21 @@ function dropShadowedCookie(req: Request, name: string): void {
  * the library's idle timeout and absolute lifetime: past either, the library's state is dropped
  * from the host's session (the host's own keys stay). The cookie and its name are the host's.
  */
-export function hostLoginSession(middleware: RequestHandler, options: Lifetimes): RequestHandler {
-  return (req, res, next) => {
-    const loaded = (err?: unknown) => {
-      if (err) return next(err);
-      if (req.session === undefined) {
-        return next(new TypeError('session.middleware did not set req.session: pass express-session'));
-      }
-      if (outlived(req, options))
-        delete (req.session as unknown as Record<string, unknown>)[LIBRARY_STATE_KEY];
-      next();
-    };
-    if (req.session !== undefined) return loaded();
-    middleware(req, res, loaded);
-  };
+export function hostLoginSession(middleware: RequestHandler, options: Lifetimes): SessionLoader {
+  return (req, res) =>
+    new Promise((resolve, reject) => {
+      const loaded = (err?: unknown) => {
+        if (err) return reject(err);
+        if (req.session === undefined) {
+          return reject(new TypeError('session.middleware did not set req.session: pass express-session'));
+        }
+        if (outlived(req, options))
+          delete (req.session as unknown as Record<string, unknown>)[LIBRARY_STATE_KEY];
+        resolve(req);
+      };
+      if (req.session !== undefined) return loaded();
+      middleware(req, res, loaded);
+    });
 }
 
 type Lifetimes = Pick<LoginSessionOptions, 'idleMs' | 'absoluteMs' | 'clock'>;

@@ -1,5 +1,4 @@
 import type { Request } from 'express';
-import { sessionRequest } from './login-session.js';
 import { LIBRARY_STATE_KEY, type BridgeSessionState } from './state.js';
 
 type SessionRecord = Record<string, unknown>;
@@ -9,7 +8,7 @@ const NONE: Readonly<BridgeSessionState> = Object.freeze({});
 
 /**
  * The login session of one request, over express-session's `req.session` (beside a host's
- * session, the library's own is on a request of its own: `sessionRequest`). Reading never creates
+ * session, the library's own is on a request of its own, which `SessionLoader` resolves). Reading never creates
  * or changes anything, so a visitor who only reads (an error page, a selection page) gets no
  * session row and no cookie; every write marks the session changed, and the pipeline saves a
  * changed session before the answer leaves.
@@ -20,17 +19,14 @@ const NONE: Readonly<BridgeSessionState> = Object.freeze({});
  */
 export class LoginSession {
   #changed = false;
-  /** The request that carries the session: `req`, or the library's own beside a host's session. */
-  private readonly req: Request;
 
   constructor(
-    req: Request,
+    /** The request that carries the session: the request, or the library's own beside a host's session. */
+    private readonly req: Request,
     private readonly now: () => number,
     /** The library's own session, not the host's. */
     private readonly own: boolean,
-  ) {
-    this.req = own ? sessionRequest(req) : req;
-  }
+  ) {}
 
   /** The library's part, for reading. */
   get state(): Readonly<BridgeSessionState> {
