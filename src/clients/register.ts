@@ -57,6 +57,12 @@ export interface RegistrationContext {
   offeredScopes?: readonly string[];
 }
 
+/**
+ * A client application to register out of band ({@link registerClient}): what the operator
+ * knows of it. The library chooses the id (unless given) and the secret, shown once.
+ *
+ * @see RFC 6749 section 2
+ */
 export interface ClientRegistration {
   /** User-friendly name presented to the user (the spec's `application_name`). */
   applicationName: string;

@@ -142,6 +142,13 @@ function discoveryRoutes(server: AuthorizationServer, options: MetadataOptions):
   ];
 }
 
+/**
+ * What {@link oauthRouter} mounts: every endpoint by default; each optional one can be left out,
+ * and the metadata then leaves out its URL.
+ *
+ * @example
+ * app.use(oauthRouter(server, { introspection: false }));
+ */
 export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouterOptions {
   /**
    * Serve the root resource at `GET /` of the mount point, and the metadata when mounted at the

@@ -7,16 +7,19 @@ export interface ProviderChoice {
   icon?: string;
 }
 
+/** What the provider selection page shows: the application asking, and a button per provider. */
 export interface SelectionPageData {
   applicationName: string;
   providers: ProviderChoice[];
 }
 
+/** One scope on the consent page: its name and the description the server was configured with. */
 export interface ScopeDescription {
   name: string;
   description: string;
 }
 
+/** What the consent page shows and posts: the application, the scopes, the signed-in account. */
 export interface ConsentPageData {
   applicationName: string;
   clientId: string;
@@ -43,6 +46,7 @@ export interface SignOutForm {
   fields: Record<string, string>;
 }
 
+/** What an error page shows: the error, never a stack trace, and the ways back. */
 export interface ErrorPageData {
   status: number;
   title: string;
@@ -61,6 +65,7 @@ export interface ErrorPageData {
   backLabel?: string;
 }
 
+/** What the authorized-applications page shows: the applications the user trusts, to revoke. */
 export interface ApplicationsPageData {
   /** The signed-in user's external identifier (the OpenID claimed identifier). */
   signedInAs: string;

@@ -68,6 +68,12 @@ export interface EphemeralStore {
 /** The grant a client is registered for. */
 export type ClientGrantType = 'authorization_code' | 'implicit';
 
+/**
+ * A registered client application, as the {@link ClientStore} keeps it. Registered out of band
+ * (the CLI, `registerClient`), never through a public API.
+ *
+ * @see RFC 6749 section 2
+ */
 export interface ClientRecord {
   /** Public identifier, compared exactly (case-sensitive). */
   clientId: string;
@@ -143,6 +149,7 @@ export interface ClientStore {
   remove?(clientId: string): Promise<boolean>;
 }
 
+/** An end user, created at their first login at a provider ({@link UserStore.findOrCreate}). */
 export interface UserRecord {
   /** Library-assigned stable id. */
   id: string;
@@ -253,6 +260,7 @@ export interface PruneResult {
   grants: number;
 }
 
+/** How {@link Storage.prune} deletes: its batch size and how long revoked grants are kept. */
 export interface PruneOptions {
   /** Rows deleted per statement; smaller batches hold locks for less time. Default 1000. */
   batchSize?: number;

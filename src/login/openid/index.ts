@@ -10,7 +10,6 @@ export { OpenIdLoginError, type OpenIdLoginErrorKind } from './errors.js';
 export { OpenIdStrategy, type OpenIdStrategyOptions, type OpenIdStrategyUser } from './strategy.js';
 export { OPENID2_NS, IDENTIFIER_SELECT } from './constants.js';
 export { normalizeIdentifier } from './normalize-identifier.js';
-export { planClaimedIdMerge, type ClaimedIdMerge } from './claimed-id-merge.js';
 export {
   steam,
   launchpad,

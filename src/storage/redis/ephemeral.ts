@@ -21,6 +21,7 @@ export interface RedisEphemeralClient {
   eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>;
 }
 
+/** How {@link redisEphemeralStore} names its keys. */
 export interface RedisEphemeralStoreOptions {
   /**
    * Prepended as is to every key, so that several apps (or test runs) can share one Redis; end it

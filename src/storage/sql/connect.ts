@@ -3,6 +3,7 @@ import { dirname, resolve } from 'node:path';
 import type { SqlStorage } from './adapter.js';
 import { sqlStorage } from './handle.js';
 
+/** How {@link connectStorage} opens the database: migrations, and the PostgreSQL pool. */
 export interface ConnectStorageOptions {
   /** Run the migrations before resolving. Default `false`: run them explicitly (`migrate`). */
   migrate?: boolean;
@@ -26,12 +27,6 @@ export interface ConnectStorageOptions {
   idleTimeoutMs?: number;
   /** PostgreSQL: the `application_name` of the connections (see `pg_stat_activity`). Default `openid-oauth-bridge`. */
   applicationName?: string;
-  /**
-   * PostgreSQL: run the frequent queries as named prepared statements, parsed and planned once per
-   * connection. Default `true`; set `false` behind a pooler that does not keep prepared
-   * statements (PgBouncer in transaction mode before 1.21, or without `max_prepared_statements`).
-   */
-  preparedStatements?: boolean;
   /** SQLite: how long a writer waits for another process's write lock, in ms. Default 5000. */
   busyTimeoutMs?: number;
   /**
@@ -140,12 +135,7 @@ async function openPostgres(url: string, options: ConnectStorageOptions): Promis
   // An idle client whose connection the server dropped emits 'error' on the pool; without a
   // listener that would crash the process. The next query opens a fresh connection.
   pool.on('error', () => undefined);
-  const preparedStatements = options.preparedStatements ?? true;
-  return sqlStorage(
-    schema === undefined
-      ? { postgres: pool, preparedStatements }
-      : { postgres: pool, schema, preparedStatements },
-  );
+  return sqlStorage(schema === undefined ? { postgres: pool } : { postgres: pool, schema });
 }
 
 async function importDriver<T>(name: 'better-sqlite3' | 'pg'): Promise<T> {
