@@ -117,7 +117,7 @@ openid-oauth-bridge demo
   Authorization server  ${publicUrl}  (GET / is the root resource; the API is GET /v1/realms)
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
-  Database              ${databaseUrl.replace(/\/\/[^@/]*@/, '//…@')}
+  Database              ${databaseUrl.startsWith('sqlite:') ? databaseUrl : `${storage.dialect}, from DATABASE_URL (not shown: it may hold a password)`}
 
 Registered clients (client secrets are stored as hashes; the demo client keeps its own copy):
   ${codeClient.applicationName}, authorization code grant

@@ -1,5 +1,6 @@
 import { ClientIdTakenError, UnknownClientError } from '../clients/register.js';
-import { databaseError, DatabaseError, redactUrl } from '../storage/sql/connect.js';
+import { redactConnectionString } from '../storage/redact.js';
+import { databaseError, DatabaseError } from '../storage/sql/connect.js';
 
 /** The exit codes of the command, as `--help` lists them. */
 export const EXIT = {
@@ -50,7 +51,7 @@ export function asCliError(err: unknown, databaseUrl: string): CliError {
   if (err instanceof CliError) return err;
   if (err instanceof ClientIdTakenError) {
     return new CliError(
-      `client_id ${err.clientId} is already registered in ${redactUrl(databaseUrl)}: choose another --client-id, or change that client with: clients update ${err.clientId}`,
+      `client_id ${err.clientId} is already registered in ${redactConnectionString(databaseUrl)}: choose another --client-id, or change that client with: clients update ${err.clientId}`,
     );
   }
   if (err instanceof UnknownClientError) return unknownClient(err.clientId);

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import type { SqlStorage } from '../storage/sql/adapter.js';
-import { connectStorage, redactUrl } from '../storage/sql/connect.js';
+import { redactConnectionString } from '../storage/redact.js';
+import { connectStorage } from '../storage/sql/connect.js';
 import type { Cli, Io } from './cli.js';
 import { addClientCommands } from './clients.js';
 import { asCliError, CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
@@ -53,7 +54,7 @@ export function createProgram(
       );
     }
     io.err(
-      `database: ${redactUrl(databaseUrl)} (from ${given === undefined ? 'DATABASE_URL' : '--database-url'})\n`,
+      `database: ${redactConnectionString(databaseUrl)} (from ${given === undefined ? 'DATABASE_URL' : '--database-url'})\n`,
     );
     let storage: SqlStorage;
     try {

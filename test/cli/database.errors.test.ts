@@ -141,6 +141,34 @@ describe('openid-oauth-bridge and its database', () => {
     },
   );
 
+  it('never shows a password: query parameters, DATABASE_URL, a URL that does not parse (issue 29, CWE-532)', async () => {
+    const secret = 'Hunter2-s3cret';
+    const inQuery = `postgres://oauth@127.0.0.1:1/oauth?password=${secret}&sslpassword=${secret}&sslmode=disable`;
+    const fromEnv = await cli(['clients', 'list'], { DATABASE_URL: inQuery });
+    expect(fromEnv.code).toBe(3);
+    expect(fromEnv.stderr).not.toContain(secret);
+    expect(fromEnv.stderr).toContain(
+      'database: postgres://oauth@127.0.0.1:1/oauth?password=***&sslpassword=***&sslmode=disable (from DATABASE_URL)',
+    );
+    // An unencoded '#' or '/' in the password: the URL does not parse, only its scheme is shown.
+    for (const broken of [
+      `postgres://oauth:${secret}#x@127.0.0.1:1/oauth`,
+      `postgres://oauth:12/${secret}@127.0.0.1:1/oauth`,
+    ]) {
+      const result = await cli(['--database-url', broken, 'clients', 'list']);
+      expect(result.code).toBeGreaterThan(0);
+      expect(result.stderr).not.toContain(secret);
+      expect(result.stderr).toContain('database: postgres://… (from --database-url)');
+    }
+    // connectStorage's errors, which host apps log.
+    const failed = await connectStorage(inQuery, { migrate: true }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    expect(failed?.message).toContain('postgres://oauth@127.0.0.1:1/oauth?password=***');
+    expect(failed?.message).not.toContain(secret);
+  });
+
   it('connectStorage without a URL says to set DATABASE_URL (was: reading startsWith of undefined)', async () => {
     await expect(connectStorage(process.env.SURELY_UNSET_DATABASE_URL!)).rejects.toThrow(
       'openid-oauth-bridge: connectStorage needs a database URL (got undefined); set DATABASE_URL, e.g. DATABASE_URL=sqlite:./.data/oauth.db or DATABASE_URL=postgres://user@localhost:5432/oauth',

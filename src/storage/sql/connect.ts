@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
+import { redactConnectionString } from '../redact.js';
 import type { SqlStorage } from './adapter.js';
 import { sqlStorage } from './handle.js';
 
@@ -66,7 +67,7 @@ export async function connectStorage(url: string, options: ConnectStorageOptions
       : null;
   if (storage === null) {
     throw new TypeError(
-      `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(redactUrl(url))})`,
+      `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(redactConnectionString(url))})`,
     );
   }
   if (options.migrate === true) {
@@ -157,17 +158,6 @@ async function importDriver<T>(name: 'better-sqlite3' | 'pg'): Promise<T> {
   }
 }
 
-/** A URL fit for an error message: no password. */
-export function redactUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password !== '') parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return url.length > 40 ? `${url.slice(0, 40)}…` : url;
-  }
-}
-
 /** Why a database operation failed, for an operator: one of a few causes, or `other`. */
 export type DatabaseFailure =
   'unreachable' | 'authentication' | 'no_database' | 'not_migrated' | 'duplicate' | 'cannot_open' | 'other';
@@ -204,7 +194,7 @@ export function databaseError(err: unknown, url: string): Error {
     .replace(/^openid-oauth-bridge: /, '')
     .replace(/\s+/g, ' ')
     .trim();
-  const where = redactUrl(url);
+  const where = redactConnectionString(url);
   const kind = url.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL';
   const make = (failure: DatabaseFailure, what: string) =>
     new DatabaseError(failure, `openid-oauth-bridge: ${kind} database ${where}: ${what}`, { cause: err });
