@@ -30,7 +30,7 @@ async function main() {
 
   try {
     // Registered on the first start only: the next start finds it and keeps it.
-    const { clientSecret } = await registerClient(storage, {
+    const { clientSecret } = await registerClient(server, {
       clientId: 'photo-printer',
       applicationName: 'Photo printer',
       redirectUri: 'https://printer.example/callback',

@@ -28,7 +28,7 @@ const server = createAuthorizationServer({
 
 try {
   // Registered on the first start only: the next start finds it and keeps it.
-  const { clientSecret } = await registerClient(storage, {
+  const { clientSecret } = await registerClient(server, {
     clientId: 'photo-printer',
     applicationName: 'Photo printer',
     redirectUri: 'https://printer.example/callback',

@@ -94,6 +94,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     );
 
   const logger = options.logger ?? consoleLogger;
+  const warned = new Set<string>();
 
   const server: AuthorizationServer = {
     options,
@@ -105,6 +106,11 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logger,
     loginStrategy,
     session,
+    warnOnce(message) {
+      if (warned.has(message)) return;
+      warned.add(message);
+      server.logger.warn(message);
+    },
   };
   return server;
 }

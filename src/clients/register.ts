@@ -1,3 +1,4 @@
+import type { AuthorizationServer } from '../config/server.js';
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { ClientChanges, ClientGrantType, ClientRecord, ClientStore, Storage } from '../storage/types.js';
@@ -97,20 +98,37 @@ export interface IssuedClient {
 }
 
 /**
+ * Where clients are registered: the authorization server (its storage, and the scopes it offers,
+ * which every scope of a client must then be one of), or a storage alone (any well-formed scope,
+ * unless the context names the offered ones).
+ */
+export type RegistrationTarget = Storage | Pick<AuthorizationServer, 'storage' | 'options'>;
+
+/** The storage and the registration context of a {@link RegistrationTarget}. */
+function targetOf(target: RegistrationTarget, context: RegistrationContext) {
+  if (!('options' in target)) return { storage: target, context };
+  const offered = Object.keys(target.options.scopes);
+  return { storage: target.storage, context: { offeredScopes: offered, ...context } };
+}
+
+/**
  * Registers a client application: the operator's side of the spec's out-of-band registration.
- * Never exposed over HTTP.
+ * Never exposed over HTTP. Given the server, a scope it does not offer is refused here, not found
+ * later as `invalid_scope` by the client's developer.
  *
  * @example
- * const { clientId, clientSecret } = await registerClient(storage, {
+ * const { clientId, clientSecret } = await registerClient(server, {
  *   applicationName: 'Photo printer',
  *   redirectUri: 'https://printer.example/callback',
+ *   scopes: ['realms:read'],
  * });
  */
 export async function registerClient(
-  storage: Storage,
+  target: RegistrationTarget,
   registration: ClientRegistration,
-  context: RegistrationContext = {},
+  registrationContext: RegistrationContext = {},
 ): Promise<IssuedClient> {
+  const { storage, context } = targetOf(target, registrationContext);
   if (typeof registration !== 'object' || registration === null) {
     throw new TypeError('openid-oauth-bridge: registerClient needs { applicationName, redirectUri, scopes }');
   }
@@ -189,11 +207,12 @@ export interface ClientUpdate {
  * await updateClient(storage, 'photo-printer', { scopes: ['realms'], requirePkce: true });
  */
 export async function updateClient(
-  storage: Storage,
+  target: RegistrationTarget,
   clientId: string,
   update: ClientUpdate,
-  context: RegistrationContext = {},
+  registrationContext: RegistrationContext = {},
 ): Promise<ClientRecord & { clientSecret?: string }> {
+  const { storage, context } = targetOf(target, registrationContext);
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
   const scopes = update.scopes ?? client.scopes;

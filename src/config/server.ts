@@ -45,6 +45,13 @@ export interface AuthorizationServer {
   readonly pages: PageRenderers;
   readonly clock: () => number;
   readonly logger: Logger;
+  /**
+   * Logs a warning about the server's setup the first time it is seen, and never again: a
+   * misconfiguration noticed on a request is said once, not on every request.
+   *
+   * @internal
+   */
+  warnOnce(message: string): void;
   /** Events for an audit log or metrics: `server.events.on('token.issued', listener)`. */
   readonly events: ServerEvents;
   /** The passport strategy that logs users in. */

@@ -18,6 +18,7 @@ export function identifyUser(ctx: Context): void | Promise<void> {
 
 function identifyHostAccount(ctx: Context, account: HostAccount | null | undefined): void {
   if (account === undefined || account === null) {
+    if (ctx.req.session === undefined) ctx.server.warnOnce(NO_HOST_SESSION);
     ctx.user = ctx.session!.state.user;
     return;
   }
@@ -35,3 +36,7 @@ function identifyHostAccount(ctx: Context, account: HostAccount | null | undefin
     ...(typeof account.displayName === 'string' ? { displayName: account.displayName } : {}),
   };
 }
+
+/** Why a host's signed-in users may be asked to sign in again: said once (issue 29). */
+const NO_HOST_SESSION =
+  "authenticatedAccount returned no account, and no express-session of your app ran before the library's routes (req.session is not set). If your hook reads your app's session, mount your express-session before the library's routers, or pass it as session.middleware.";

@@ -37,8 +37,9 @@ function sessionCookieName(name: string, secure: boolean): string {
  *   cookies), so it is set once, not on every answer; the store keeps a session `idleMs` past
  *   its last use;
  * - over https the cookie is `__Host-` prefixed, `Secure`, `Path=/`, with no `Domain`;
- * - beside a host's own express-session, which has already set `req.session`, it runs on a
- *   request of its own, which the returned {@link SessionLoader} resolves.
+ * - it runs on a request of its own, which the returned {@link SessionLoader} resolves: the
+ *   host's `req.session` (its own express-session's, or none) is never set or replaced, so a
+ *   host's `authenticatedAccount` hook reading `req.session` reads the host's session.
  */
 export function loginSession(options: LoginSessionOptions): SessionLoader {
   const name = sessionCookieName(options.cookieName, options.secure);
@@ -61,7 +62,7 @@ export function loginSession(options: LoginSessionOptions): SessionLoader {
   return (req, res) =>
     new Promise((resolve, reject) => {
       dropShadowedCookie(req, name);
-      const own = req.session === undefined ? req : requestOfItsOwn(req);
+      const own = requestOfItsOwn(req);
       middleware(own, res, (err?: unknown) => {
         if (err) return reject(err);
         if (!outlived(own, options)) return resolve(own);

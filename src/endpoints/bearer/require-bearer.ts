@@ -63,6 +63,15 @@ export function requireBearer(
 ): RequestHandler {
   const realm = (options.realm ?? new URL(server.urls.base).host).replace(/["\\]/g, '');
   const required = options.scopes ?? [];
+  // A scope the server does not offer could never be granted: a typo, refused now, not as a 403
+  // a client's developer cannot explain.
+  const offered = Object.keys(server.options.scopes);
+  const unknown = offered.length === 0 ? undefined : required.find((scope) => !offered.includes(scope));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `openid-oauth-bridge: requireBearer scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
+    );
+  }
   const refuse = (code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string) => {
     const scope = required.length && code === 'insufficient_scope' ? `, scope="${required.join(' ')}"` : '';
     const challenge = `Bearer realm="${realm}", error="${code}", error_description="${description}"${scope}`;

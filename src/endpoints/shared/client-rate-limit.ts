@@ -134,16 +134,8 @@ const proxyWarnings: { applies: (req: Request) => boolean; message: string }[] =
   },
 ];
 
-/** The warnings each server has logged: each is said once. */
-const warned = new WeakMap<AuthorizationServer, Set<string>>();
-
 function warnOfProxySetting(server: AuthorizationServer, req: Request): void {
-  let said = warned.get(server);
-  if (said === undefined) warned.set(server, (said = new Set()));
-  if (said.size === proxyWarnings.length) return;
   for (const { applies, message } of proxyWarnings) {
-    if (said.has(message) || !applies(req)) continue;
-    said.add(message);
-    server.logger.warn(`rate limit: ${message}`);
+    if (applies(req)) server.warnOnce(`rate limit: ${message}`);
   }
 }

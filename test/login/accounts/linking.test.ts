@@ -4,10 +4,11 @@
  * account id.
  */
 import express from 'express';
+import session from 'express-session';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerEvent, VerifiedLogin } from '../../../src/index.js';
 import { startDevelopmentProvider } from '../../../src/testing/index.js';
-import { createTestApp, redirectParams, type TestApp } from '../../support/app.js';
+import { createTestApp, recordingLogger, redirectParams, type TestApp } from '../../support/app.js';
 import { answerConsent, exchangeCode, parseForms, pathOf, signInAtProvider } from '../../support/flow.js';
 
 let t: TestApp;
@@ -180,5 +181,52 @@ describe('authenticatedAccount: the host login reused', () => {
     const answer = await answerConsent(t, consent.text, 'allow');
     expect(answer.status).toBe(400);
     expect(await t.storage.grants.list({ clientId: 'code-client' })).toEqual([]);
+  });
+});
+
+describe("authenticatedAccount and the host app's own express-session (issue 29)", () => {
+  const hostSession = () =>
+    session({
+      name: 'host.sid',
+      secret: 'the host app session secret, long enough',
+      resave: false,
+      saveUninitialized: false,
+    });
+
+  it("reads the host's req.session, mounted before the routers, while the library keeps its own", async () => {
+    t = await createTestApp(
+      {
+        authenticatedAccount: (req) => {
+          const id = (req.session as { hostUserId?: string } | undefined)?.hostUserId;
+          return id ? { accountId: id, displayName: `Host user ${id}` } : undefined;
+        },
+      },
+      (app) => {
+        app.use(hostSession());
+        app.post('/host/login', (req, res) => {
+          (req.session as { hostUserId?: string }).hostUserId = 'host-42';
+          res.sendStatus(204);
+        });
+      },
+    );
+    expect((await t.agent.post('/host/login')).status).toBe(204);
+    const consent = await t.agent.get('/oauth/authorize').query(codeQuery);
+    expect(consent.status).toBe(200);
+    expect(consent.text).toContain('Signed in as Host user host-42');
+  });
+
+  it('says once, in the log, when the hook finds no account and no session of the app ran', async () => {
+    const logger = recordingLogger();
+    t = await createTestApp({
+      logger,
+      authenticatedAccount: (req) => {
+        const id = (req.session as { hostUserId?: string } | undefined)?.hostUserId;
+        return id ? { accountId: id } : undefined;
+      },
+    });
+    for (let i = 0; i < 2; i++)
+      expect((await t.agent.get('/oauth/authorize').query(codeQuery)).status).toBe(200);
+    const said = logger.lines.filter((line) => line.message.includes('mount your express-session before'));
+    expect(said).toHaveLength(1);
   });
 });
