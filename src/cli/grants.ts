@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ServerEvents } from '../events/emitter.js';
 import { revokeApplication } from '../grants/grant.js';
+import { normalizeIdentifier } from '../login/openid/normalize-identifier.js';
+import type { Storage } from '../storage/types.js';
 import { CliError } from './errors.js';
 import { grantJson, table } from './format.js';
 import type { Cli } from './cli.js';
@@ -48,19 +50,38 @@ export function addGrantCommands(program: Command, { withStorage, migrateOption,
     .description(
       "end a user's trust in an application: revokes its grant, with every token and code, at once",
     )
-    .requiredOption('--user <user_id>', 'the user')
+    .requiredOption(
+      '--user <user>',
+      "the user: its user_id (a host account's id, with the accounts hook), or the identifier it logged in with (its claimed id)",
+    )
     .requiredOption('--client <client_id>', 'the client')
     .addOption(migrateOption())
     .action((options: { user: string; client: string; migrate?: boolean }) =>
       withStorage(options.migrate === true, async (storage) => {
         const deps = { storage, clock: Date.now, events: new ServerEvents(() => console) };
-        if (!(await revokeApplication(deps, options.user, options.client, 'operator'))) {
+        const userId = await userOfGrant(storage, options.user, options.client);
+        if (userId === undefined || !(await revokeApplication(deps, userId, options.client, 'operator'))) {
           throw new CliError(`user ${options.user} has no grant for client ${options.client}`);
         }
         print(
-          { user_id: options.user, client_id: options.client, revoked: true },
+          { user_id: userId, client_id: options.client, revoked: true },
           'Revoked: the grant and every token and code issued under it. The next authorization asks for trust again.',
         );
       }),
     );
+}
+
+/**
+ * The user id of the standing grant for `clientId` whose user is `given`: a user id, or the
+ * identifier the user logged in with (as `grants list` shows it, normalised as at login).
+ */
+async function userOfGrant(storage: Storage, given: string, clientId: string): Promise<string | undefined> {
+  const standing = (await storage.grants.list({ clientId })).filter((grant) => grant.revokedAt === null);
+  if (standing.some((grant) => grant.userId === given)) return given;
+  const identifier = normalizeIdentifier(given) ?? given;
+  for (const grant of standing) {
+    const user = await storage.users.find?.(grant.userId);
+    if (user?.identifier === identifier) return grant.userId;
+  }
+  return undefined;
 }

@@ -24,7 +24,10 @@ export class ProviderUnreachable extends LoginFailed {
     retryUrl: string,
     /** The provider selection, when there is more than one provider. */
     readonly otherProviderUrl: string | undefined,
+    /** What failed (the provider refused, could not be reached, timed out): logged, never shown. */
+    cause?: unknown,
   ) {
     super(message, retryUrl);
+    if (cause !== undefined) this.cause = cause;
   }
 }

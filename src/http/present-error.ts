@@ -130,8 +130,10 @@ function reportFailure(ctx: Context, error: OAuthError, status: number): void {
   if (status === 500) {
     server.logger.error('internal error', { requestId, route, error: cause });
   } else {
+    // An outage's cause in the line itself (refused, DNS, timeout, TLS look alike otherwise), for
+    // loggers that print only the message.
     const what = status === 503 ? 'storage unavailable' : 'OpenID provider unreachable';
-    server.logger.warn(what, { requestId, route, error: cause });
+    server.logger.warn(`${what}: ${deepestMessage(cause)}`, { requestId, route, error: cause });
   }
   emit(server, {
     type: 'server.error',
@@ -148,4 +150,13 @@ function reportFailure(ctx: Context, error: OAuthError, status: number): void {
   } catch (hookError) {
     server.logger.error('the onError hook threw', { requestId, route, error: hookError });
   }
+}
+
+/** The message of the innermost error that says what failed (its own, or a cause's, the deepest). */
+function deepestMessage(error: unknown): string {
+  let said = 'no detail';
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e.message !== '' && e.message !== 'fetch failed') said = e.message;
+  }
+  return said;
 }

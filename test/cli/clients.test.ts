@@ -198,11 +198,12 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
       expect(new Date(grants[0]!.authorized_at).getTime()).toBe(grant!.createdAt);
       expect(JSON.parse((await cli('--json', 'grants', 'list', '--user', 'nobody')).stdout)).toEqual([]);
 
+      // By the identifier the user logged in with, as grants list shows it (issue 29).
       const revoked = await cli(
         'grants',
         'revoke',
         '--user',
-        grants[0]!.user_id,
+        grants[0]!.user_identifier,
         '--client',
         t.codeClient.clientId,
       );

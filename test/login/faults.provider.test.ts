@@ -80,7 +80,9 @@ describe('provider down or slow', () => {
     expectProviderPage(page);
     expect(page.text).toContain('Silent ID could not be reached.');
     // Reported once, as an outage, with the request id the page carries.
-    expect(warnings.map((w) => w.message)).toEqual(['OpenID provider unreachable']);
+    expect(warnings.map((w) => w.message)).toEqual([
+      `OpenID provider unreachable: Request to ${silent.url} refused (timeout): no complete answer within ${TIMEOUT_MS} ms`,
+    ]);
     expect(hooked).toEqual([
       { status: 502, route: 'GET /oauth/login', requestId: page.headers['x-request-id'] },
     ]);
@@ -103,6 +105,10 @@ describe('provider down or slow', () => {
     expectProviderPage(page);
     expect(page.text).toContain('Gone ID could not be reached.');
     expect(ms).toBeLessThan(1000);
+    // The log says why: the connection was refused (issue 29), not only that it failed.
+    expect(warnings.at(-1)?.message).toBe(
+      `OpenID provider unreachable: connect ECONNREFUSED ${new URL(refusedUrl).host}`,
+    );
   });
 
   it('a provider that goes down during the login: the callback shows the page, and retries there', async () => {

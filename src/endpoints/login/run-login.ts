@@ -64,6 +64,7 @@ export async function runLogin(
             ? resume
             : loginUrl(server, provider, forApplications ? 'applications' : undefined),
           others,
+          (outcome as { challenge?: { error?: unknown } }).challenge?.error,
         );
       }
       throw new LoginFailed(reason, resume);

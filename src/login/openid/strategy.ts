@@ -113,7 +113,8 @@ export class OpenIdStrategy extends Strategy {
   private apply(outcome: Outcome): void {
     if (outcome.type === 'redirect') this.redirect(outcome.url);
     else if (outcome.type === 'success') this.success(outcome.user);
-    else this.fail({ message: outcome.error.message, kind: outcome.error.kind }, 400);
+    // The error itself rides along, for the operator's log (never shown).
+    else this.fail({ message: outcome.error.message, kind: outcome.error.kind, error: outcome.error }, 400);
   }
 }
 
