@@ -9,8 +9,9 @@ export interface PresetOptions {
   /** An https URL or a `data:image/...` URL; default a small built-in one. */
   icon?: string;
   /**
-   * **For tests only**: where the provider is, instead of its public address, e.g.
-   * `'http://127.0.0.1:41234'` for a local stand-in that serves the same paths. An origin: https,
+   * **For tests only**: where the provider is, instead of its public address: the URL of
+   * `startDevelopmentProvider({ shape: 'steam' })` (or `'launchpad'`) from
+   * `openid-oauth-bridge/testing`, which serves the same paths. An origin: https,
    * or http on a loopback host (`127.0.0.1`, `[::1]`, `localhost`).
    */
   baseUrl?: string;
@@ -38,7 +39,7 @@ const UBUNTU_ONE_ICON = monogram('U', '#e95420');
  *
  * @example
  * createAuthorizationServer({ ..., providers: [steam()] });
- * // in tests, against a local stand-in: steam({ baseUrl: 'http://127.0.0.1:41234' })
+ * // in tests: steam({ baseUrl: (await startDevelopmentProvider({ shape: 'steam' })).url })
  * @see https://steamcommunity.com/dev ("Sign in through Steam")
  */
 export function steam(options: PresetOptions = {}): ProviderPreset {

@@ -4,14 +4,18 @@ import { IDENTIFIER_SELECT, OPENID2_NS } from '../../login/openid/constants.js';
 import { encodeKeyValueForm } from '../../login/openid/key-value-form.js';
 import { parseHttpUrl, returnToMatchesRealm } from '../../login/openid/realm.js';
 import { parseResponseNonce } from '../../login/openid/response-nonce.js';
+import { SREG_NS } from '../../login/openid/sreg.js';
 import type { PrivateAssociation } from './association.js';
 import { loginForm } from './pages.js';
+import type { Shape } from './shapes.js';
 
 /** What the endpoint of one provider instance works with; no module state. */
 export interface EndpointContext {
   /** Base URL without trailing slash. */
   base: string;
   endpoint: string;
+  /** Which real provider it looks like: its claimed identifiers and extensions. */
+  shape: Shape;
   association: PrivateAssociation;
   users: readonly string[];
   /** Nonces already confirmed by check_authentication, with the time they may be forgotten. */
@@ -29,6 +33,9 @@ const REQUEST_FIELDS = [
   'openid.identity',
   'openid.return_to',
   'openid.realm',
+  'openid.ns.sreg',
+  'openid.sreg.required',
+  'openid.sreg.optional',
 ];
 
 /**
@@ -92,10 +99,11 @@ export function endpointHandler(ctx: EndpointContext): RequestHandler {
         }),
       );
     }
+    const claimedId = `${ctx.base}${ctx.shape.claimedIdPath(user)}`;
     return redirectTo(
       res,
       request.returnTo,
-      positiveAssertion(ctx, request.returnTo, `${ctx.base}/user/${user}`),
+      positiveAssertion(ctx, request.returnTo, claimedId, sregOf(ctx, params, user)),
     );
   };
 }
@@ -118,14 +126,38 @@ function parseAuthRequest(ctx: EndpointContext, params: ReadonlyMap<string, stri
   if (claimedId === undefined || identity === undefined)
     return 'This provider needs openid.claimed_id and openid.identity.';
   if (claimedId === IDENTIFIER_SELECT && identity === IDENTIFIER_SELECT) return { returnTo, realm };
-  const prefix = `${ctx.base}/user/`;
-  const name = identity.startsWith(prefix) ? identity.slice(prefix.length) : '';
+  const prefix = `${ctx.base}${ctx.shape.claimedIdPrefix}`;
+  const id = identity.startsWith(prefix) ? identity.slice(prefix.length) : '';
+  const name = ctx.shape.isClaimedId(id) ? (ctx.shape.nameOf(id) ?? '') : '';
   if (claimedId !== identity || !USER_NAME.test(name))
     return 'This provider does not know the requested identifier.';
   return { returnTo, realm, fixedUser: name };
 }
 
-function positiveAssertion(ctx: EndpointContext, returnTo: string, claimedId: string): [string, string][] {
+/**
+ * The signed Simple Registration answer of a shape that gives one, when the request asks for it
+ * (sreg 1.1): the user name as `nickname`, and as `fullname` with a capital.
+ */
+function sregOf(ctx: EndpointContext, params: ReadonlyMap<string, string>, user: string): [string, string][] {
+  if (!ctx.shape.sreg || params.get('openid.ns.sreg') !== SREG_NS) return [];
+  const asked = new Set(
+    [params.get('openid.sreg.required'), params.get('openid.sreg.optional')].flatMap(
+      (list) => list?.split(',') ?? [],
+    ),
+  );
+  const values: [string, string][] = [];
+  if (asked.has('nickname')) values.push(['openid.sreg.nickname', user]);
+  if (asked.has('fullname'))
+    values.push(['openid.sreg.fullname', user.charAt(0).toUpperCase() + user.slice(1)]);
+  return values.length === 0 ? [] : [['openid.ns.sreg', SREG_NS], ...values];
+}
+
+function positiveAssertion(
+  ctx: EndpointContext,
+  returnTo: string,
+  claimedId: string,
+  extensions: [string, string][] = [],
+): [string, string][] {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
   const fields = new Map<string, string>([
     ['openid.mode', 'id_res'],
@@ -135,9 +167,11 @@ function positiveAssertion(ctx: EndpointContext, returnTo: string, claimedId: st
     ['openid.return_to', returnTo],
     ['openid.response_nonce', `${now}${randomBytes(12).toString('base64url')}`],
     ['openid.assoc_handle', ctx.association.handle],
-    ['openid.signed', SIGNED.join(',')],
+    ...extensions,
   ]);
-  fields.set('openid.sig', ctx.association.sign(fields, SIGNED));
+  const signed = [...SIGNED, ...extensions.map(([key]) => key.slice('openid.'.length))];
+  fields.set('openid.signed', signed.join(','));
+  fields.set('openid.sig', ctx.association.sign(fields, signed));
   return [...fields];
 }
 

@@ -4,6 +4,7 @@ import { parseHttpUrl } from '../../login/openid/realm.js';
 import { createPrivateAssociation } from './association.js';
 import { endpointHandler } from './endpoint.js';
 import { identifierPage, xrdsDocument } from './pages.js';
+import { shapes, type ProviderShape } from './shapes.js';
 
 /** Options of {@link developmentProvider}. */
 export interface DevelopmentProviderOptions {
@@ -11,6 +12,15 @@ export interface DevelopmentProviderOptions {
   baseUrl: string;
   /** Names suggested on the login form. Any valid name can be typed. */
   users?: string[];
+  /**
+   * Which real provider it looks like (its paths, claimed identifiers and sreg answer), to try a
+   * preset and your own account mapping locally. Default `'generic'`.
+   *
+   * @example
+   * // providers: [steam({ baseUrl: op.url })], and a user's account key is a 17-digit SteamID64
+   * developmentProvider({ baseUrl, shape: 'steam' })
+   */
+  shape?: ProviderShape;
 }
 
 /**
@@ -19,7 +29,8 @@ export interface DevelopmentProviderOptions {
  * with a private HMAC-SHA256 association, confirms each one at most once through
  * `check_authentication`, checks that `return_to` falls under the realm, and refuses associations.
  *
- * Routes, relative to `baseUrl`:
+ * Routes, relative to `baseUrl` (for `shape: 'generic'`; `steam` and `launchpad` use theirs, see
+ * {@link ProviderShape}):
  * - `GET /`: the OP identifier (XRDS for `Accept: application/xrds+xml` or `?format=xrds`,
  *   otherwise HTML with `X-XRDS-Location` and `<link rel="openid2.provider">`);
  * - `GET /user/:name`: the claimed identifier `${baseUrl}/user/:name` of each user;
@@ -40,35 +51,38 @@ export function developmentProvider(options: DevelopmentProviderOptions): expres
     );
   }
   const base = baseUrl.href.replace(/\/+$/, '');
-  const endpoint = `${base}/endpoint`;
+  const shape = shapes[options.shape ?? 'generic'];
+  if (shape === undefined)
+    throw new TypeError("developmentProvider: shape must be 'generic', 'steam' or 'launchpad'");
+  const endpoint = `${base}${shape.endpointPath}`;
   const users = (options.users ?? ['alice', 'bob']).filter((u) => /^[A-Za-z0-9._-]{1,64}$/.test(u));
   const handler = endpointHandler({
     base,
     endpoint,
+    shape,
     users,
     association: createPrivateAssociation(),
     verifiedNonces: new Map(),
   });
 
   const router = express.Router();
-  router.get('/', (req, res) => {
-    const xrds = `${base}/?format=xrds`;
+  router.get(route(shape.identifierPath), (req, res) => {
+    const xrds = `${base}${shape.identifierPath}?format=xrds`;
     if (wantsXrds(req)) return sendXrds(res, xrdsDocument({ type: 'server', endpoint }));
     res.set({ 'X-XRDS-Location': xrds, Vary: 'Accept' }).type('html');
-    res.send(identifierPage({ title: 'Development OpenID provider', endpoint, xrds }));
+    res.send(identifierPage({ title: shape.title, endpoint, xrds }));
   });
-  router.get('/user/:name', (req, res) => {
-    const name = req.params.name;
-    if (!/^[A-Za-z0-9._-]{1,64}$/.test(name) || /^\.+$/.test(name))
-      return void res.status(404).send('No such user.');
-    const claimedId = `${base}/user/${name}`;
+  router.get(`${route(shape.claimedIdPrefix)}:id`, (req, res) => {
+    const id = req.params.id!;
+    if (!shape.isClaimedId(id)) return void res.status(404).send('No such user.');
+    const claimedId = `${base}${shape.claimedIdPrefix}${id}`;
     const xrds = `${claimedId}?format=xrds`;
     if (wantsXrds(req)) return sendXrds(res, xrdsDocument({ type: 'signon', endpoint, localId: claimedId }));
     res.set({ 'X-XRDS-Location': xrds, Vary: 'Accept' }).type('html');
-    res.send(identifierPage({ title: name, endpoint, localId: claimedId, xrds }));
+    res.send(identifierPage({ title: id, endpoint, localId: claimedId, xrds }));
   });
   router
-    .route('/endpoint')
+    .route(route(shape.endpointPath))
     .get(handler)
     .post(express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 300 }), handler);
   return router;
@@ -80,4 +94,9 @@ function wantsXrds(req: Request): boolean {
 
 function sendXrds(res: Response, body: string): void {
   res.set('Vary', 'Accept').type(XRDS_MEDIA_TYPE).send(body);
+}
+
+/** A literal path as an Express 5 route: its special characters (Launchpad's `+`) escaped. */
+function route(path: string): string {
+  return path.replace(/[+*?()[\]{}:!]/g, '\\$&');
 }

@@ -2,14 +2,15 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { developmentProvider } from './router.js';
+import { shapes, type ProviderShape } from './shapes.js';
 
 /** A running development provider. */
 export interface RunningDevelopmentProvider {
   /** Base URL, e.g. `http://127.0.0.1:41234`. */
   url: string;
-  /** The OP identifier to configure as a provider: `${url}/`. */
+  /** The OP identifier to configure as a provider: `${url}/` (`${url}/openid` for Steam's shape). */
   identifier: string;
-  /** The OP endpoint: `${url}/endpoint`. */
+  /** The OP endpoint: `${url}/endpoint` (Steam's shape: `/openid/login`; Launchpad's: `/+openid`). */
   endpoint: string;
   /** The claimed identifier of a user name. */
   userUrl(name: string): string;
@@ -23,10 +24,12 @@ export interface RunningDevelopmentProvider {
  * @example
  * const op = await startDevelopmentProvider({ users: ['alice'] });
  * // providers: [{ name: 'Development', identifier: op.identifier }]
+ * const steamLike = await startDevelopmentProvider({ shape: 'steam' });
+ * // providers: [steam({ baseUrl: steamLike.url })]: claimed ids and account keys as Steam's
  * await op.close();
  */
 export async function startDevelopmentProvider(
-  options: { port?: number; users?: string[] } = {},
+  options: { port?: number; users?: string[]; shape?: ProviderShape } = {},
 ): Promise<RunningDevelopmentProvider> {
   const app = express();
   app.disable('x-powered-by');
@@ -40,12 +43,13 @@ export async function startDevelopmentProvider(
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Mounted once the port is known, since every URL the provider emits contains it.
-  app.use(developmentProvider({ baseUrl: url, users: options.users }));
+  const shape = shapes[options.shape ?? 'generic'];
+  app.use(developmentProvider({ baseUrl: url, users: options.users, shape: options.shape }));
   return {
     url,
-    identifier: `${url}/`,
-    endpoint: `${url}/endpoint`,
-    userUrl: (name) => `${url}/user/${encodeURIComponent(name)}`,
+    identifier: `${url}${shape.identifierPath}`,
+    endpoint: `${url}${shape.endpointPath}`,
+    userUrl: (name) => `${url}${shape.claimedIdPath(encodeURIComponent(name))}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
