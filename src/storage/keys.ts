@@ -1,7 +1,6 @@
 /**
  * The keys and values the library keeps in the {@link EphemeralStore}. One place, so that the
- * library, the SQL migration that moves older rows into the store and an operator reading a
- * Redis keyspace agree on them.
+ * library and an operator reading a Redis keyspace agree on them.
  *
  * @internal
  */
