@@ -1,103 +1,98 @@
 /**
- * The SQL adapter's per-query shortcuts: SQLite statements prepared once per SQL text, and hot
- * queries compiled once with their values bound per call.
+ * The SQL adapter's prepared statements (src/storage/sql/prepared.ts): compiled once by Kysely,
+ * run as the driver's own prepared statements.
  */
 import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { sqlStorage, type SqlStorage } from '../../src/index.js';
-import { prepareQuery } from '../../src/storage/sql/prepared.js';
+import { param, statementPreparer } from '../../src/storage/sql/prepared.js';
 import type { Database as Tables } from '../../src/storage/sql/schema.js';
-import { cachingStatements } from '../../src/storage/sql/statements.js';
 import { dropSchema, POSTGRES_URL, postgresAvailability, uniqueSchema } from '../support/databases.js';
 
-describe('cachingStatements', () => {
-  it('prepares each SQL text once, and again only when the cached statement is iterating', () => {
-    const raw = new Database(':memory:');
-    const db = cachingStatements(raw);
-    const first = db.prepare('select 1 as x');
-    expect(db.prepare('select 1 as x')).toBe(first);
-    expect(db.prepare('select 2 as x')).not.toBe(first);
-    const open = first.iterate([]);
-    open.next();
-    const during = db.prepare('select 1 as x');
-    expect(during).not.toBe(first);
-    expect(during.all([])).toEqual([{ x: 1 }]);
-    open.return?.();
-    expect(db.prepare('select 1 as x')).toBe(first);
-    db.close();
-    expect(raw.open).toBe(false);
-    expect(() => first.all([])).toThrow('The database connection is not open');
-  });
-
-  it('keeps at most its capacity, the least recently used out first', () => {
-    const db = cachingStatements(new Database(':memory:'), 2);
-    const one = db.prepare('select 1');
-    const two = db.prepare('select 2');
-    expect(db.prepare('select 1')).toBe(one);
-    db.prepare('select 3');
-    expect(db.prepare('select 1')).toBe(one);
-    expect(db.prepare('select 2')).not.toBe(two);
-    db.close();
-  });
-});
-
-describe('prepareQuery', () => {
-  const sqlite = () => {
-    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: new Database(':memory:') }) });
-    return db;
-  };
-
-  it('binds new values to the SQL compiled once, keeping constants', async () => {
-    const db = sqlite();
+describe('prepared statements on SQLite', () => {
+  async function sqlite() {
+    const database = new Database(':memory:');
+    const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
     await sql`create table oauth_ephemeral (key text primary key, value text, expires_at integer)`.execute(
       db,
     );
-    const save = prepareQuery((p: { key: string; value: string; expiresAt: number }) =>
-      db.insertInto('oauth_ephemeral').values({ key: p.key, value: p.value, expires_at: p.expiresAt }),
+    const prepare = statementPreparer(db, { sqlite: database });
+    const put = prepare(
+      db.insertInto('oauth_ephemeral').values({ key: param, value: param, expires_at: param }),
     );
-    const find = prepareQuery((p: { key: string; now: number }) =>
+    const get = prepare(
       db
         .selectFrom('oauth_ephemeral')
         .select('value')
-        .where('key', '=', p.key)
-        .where('expires_at', '>', p.now),
+        .where('key', '=', param)
+        .where('expires_at', '>', param),
     );
-    await save(db, { key: 'a', value: '1', expiresAt: 10 });
-    await save(db, { key: 'b', value: '2', expiresAt: 20 });
-    expect((await find(db, { key: 'b', now: 15 })).rows).toEqual([{ value: '2' }]);
-    expect((await find(db, { key: 'a', now: 15 })).rows).toEqual([]);
-    await db.transaction().execute(async (trx) => {
-      expect((await find(trx, { key: 'a', now: 5 })).rows).toEqual([{ value: '1' }]);
-    });
+    const keys = async () =>
+      (await db.selectFrom('oauth_ephemeral').select('key').orderBy('key').execute()).map((row) => row.key);
+    return { database, db, put, get, keys };
+  }
+
+  it('binds the values in the order of param, and prepares the statement once', async () => {
+    const { database, db, put, get } = await sqlite();
+    await put(['a', '1', 10]);
+    await put(['b', '2', 20]);
+    let prepared = 0;
+    const prepare = database.prepare.bind(database);
+    database.prepare = ((text: string) => (prepared++, prepare(text))) as typeof database.prepare;
+    expect(await get(['b', 15])).toEqual([{ value: '2' }]);
+    expect(await get(['a', 15])).toEqual([]);
+    expect(await get(['a', 5])).toEqual([{ value: '1' }]);
+    expect(prepared).toBe(1);
     await db.destroy();
   });
 
-  it('refuses a parameter computed with instead of bound as it is', async () => {
-    const db = sqlite();
-    expect(() =>
-      prepareQuery((p: { sid: string }) =>
-        db.selectFrom('oauth_ephemeral').select('value').where('key', '=', `session:${p.sid}`),
-      ),
-    ).toThrow(/parameter sid/);
-    await db.destroy();
-  });
-
-  it("compiles in the Kysely instance's schema", () => {
-    const db = new Kysely<Tables>({
-      dialect: new PostgresDialect({
-        pool: { connect: () => Promise.reject(new Error('unused')), end: async () => {} },
+  it('waits for a Kysely transaction instead of running inside it', async () => {
+    const { db, put, keys } = await sqlite();
+    let during: Promise<unknown> | undefined;
+    await expect(
+      db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('oauth_ephemeral')
+          .values({ key: 'inside', value: 'x', expires_at: 1 })
+          .execute();
+        during = put(['outside', 'y', 2]);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        throw new Error('rolled back');
       }),
-    }).withSchema('tenant');
-    let compiled = '';
-    prepareQuery((p: { key: string }) => {
-      const query = db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key);
-      compiled = query.compile().sql;
-      return query;
-    });
-    expect(compiled).toBe('select "value" from "tenant"."oauth_ephemeral" where "key" = $1');
+    ).rejects.toThrow('rolled back');
+    await during;
+    // Run inside the transaction, the write would have been rolled back with it.
+    expect(await keys()).toEqual(['outside']);
+    await db.destroy();
   });
+
+  it('refuses a query with a value not given as param', async () => {
+    const { db } = await sqlite();
+    const prepare = statementPreparer(db, { sqlite: new Database(':memory:') });
+    expect(() =>
+      prepare(db.selectFrom('oauth_ephemeral').select('value').where('key', '=', 'session:x')),
+    ).toThrow(/takes its values as param/);
+    await db.destroy();
+  });
+});
+
+it("compiles in the Kysely instance's schema, numbering the parameters for PostgreSQL", async () => {
+  const texts: string[] = [];
+  const client = {
+    query: async (config: { text: string }) => (texts.push(config.text), { rows: [] }),
+    release() {},
+  };
+  const pool = { connect: async () => client as never, end: async () => {} };
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }).withSchema('tenant');
+  const prepare = statementPreparer(db, { postgres: pool, named: true });
+  await prepare(
+    db.selectFrom('oauth_ephemeral').select('value').where('key', '=', param).where('expires_at', '>', param),
+  )(['k', 1]);
+  expect(texts).toEqual([
+    'select "value" from "tenant"."oauth_ephemeral" where "key" = $1 and "expires_at" > $2',
+  ]);
 });
 
 /** Every frequent operation once: what a login, a consent, a token request and a bearer check do. */

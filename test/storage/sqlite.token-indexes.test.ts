@@ -5,10 +5,8 @@
  * it runs searches, never scans.
  */
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect } from 'kysely';
 import { expect, it } from 'vitest';
 import { sqlStorage } from '../../src/index.js';
-import { migrations } from '../../src/storage/sql/migrations.js';
 
 const indexesOf = (database: Database.Database, table: string) =>
   (
@@ -107,49 +105,5 @@ it('leaves the token table with its primary key only, once 005 has replaced the 
     ]);
   } finally {
     await storage.close();
-  }
-});
-
-it('migration 004 swaps the token indexes on the way up, and puts the old ones back on the way down', async () => {
-  const database = new Database(':memory:');
-  const db = new Kysely<unknown>({ dialect: new SqliteDialect({ database }) });
-  const tokenIndexes = () =>
-    (
-      database
-        .prepare(
-          "select name from sqlite_master where type = 'index' and tbl_name like 'oauth_%_tokens' and name not like 'sqlite_autoindex%' order by name",
-        )
-        .all() as { name: string }[]
-    ).map((row) => row.name);
-  const after = [
-    'oauth_access_tokens_client_user',
-    'oauth_access_tokens_expires_at',
-    'oauth_access_tokens_grant_id',
-    'oauth_refresh_tokens_client_user',
-    'oauth_refresh_tokens_expires_at_set',
-    'oauth_refresh_tokens_grant_id',
-  ];
-  const before = [
-    'oauth_access_tokens_client_id',
-    'oauth_access_tokens_expires_at',
-    'oauth_access_tokens_grant_id',
-    'oauth_access_tokens_user_client',
-    'oauth_refresh_tokens_client_id',
-    'oauth_refresh_tokens_expires_at',
-    'oauth_refresh_tokens_grant_id',
-    'oauth_refresh_tokens_user_client',
-  ];
-  try {
-    const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-    const migration = '2026-11-21-004-fewer-token-indexes';
-    const { error } = await migrator.migrateTo(migration);
-    expect(error).toBeUndefined();
-    expect(tokenIndexes()).toEqual(after);
-    await migrations[migration]!.down!(db);
-    expect(tokenIndexes()).toEqual(before);
-    await migrations[migration]!.up(db);
-    expect(tokenIndexes()).toEqual(after);
-  } finally {
-    await db.destroy();
   }
 });

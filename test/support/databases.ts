@@ -4,8 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, it } from 'vitest';
-import { connectStorage, type SqlStorage, type Storage } from '../../src/index.js';
-import type { BatchOperation } from '../../src/storage/types.js';
+import { connectStorage, type SqlStorage } from '../../src/index.js';
 import { createTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 /**
@@ -168,19 +167,5 @@ export function appOnFreshDatabase(engine: SqlEngine) {
       app = await createTestApp(options(await database.open()));
       return app;
     },
-  };
-}
-
-/** `storage` with the operations of every batch it runs recorded; `ops()` names them, batch by batch. */
-export function recordingBatches(storage: SqlStorage) {
-  const batches: (readonly BatchOperation[])[] = [];
-  const recorded: Storage = {
-    ...storage,
-    batch: (operations) => (batches.push(operations), storage.batch(operations)),
-  };
-  return {
-    storage: recorded,
-    batches,
-    ops: () => batches.map((batch) => batch.map((operation) => operation.op)),
   };
 }

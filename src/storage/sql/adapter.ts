@@ -1,17 +1,17 @@
 import { type Kysely, Migrator, sql } from 'kysely';
 import type { ClientStore, EphemeralStore, PruneOptions, PruneResult, Storage, UserStore } from '../types.js';
-import { sqlBatch } from './batch.js';
 import { sqlClientStore } from './clients.js';
-import { type HotQueryOptions, sqlContext, type SqlDialectName } from './context.js';
+import type { SqlContext, SqlDialectName } from './context.js';
 import { sqlEphemeralStore } from './ephemeral.js';
 import { sqlGrantStore } from './grants.js';
 import { migrationProvider, migrations } from './migrations.js';
+import { statementPreparer, type StatementDriver } from './prepared.js';
 import { pruneSqlStorage } from './prune.js';
 import type { Database } from './schema.js';
 import { sqlTokenStore } from './tokens.js';
 import { sqlUserStore } from './users.js';
 
-export type { HotQueryOptions, SqlDialectName } from './context.js';
+export type { SqlDialectName } from './context.js';
 
 /**
  * The SQL adapter: the whole storage contract, operator and optional methods included, with
@@ -23,8 +23,6 @@ export interface SqlStorage extends Storage {
   ephemeral: Required<EphemeralStore>;
   clients: Required<ClientStore>;
   users: Required<UserStore>;
-  /** Writes of one commit point in one transaction; on PostgreSQL in one statement. */
-  batch: NonNullable<Storage['batch']>;
   /**
    * Deletes expired ephemeral entries, grants revoked longer ago than the retention, and tokens
    * that can no longer work. Each statement deletes at most `batchSize` rows; rejects with a
@@ -50,10 +48,10 @@ export function createSqlStorage(
   root: Kysely<Database>,
   dialect: SqlDialectName,
   schema: string | undefined,
-  hot: HotQueryOptions = {},
+  driver: StatementDriver,
 ): SqlStorage {
   const db = schema === undefined ? root : root.withSchema(schema);
-  const ctx = sqlContext(db, dialect, hot);
+  const ctx: SqlContext = { db, postgres: dialect === 'postgres', prepare: statementPreparer(root, driver) };
 
   return {
     dialect,
@@ -62,8 +60,6 @@ export function createSqlStorage(
     users: sqlUserStore(ctx),
     grants: sqlGrantStore(ctx),
     tokens: sqlTokenStore(ctx),
-    batch: sqlBatch(ctx),
-    ...(ctx.postgres ? { batchSavesRoundTrips: true } : {}),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 
     async migrate() {

@@ -1,17 +1,23 @@
 import type { Updateable } from 'kysely';
 import type { ClientChanges, ClientRecord, ClientStore } from '../types.js';
 import type { SqlContext } from './context.js';
-import { clientRow, COLUMNS, scopeText, toClient, type ClientRow } from './rows.js';
+import { param } from './prepared.js';
+import { clientRow, COLUMNS, scopeText, toClient } from './rows.js';
 import type { Database } from './schema.js';
 
 /**
  * The {@link ClientStore} on table `oauth_clients`, operator methods included. `find` is a
  * prepared primary-key lookup; the operator methods are built per call.
  */
-export function sqlClientStore(ctx: SqlContext): Required<ClientStore> {
-  const { db } = ctx;
-  const findClient = prepareClientFind(ctx);
-  const find = async (clientId: string) => clientOf((await findClient(db, { clientId })).rows);
+export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStore> {
+  // [clientId]
+  const byId = prepare(
+    db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', param),
+  );
+  const find = async (clientId: string): Promise<ClientRecord | null> => {
+    const [row] = await byId([clientId]);
+    return row ? toClient(row) : null;
+  };
 
   return {
     find,
@@ -55,17 +61,6 @@ export function sqlClientStore(ctx: SqlContext): Required<ClientStore> {
     },
   };
 }
-
-/** The read of `clients.find`, prepared: a primary-key lookup. */
-export function prepareClientFind({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { clientId: string }) =>
-    db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients).where('client_id', '=', p.clientId),
-  );
-}
-
-/** What `clients.find` resolves from its rows. */
-export const clientOf = (rows: readonly ClientRow[]): ClientRecord | null =>
-  rows[0] ? toClient(rows[0]) : null;
 
 /** The columns `changes` sets; a key whose value is `undefined` is no change. */
 function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clients']> {

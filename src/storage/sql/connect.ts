@@ -28,6 +28,13 @@ export interface ConnectStorageOptions {
   idleTimeoutMs?: number;
   /** PostgreSQL: the `application_name` of the connections (see `pg_stat_activity`). Default `openid-oauth-bridge`. */
   applicationName?: string;
+  /**
+   * PostgreSQL: run the request path's statements as named prepared statements, parsed and
+   * planned once per connection. Default `true`; set `false` behind a pooler that does not keep
+   * prepared statements (PgBouncer in transaction mode before 1.21, or without
+   * `max_prepared_statements`).
+   */
+  preparedStatements?: boolean;
   /** SQLite: how long a writer waits for another process's write lock, in ms. Default 5000. */
   busyTimeoutMs?: number;
   /**
@@ -136,7 +143,12 @@ async function openPostgres(url: string, options: ConnectStorageOptions): Promis
   // An idle client whose connection the server dropped emits 'error' on the pool; without a
   // listener that would crash the process. The next query opens a fresh connection.
   pool.on('error', () => undefined);
-  return sqlStorage(schema === undefined ? { postgres: pool } : { postgres: pool, schema });
+  const preparedStatements = options.preparedStatements ?? true;
+  return sqlStorage(
+    schema === undefined
+      ? { postgres: pool, preparedStatements }
+      : { postgres: pool, schema, preparedStatements },
+  );
 }
 
 async function importDriver<T>(name: 'better-sqlite3' | 'pg'): Promise<T> {

@@ -1,63 +1,8 @@
 import { sql } from 'kysely';
 import type { EphemeralCounter, EphemeralStore } from '../types.js';
 import type { SqlContext } from './context.js';
+import { param } from './prepared.js';
 import { DEFAULT_BATCH_SIZE, deleteInBatches } from './prune.js';
-
-/**
- * The upsert of `key`: insert, or overwrite value and expiry on a conflict; with
- * `onlyExpiredAt`, only a row expired at that instant.
- */
-function upsert(
-  db: SqlContext['db'],
-  p: { key: string; value: string; expiresAt: number },
-  onlyExpiredAt?: number,
-) {
-  return db
-    .insertInto('oauth_ephemeral')
-    .values({ key: p.key, value: p.value, expires_at: p.expiresAt })
-    .onConflict((oc) => {
-      const update = oc.column('key').doUpdateSet((eb) => ({
-        value: eb.ref('excluded.value'),
-        expires_at: eb.ref('excluded.expires_at'),
-      }));
-      return onlyExpiredAt === undefined
-        ? update
-        : update.where('oauth_ephemeral.expires_at', '<=', onlyExpiredAt);
-    });
-}
-
-/** The upsert of `ephemeral.set`, prepared. */
-export function preparePut({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { key: string; value: string; expiresAt: number }) => upsert(db, p));
-}
-
-/** The upsert of `ephemeral.add`, prepared: returns the key only when it wrote the row. */
-export function preparePutIfAbsent({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { key: string; value: string; expiresAt: number; now: number }) =>
-    upsert(db, p, p.now).returning('key'),
-  );
-}
-
-/** The read of `ephemeral.get`, prepared: a live entry's value. */
-export function prepareGet({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { key: string; now: number }) =>
-    db.selectFrom('oauth_ephemeral').select('value').where('key', '=', p.key).where('expires_at', '>', p.now),
-  );
-}
-
-/** What `ephemeral.get` and `ephemeral.take` resolve from their rows. */
-export const valueOf = (rows: readonly { value: string }[]): string | null => rows[0]?.value ?? null;
-
-/** The `DELETE … RETURNING` of `ephemeral.take`, prepared. */
-export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { key: string; now: number }) =>
-    db
-      .deleteFrom('oauth_ephemeral')
-      .where('key', '=', p.key)
-      .where('expires_at', '>', p.now)
-      .returning('value'),
-  );
-}
 
 /**
  * The {@link EphemeralStore} on table `oauth_ephemeral`. Each method is one statement, so its
@@ -75,15 +20,40 @@ export function prepareTake({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>)
  */
 export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
   const { db, prepare } = ctx;
-  const find = prepareGet(ctx);
-  const put = preparePut(ctx);
-  const putIfAbsent = preparePutIfAbsent(ctx);
-  const takeLive = prepareTake(ctx);
-  const count = prepare((p: { key: string; expiresAt: number; now: number }) => {
-    const expired = sql<boolean>`${sql.ref('oauth_ephemeral.expires_at')} <= ${p.now}`;
-    return db
+  /** Inserts [key, value, expiresAt], or overwrites value and expiry (with `onlyExpired`: of a row expired at [now]). */
+  const upsert = (onlyExpired: boolean) =>
+    db
       .insertInto('oauth_ephemeral')
-      .values({ key: p.key, value: '1', expires_at: p.expiresAt })
+      .values({ key: param, value: param, expires_at: param })
+      .onConflict((oc) => {
+        const update = oc.column('key').doUpdateSet((eb) => ({
+          value: eb.ref('excluded.value'),
+          expires_at: eb.ref('excluded.expires_at'),
+        }));
+        return onlyExpired ? update.where('oauth_ephemeral.expires_at', '<=', param) : update;
+      });
+  // [key, value, expiresAt]
+  const put = prepare(upsert(false));
+  // [key, value, expiresAt, now]: returns the key only when it wrote the row.
+  const putIfExpired = prepare(upsert(true).returning('key'));
+  // [key, now]
+  const find = prepare(
+    db.selectFrom('oauth_ephemeral').select('value').where('key', '=', param).where('expires_at', '>', param),
+  );
+  // [key, now]
+  const takeLive = prepare(
+    db
+      .deleteFrom('oauth_ephemeral')
+      .where('key', '=', param)
+      .where('expires_at', '>', param)
+      .returning('value'),
+  );
+  // [key, expiresAt, now, now]
+  const expired = sql<boolean>`${sql.ref('oauth_ephemeral.expires_at')} <= ${param}`;
+  const count = prepare(
+    db
+      .insertInto('oauth_ephemeral')
+      .values({ key: param, value: sql<string>`'1'`, expires_at: param })
       .onConflict((oc) =>
         oc.column('key').doUpdateSet((eb) => ({
           value: eb
@@ -100,30 +70,33 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
             .end(),
         })),
       )
-      .returning(['value', 'expires_at']);
-  });
-  const remove = prepare((p: { key: string }) => db.deleteFrom('oauth_ephemeral').where('key', '=', p.key));
+      .returning(['value', 'expires_at']),
+  );
+  // [key]
+  const remove = prepare(db.deleteFrom('oauth_ephemeral').where('key', '=', param));
 
   return {
     async get(key, now) {
-      return valueOf((await find(db, { key, now })).rows);
+      const [row] = await find([key, now]);
+      return row?.value ?? null;
     },
     async set(key, value, expiresAt) {
-      await put(db, { key, value, expiresAt });
+      await put([key, value, expiresAt]);
     },
     async add(key, value, expiresAt, now) {
-      return (await putIfAbsent(db, { key, value, expiresAt, now })).rows.length > 0;
+      return (await putIfExpired([key, value, expiresAt, now])).length > 0;
     },
     async take(key, now) {
-      return valueOf((await takeLive(db, { key, now })).rows);
+      const [row] = await takeLive([key, now]);
+      return row?.value ?? null;
     },
     async increment(key, expiresAt, now): Promise<EphemeralCounter> {
-      const [row] = (await count(db, { key, expiresAt, now })).rows;
+      const [row] = await count([key, expiresAt, now, now]);
       if (row === undefined) throw new Error('oauth_ephemeral: the counter upsert returned no row');
       return { count: Number(row.value), expiresAt: Number(row.expires_at) };
     },
     async delete(key) {
-      await remove(db, { key });
+      await remove([key]);
     },
     async prune(now) {
       return deleteInBatches(ctx, 'oauth_ephemeral', (eb) => eb('expires_at', '<=', now), DEFAULT_BATCH_SIZE);

@@ -98,12 +98,11 @@ const UNGUARDED = new Set(['migrate', 'close']);
  * walking the adapter's objects so that a method added later is guarded too, and `prune`.
  */
 export function guardSqlFaults<T extends object>(storage: T): T {
-  // A top-level method runs on the object it is called on (`batch` tells its own stores from
-  // those of a storage assembled around them); a store's method on its store.
-  const guard = (fn: (...args: unknown[]) => unknown, self: object, keepReceiver = false) =>
-    async function guarded(this: unknown, ...args: unknown[]) {
+  const guard =
+    (fn: (...args: unknown[]) => unknown, self: object) =>
+    async (...args: unknown[]) => {
       try {
-        return await fn.apply(keepReceiver && this !== undefined ? this : self, args);
+        return await fn.apply(self, args);
       } catch (err) {
         throw classifySqlError(err);
       }
@@ -111,7 +110,7 @@ export function guardSqlFaults<T extends object>(storage: T): T {
   const guarded: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(storage)) {
     if (typeof value === 'function' && !UNGUARDED.has(key)) {
-      guarded[key] = guard(value as (...args: unknown[]) => unknown, storage, key === 'batch');
+      guarded[key] = guard(value as (...args: unknown[]) => unknown, storage);
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
       const domain: Record<string, unknown> = {};
       for (const [name, method] of Object.entries(value)) {

@@ -1,64 +1,59 @@
-import type { GrantStore } from '../types.js';
+import type { GrantRecord, GrantStore } from '../types.js';
 import type { SqlContext } from './context.js';
+import { param } from './prepared.js';
 import { COLUMNS, scopeText, toGrant } from './rows.js';
-
-/** The read of `grants.list({ userId, clientId })`, prepared: a primary-key lookup. */
-export function prepareGrantFind({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: { userId: string; clientId: string }) =>
-    db
-      .selectFrom('oauth_grants')
-      .select(COLUMNS.oauth_grants)
-      .where('user_id', '=', p.userId)
-      .where('client_id', '=', p.clientId),
-  );
-}
 
 /**
  * The {@link GrantStore} on table `oauth_grants`: primary key (user_id, client_id), `grant_id`
  * unique, indexed by client and by revocation time (for `prune`).
  */
-export function sqlGrantStore(ctx: SqlContext): GrantStore {
-  const { db, prepare } = ctx;
-  const findPair = prepareGrantFind(ctx);
+export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
+  // [userId, clientId]: a primary-key lookup.
+  const byPair = prepare(
+    db
+      .selectFrom('oauth_grants')
+      .select(COLUMNS.oauth_grants)
+      .where('user_id', '=', param)
+      .where('client_id', '=', param),
+  );
   // One upsert on the (user_id, client_id) key: a grant of the pair, whatever its grant_id, is
   // overwritten in place; a grant_id taken by another pair violates its unique index and rejects.
   const upsert = prepare(
-    (p: {
-      grantId: string;
-      userId: string;
-      clientId: string;
-      scopes: string;
-      createdAt: number;
-      updatedAt: number;
-      revokedAt: number | null;
-    }) =>
-      db
-        .insertInto('oauth_grants')
-        .values({
-          grant_id: p.grantId,
-          user_id: p.userId,
-          client_id: p.clientId,
-          scopes: p.scopes,
-          created_at: p.createdAt,
-          updated_at: p.updatedAt,
-          revoked_at: p.revokedAt,
-        })
-        .onConflict((oc) =>
-          oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
-            grant_id: eb.ref('excluded.grant_id'),
-            scopes: eb.ref('excluded.scopes'),
-            created_at: eb.ref('excluded.created_at'),
-            updated_at: eb.ref('excluded.updated_at'),
-            revoked_at: eb.ref('excluded.revoked_at'),
-          })),
-        ),
+    db
+      .insertInto('oauth_grants')
+      .values({
+        grant_id: param,
+        user_id: param,
+        client_id: param,
+        scopes: param,
+        created_at: param,
+        updated_at: param,
+        revoked_at: param,
+      })
+      .onConflict((oc) =>
+        oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
+          grant_id: eb.ref('excluded.grant_id'),
+          scopes: eb.ref('excluded.scopes'),
+          created_at: eb.ref('excluded.created_at'),
+          updated_at: eb.ref('excluded.updated_at'),
+          revoked_at: eb.ref('excluded.revoked_at'),
+        })),
+      ),
   );
+  const row = (grant: GrantRecord) => [
+    grant.grantId,
+    grant.userId,
+    grant.clientId,
+    scopeText(grant.scopes),
+    grant.createdAt,
+    grant.updatedAt,
+    grant.revokedAt,
+  ];
 
   return {
     async list({ userId, clientId }) {
-      if (userId !== undefined && clientId !== undefined) {
-        return (await findPair(db, { userId, clientId })).rows.map(toGrant);
-      }
+      if (userId !== undefined && clientId !== undefined)
+        return (await byPair([userId, clientId])).map(toGrant);
       const rows = await db
         .selectFrom('oauth_grants')
         .select(COLUMNS.oauth_grants)
@@ -71,10 +66,9 @@ export function sqlGrantStore(ctx: SqlContext): GrantStore {
       return rows.map(toGrant);
     },
     async save(grant) {
-      const row = { ...grant, scopes: scopeText(grant.scopes) };
       for (let attempt = 1; ; attempt++) {
         try {
-          await upsert(db, row);
+          await upsert(row(grant));
           return;
         } catch (err) {
           if (attempt === SAVE_ATTEMPTS || !(isGrantIdConflict(err) || isDeadlock(err))) throw err;

@@ -1,10 +1,7 @@
-import { Kysely, PostgresDialect, type PostgresPool, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, type PostgresPool, SqliteDialect, type SqliteDatabase } from 'kysely';
 import { createSqlStorage, type SqlStorage } from './adapter.js';
-import { adoptStores } from './batch.js';
 import { guardSqlFaults } from './faults.js';
-import { namingStatements } from './named.js';
 import type { Database } from './schema.js';
-import { sqliteKysely } from './sqlite-direct.js';
 
 /** A database handle for {@link sqlStorage}: a `pg` pool or a `better-sqlite3` database. */
 export type SqlDatabaseHandle =
@@ -14,10 +11,10 @@ export type SqlDatabaseHandle =
       /** Keep the tables in this PostgreSQL schema (created by `migrate()`); default the search path. */
       schema?: string;
       /**
-       * Run the frequent queries as named prepared statements, which each connection has the
-       * server parse and plan once. Default `true`. Set `false` behind a connection pooler that
-       * does not keep prepared statements (PgBouncer in transaction mode before 1.21, or without
-       * `max_prepared_statements`).
+       * Run the request path's statements as named prepared statements, which each connection
+       * has the server parse and plan once. Default `true`. Set `false` behind a connection pooler
+       * that does not keep prepared statements (PgBouncer in transaction mode before 1.21, or
+       * without `max_prepared_statements`).
        */
       preparedStatements?: boolean;
     }
@@ -47,15 +44,15 @@ export type SqlDatabaseHandle =
 export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
   if ('postgres' in handle) {
     keepCheckedOutClientErrorsHandled(handle.postgres);
-    const named = handle.preparedStatements === false ? undefined : namingStatements(handle.postgres);
-    const db = new Kysely<Database>({
-      dialect: new PostgresDialect({ pool: named?.pool ?? handle.postgres }),
-    });
-    return guarded(createSqlStorage(db, 'postgres', handle.schema, { statementNames: named?.names }));
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: handle.postgres }) });
+    const named = handle.preparedStatements !== false;
+    return guardSqlFaults(
+      createSqlStorage(db, 'postgres', handle.schema, { postgres: handle.postgres, named }),
+    );
   }
   if ('sqlite' in handle) {
-    const { db, runDirectly, runBatchDirectly } = sqliteKysely(handle.sqlite);
-    return guarded(createSqlStorage(db, 'sqlite', undefined, { runDirectly, runBatchDirectly }));
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle.sqlite }) });
+    return guardSqlFaults(createSqlStorage(db, 'sqlite', undefined, { sqlite: handle.sqlite }));
   }
   throw new TypeError('sqlStorage needs { postgres: pool } or { sqlite: database }');
 }
@@ -67,13 +64,6 @@ export function sqlStorage(handle: SqlDatabaseHandle): SqlStorage {
  * (and answered 503). A listener on every new client keeps it to that rejection; the pool drops
  * the client when it is released, since it is no longer queryable.
  */
-/** The adapter with its outages classified, its batch told which stores are its own. */
-function guarded(raw: SqlStorage): SqlStorage {
-  const storage = guardSqlFaults(raw);
-  adoptStores(storage, raw.batch);
-  return storage;
-}
-
 function keepCheckedOutClientErrorsHandled(pool: PostgresPool): void {
   const events = pool as PostgresPool & {
     on?: (event: 'connect', listener: (client: { on(event: 'error', fn: () => void): void }) => void) => void;

@@ -1,121 +1,93 @@
-import type { Compilable, CompiledQuery, Kysely, QueryResult, Transaction } from 'kysely';
+import { createHash } from 'node:crypto';
+import {
+  type Compilable,
+  CompiledQuery,
+  type Kysely,
+  type PostgresPool,
+  sql,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 import type { Database } from './schema.js';
 
-/** Where a prepared query runs: the Kysely instance (with its schema, if any) or a transaction of it. */
-export type Executor = Kysely<Database> | Transaction<Database>;
-
-/** A query built and compiled once; each call runs its SQL with the given values bound. */
-export type PreparedQuery<P, O> = ((db: Executor, params: P) => Promise<QueryResult<O>>) & {
-  /** The compiled SQL, the same for every call. */
-  readonly sql: string;
-  /** The values bound to the SQL's parameters for `params`, in order (for a batch). */
-  bind(params: P): unknown[];
-};
-
 /**
- * Runs compiled SQL on `db`'s connection at once, bypassing Kysely's executor, and returns what
- * Kysely would have resolved; or returns `undefined` when it cannot do so safely now, and the
- * query goes through Kysely. Throws what Kysely would have rejected with. See sqlite-direct.ts.
- */
-export type DirectRunner = (
-  db: Executor,
-  sql: string,
-  parameters: readonly unknown[],
-) => QueryResult<unknown> | undefined;
-
-/** One statement of a batch: its SQL and its bound values. */
-export interface BatchStep {
-  sql: string;
-  parameters: readonly unknown[];
-}
-
-/**
- * Runs the statements of a batch in one transaction at once, when the executor's connection is
- * free (SQLite), resolving each statement's result; `undefined` when it cannot, and the batch then
- * goes through a Kysely transaction.
- */
-export type DirectBatchRunner = (
-  db: Executor,
-  steps: readonly BatchStep[],
-) => QueryResult<unknown>[] | undefined;
-
-export interface PrepareOptions {
-  /** Receives the SQL text (to run it as a named statement on PostgreSQL). */
-  onCompiled?: (sql: string) => void;
-  /** Tried before Kysely on each call (SQLite). */
-  runDirectly?: DirectRunner;
-}
-
-/** Stands in for the value of parameter `name` while the query is built and compiled. */
-class Placeholder {
-  constructor(readonly name: string) {}
-}
-
-/**
- * Builds a query once, with a placeholder in place of each value of `params`, compiles it, and
- * returns a function that runs the compiled SQL with new values. Building and compiling a query
- * with Kysely costs far more than running a primary-key lookup, and the same SQL text each time
- * lets the driver reuse its prepared statement (see statements.ts).
- *
- * `build` must use each parameter as a plain value (`where(col, '=', p.x)`, `values({ col: p.x })`,
- * `set({ col: p.x })`, `${p.x}` in `sql`), never compute with it or branch on it: the query's
- * shape is fixed when it is compiled. Values that are not parameters (a literal `0`) stay as
- * compiled. The SQL is compiled by the Kysely instance `build` uses, so its `withSchema` applies.
- * Kysely compiles the SQL text either way: `runDirectly` only runs the same text sooner.
+ * A parameter of a prepared statement: a query built for {@link PrepareStatement} takes its
+ * values where it says `param`, and each run binds them in that order.
  *
  * @example
- * const findUser = prepareQuery((p: { id: string }) => db.selectFrom('oauth_users').selectAll().where('id', '=', p.id));
- * const { rows } = await findUser(db, { id });
+ * const get = prepare(db.selectFrom('oauth_ephemeral').select('value').where('key', '=', param));
+ * const [row] = await get([key]);
  */
-export function prepareQuery<P extends Record<string, unknown>, O>(
-  build: (params: P) => Compilable<O>,
-  { onCompiled, runDirectly }: PrepareOptions = {},
-): PreparedQuery<P, O> {
-  const used = new Set<string>();
-  const placeholders = new Proxy({} as P, {
-    get(_target, name) {
-      if (typeof name !== 'string') return undefined;
-      used.add(name);
-      return new Placeholder(name);
-    },
-  });
-  const compiled = build(placeholders).compile();
-  // Per parameter of the compiled SQL: the name of the value it takes, or the constant it is.
-  const names: (string | undefined)[] = [];
-  const constants: unknown[] = [];
-  for (const parameter of compiled.parameters) {
-    names.push(parameter instanceof Placeholder ? parameter.name : undefined);
-    constants.push(parameter instanceof Placeholder ? undefined : parameter);
-  }
-  for (const name of used) {
-    if (!names.includes(name)) {
-      throw new Error(`prepareQuery: parameter ${name} was not compiled as a bound value: ${compiled.sql}`);
+export const param = sql.raw<never>('?');
+
+/** A statement prepared once; each call runs it with `values` bound to its parameters, in order. */
+export type Prepared<O> = (values: readonly unknown[]) => Promise<O[]>;
+
+/** Prepares `query`, compiled once by Kysely, with the driver's own prepared statements. */
+export type PrepareStatement = <O>(query: Compilable<O>) => Prepared<O>;
+
+/** The driver the statements run on, as the adapter's handle gave it. */
+export type StatementDriver =
+  | { sqlite: SqliteDatabase }
+  | {
+      postgres: PostgresPool;
+      /** Run as named statements; `false` behind a pooler that keeps none (PgBouncer). */
+      named: boolean;
+    };
+
+/** A `pg` client's query with a config object, which Kysely's `PostgresPoolClient` type leaves out. */
+interface PgClient {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/**
+ * The SQL adapter's statements on the request path, prepared with the driver's own API. Building
+ * and compiling a query with Kysely costs more than running a primary-key lookup, and so does
+ * having the database parse and plan it each time: each statement is compiled once, then run as
+ * a `better-sqlite3` statement prepared once (SQLite) or a named statement, which each connection
+ * parses and plans once (PostgreSQL, `pg`'s `name`). The SQL text is the one Kysely compiles,
+ * so a schema of `db` (`withSchema`) applies. A query must give every value as {@link param}.
+ *
+ * On SQLite a statement runs at once on the handle, unless a transaction is open on it (a Kysely
+ * transaction: `clients.remove`, a migration): then it waits in Kysely's queue for the
+ * connection, since run now it would join that transaction.
+ *
+ * @internal
+ */
+export function statementPreparer(db: Kysely<Database>, driver: StatementDriver): PrepareStatement {
+  const throughKysely = async <O>(text: string, values: readonly unknown[]) =>
+    (await db.executeQuery(CompiledQuery.raw(text, [...values]))).rows as O[];
+
+  return <O>(query: Compilable<O>): Prepared<O> => {
+    const compiled = query.compile();
+    if (compiled.parameters.length > 0)
+      throw new Error(`a prepared statement takes its values as param: ${compiled.sql}`);
+    if ('sqlite' in driver) {
+      const database = driver.sqlite as SqliteDatabase & { readonly inTransaction?: boolean };
+      const text = compiled.sql;
+      let statement: SqliteStatement | undefined;
+      return async (values) => {
+        if (database.inTransaction === true) return throughKysely<O>(text, values);
+        statement ??= database.prepare(text);
+        if (statement.reader) return statement.all(values) as O[];
+        statement.run(values);
+        return [];
+      };
     }
-  }
-  const { query, queryId, sql } = compiled;
-  onCompiled?.(sql);
-  const count = names.length;
-  const bind = (params: P): unknown[] => {
-    const parameters = new Array<unknown>(count);
-    for (let i = 0; i < count; i++) {
-      const name = names[i];
-      parameters[i] = name === undefined ? constants[i] : params[name];
-    }
-    return parameters;
-  };
-  const run = (db: Executor, params: P): Promise<QueryResult<O>> => {
-    const parameters = bind(params);
-    if (runDirectly !== undefined) {
-      let result: QueryResult<unknown> | undefined;
+    let n = 0;
+    const text = compiled.sql.replace(/\?/g, () => `$${++n}`);
+    if (!driver.named) return (values) => throughKysely<O>(text, values);
+    // A hash of the text: adapters sharing a pool agree on it, and two schemas' texts differ.
+    const name = `oob_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    const { postgres: pool } = driver;
+    return async (values) => {
+      const client = await pool.connect();
       try {
-        result = runDirectly(db, sql, parameters);
-      } catch (err) {
-        return Promise.reject(err);
+        const { rows } = await (client as unknown as PgClient).query({ name, text, values: [...values] });
+        return rows as O[];
+      } finally {
+        client.release();
       }
-      if (result !== undefined) return Promise.resolve(result as QueryResult<O>);
-    }
-    const compiledQuery: CompiledQuery<O> = { query, queryId, sql, parameters };
-    return db.executeQuery(compiledQuery);
+    };
   };
-  return Object.assign(run, { sql, bind });
 }

@@ -3,9 +3,8 @@ import type { ClientRecord, GrantRecord, TokenRecord, UserRecord } from '../type
 import type { Database } from './schema.js';
 
 /**
- * The columns the prepared queries read, listed rather than `*`: a column added by a later
- * migration changes no prepared statement's result (PostgreSQL refuses to run a named statement
- * whose result columns changed). The row mappers' types check that no column is missing.
+ * The columns the queries read, listed rather than `*`: a row holds what its mapper uses, and no
+ * more when a later migration adds a column. The row mappers' types check that none is missing.
  */
 export const COLUMNS = {
   oauth_clients: [

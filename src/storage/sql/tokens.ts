@@ -1,24 +1,34 @@
 import { sql } from 'kysely';
-import type { FoundTokenRecord, TokenRecord, TokenStore } from '../types.js';
+import type { FoundTokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
-import { COLUMNS, scopeText, toClient, toGrant, toToken } from './rows.js';
+import { param } from './prepared.js';
+import { scopeText, toClient, toGrant, toToken } from './rows.js';
 
-/** The upsert of `tokens.save`, prepared: one row of `oauth_tokens`, replaced by hash. */
-export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare((p: Omit<TokenRecord, 'scopes'> & { scopes: string }) =>
+/**
+ * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
+ * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
+ * token's grant (by `grant_id`, its unique index) and client (by primary key).
+ *
+ * `find` reads the joined row as one JSON array, in the order of FOUND_COLUMNS: the drivers build
+ * a row of 28 columns (and PostgreSQL describes it) at a cost per column, far more than one
+ * `JSON.parse`.
+ */
+export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
+  // [tokenHash, type, grantId, clientId, userId, scopes, createdAt, expiresAt, origin, rotatedAt]
+  const upsert = prepare(
     db
       .insertInto('oauth_tokens')
       .values({
-        token_hash: p.tokenHash,
-        type: p.type,
-        grant_id: p.grantId,
-        client_id: p.clientId,
-        user_id: p.userId,
-        scopes: p.scopes,
-        created_at: p.createdAt,
-        expires_at: p.expiresAt,
-        origin: p.origin,
-        rotated_at: p.rotatedAt,
+        token_hash: param,
+        type: param,
+        grant_id: param,
+        client_id: param,
+        user_id: param,
+        scopes: param,
+        created_at: param,
+        expires_at: param,
+        origin: param,
+        rotated_at: param,
       })
       .onConflict((oc) =>
         oc.column('token_hash').doUpdateSet((eb) => ({
@@ -34,95 +44,42 @@ export function prepareTokenUpsert({ db, prepare }: Pick<SqlContext, 'db' | 'pre
         })),
       ),
   );
-}
-
-/**
- * The insert of a batch's `tokens.saveFrom`, prepared: the new token's own columns, and the
- * client, user, grant and scopes of the refresh token `from` of `clientId`; nothing without it.
- * Returns the new hash when it inserted.
- */
-export function prepareTokenSaveFrom({ db, prepare }: Pick<SqlContext, 'db' | 'prepare'>) {
-  return prepare(
-    (p: {
-      from: string;
-      clientId: string;
-      tokenHash: string;
-      type: TokenRecord['type'];
-      createdAt: number;
-      expiresAt: number | null;
-      origin: TokenRecord['origin'];
-    }) =>
-      db
-        .insertInto('oauth_tokens')
-        .columns(COLUMNS.oauth_tokens)
-        .expression((eb) =>
-          eb
-            .selectFrom('oauth_tokens as f')
-            .select([
-              eb.val(p.tokenHash).as('token_hash'),
-              eb.val(p.type).as('type'),
-              'f.grant_id',
-              'f.client_id',
-              'f.user_id',
-              'f.scopes',
-              eb.val(p.createdAt).as('created_at'),
-              eb.val(p.expiresAt).as('expires_at'),
-              eb.val(p.origin).as('origin'),
-              sql<null>`null`.as('rotated_at'),
-            ])
-            .where('f.token_hash', '=', p.from)
-            .where('f.type', '=', 'refresh_token')
-            .where('f.client_id', '=', p.clientId),
-        )
-        .returning('token_hash'),
-  );
-}
-
-/**
- * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
- * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
- * token's grant (by `grant_id`, its unique index) and client (by primary key).
- */
-export function sqlTokenStore(ctx: SqlContext): TokenStore {
-  const { db } = ctx;
-  const upsert = prepareTokenUpsert(ctx);
-  const findWithGrantAndClient = prepareTokenFind(ctx);
-
-  return {
-    async save(token) {
-      await upsert(db, { ...token, scopes: scopeText(token.scopes) });
-    },
-    async find(tokenHash) {
-      return foundTokenOf((await findWithGrantAndClient(db, { tokenHash })).rows);
-    },
-  };
-}
-
-/**
- * The read of `tokens.find`, prepared: the token joined with its grant (by `grant_id`, its unique
- * index) and client (by primary key). The row comes as one JSON array, in the order of
- * FOUND_COLUMNS: the drivers build a row of 28 columns (and PostgreSQL describes it) at a cost per
- * column, far more than one JSON.parse.
- */
-export function prepareTokenFind({ db, postgres, prepare }: Pick<SqlContext, 'db' | 'postgres' | 'prepare'>) {
-  const jsonArray = postgres ? 'json_build_array' : 'json_array';
-  return prepare((p: { tokenHash: string }) =>
+  const jsonArray = sql.raw(postgres ? 'json_build_array' : 'json_array');
+  // [tokenHash]
+  const withGrantAndClient = prepare(
     db
       .selectFrom('oauth_tokens as t')
       .leftJoin('oauth_grants as g', 'g.grant_id', 't.grant_id')
       .leftJoin('oauth_clients as c', 'c.client_id', 't.client_id')
       .select(
-        sql<string>`cast(${sql.raw(jsonArray)}(${sql.join(FOUND_COLUMNS.map((column) => sql.ref(column)))}) as text)`.as(
+        sql<string>`cast(${jsonArray}(${sql.join(FOUND_COLUMNS.map((column) => sql.ref(column)))}) as text)`.as(
           'found',
         ),
       )
-      .where('t.token_hash', '=', p.tokenHash),
+      .where('t.token_hash', '=', param),
   );
-}
 
-/** What `tokens.find` resolves from its rows. */
-export const foundTokenOf = (rows: readonly { found: string }[]): FoundTokenRecord | null =>
-  rows[0] ? found(JSON.parse(rows[0].found) as FoundRow) : null;
+  return {
+    async save(token) {
+      await upsert([
+        token.tokenHash,
+        token.type,
+        token.grantId,
+        token.clientId,
+        token.userId,
+        scopeText(token.scopes),
+        token.createdAt,
+        token.expiresAt,
+        token.origin,
+        token.rotatedAt,
+      ]);
+    },
+    async find(tokenHash) {
+      const [row] = await withGrantAndClient([tokenHash]);
+      return row ? found(JSON.parse(row.found) as FoundRow) : null;
+    },
+  };
+}
 
 /** What `find` reads, in the order of {@link FoundRow}: the token, its grant, its client. */
 const FOUND_COLUMNS = [

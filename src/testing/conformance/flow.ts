@@ -13,9 +13,7 @@ import {
   type TokenResponse,
 } from '../../grants/index.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
-import { callsWithin, instrumentStorage } from './instrument.js';
-import { runBatch } from '../../grants/batch.js';
-import { accessTokenAhead } from '../../grants/tokens.js';
+import { instrumentStorage } from './instrument.js';
 import { clientRecord, freshId } from './fixtures.js';
 
 /*
@@ -98,25 +96,6 @@ export function refresh(deps: GrantDeps, enrolment: Enrolment, refreshToken: str
   return refreshAccessToken(deps, enrolment.client, { refreshToken, scope: undefined }, NO_CONTEXT);
 }
 
-/**
- * A refresh as the token endpoint makes it where a batch is one round trip: the access token saved
- * with the read of the refresh token (`tokens.saveFrom`, in one batch, or one call after the other
- * without one), then the rules, which hand it out only if every check passes. Resolves the answer,
- * or the error, with the token written ahead.
- */
-export async function refreshWrittenAhead(deps: GrantDeps, enrolment: Enrolment, refreshToken: string) {
-  const ahead = accessTokenAhead(deps, hashSecret(refreshToken), enrolment.client.clientId, Date.now());
-  const [saved] = await runBatch(deps.storage, [
-    ahead.write,
-    { op: 'tokens.find', tokenHash: hashSecret(refreshToken) },
-  ]);
-  const params = { refreshToken, scope: undefined };
-  const answer = await settle(
-    refreshAccessToken(deps, enrolment.client, params, NO_CONTEXT, { ...ahead, saved }),
-  );
-  return { answer, ahead, saved };
-}
-
 /** The operator's `grants revoke` (and the applications page's revoke button). */
 export function revoke(deps: GrantDeps, enrolment: Enrolment): Promise<boolean> {
   return revokeApplication(deps, enrolment.userId, enrolment.client.clientId, 'operator');
@@ -150,9 +129,7 @@ export function tokenLedger(storage: Storage): TokenLedger {
     saved,
     storage: instrumentStorage(storage, async (call, run) => {
       const result = await run();
-      for (const c of callsWithin({ ...call, result })) {
-        if (c.method === 'tokens.save') saved.push(c.args[0] as TokenRecord);
-      }
+      if (call.method === 'tokens.save') saved.push(call.args[0] as TokenRecord);
       return result;
     }),
     async working(filter) {

@@ -7,14 +7,12 @@ import type {
   OptionalPart,
   StorageConformanceOptions,
 } from './api.js';
-import { batchTests } from './batch.js';
 import { clientAdminTests } from './client-admin.js';
 import { clientTests } from './clients.js';
 import { without } from './fixtures.js';
 import { ephemeralTests } from './ephemeral.js';
 import { faultSweepTests } from './fault-sweeps.js';
 import { grantTests } from './grants.js';
-import { withoutBatch } from './instrument.js';
 import { pruneTests } from './prune.js';
 import { raceTests } from './races.js';
 import { rateLimitTests } from './rate-limit.js';
@@ -146,18 +144,10 @@ export function describeStorageConformance<S extends Storage>(
     grantTests(suite);
     tokenTests(suite);
     pruneTests(suite);
-    batchTests(suite);
     ruleTests(suite);
     removalRaceTests(suite);
     faultSweepTests(suite);
     raceTests(suite);
-    // The library takes one of two paths at a commit point: the adapter's batch, or the methods
-    // one by one. The groups above take the adapter's; these take the other one too.
-    test.describe('one call at a time (storage.batch left out)', () => {
-      const oneByOne: ConformanceSuite = { ...suite, storage: () => withoutBatch(storage()) };
-      ruleTests(oneByOne);
-      faultSweepTests(oneByOne);
-    });
     test.afterAll(async () => {
       if (stats.raceRuns === 0) return;
       const stopped = stats.interrupted ? `; ${stats.interrupted} stopped early by races.timeLimitMs` : '';

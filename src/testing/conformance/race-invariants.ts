@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { standingGrant } from '../../grants/index.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { describeError, grantDeps, isInvalidGrant, replays, tokensOf, works } from './flow.js';
-import { callsWithin } from './instrument.js';
 import { response, story, type Request, type World } from './race-world.js';
 
 const isAccessDenied = (error: unknown) => error instanceof OAuthError && error.code === 'access_denied';
@@ -17,12 +16,9 @@ const committed = (r: Request, key: string) =>
     a.calls.some(
       (call) =>
         call.outcome === 'ok' &&
-        callsWithin(call).some(
-          (c) =>
-            c.args[0] === key &&
-            ((c.method === 'ephemeral.take' && c.result !== null) ||
-              (c.method === 'ephemeral.add' && c.result === true)),
-        ),
+        call.args[0] === key &&
+        ((call.method === 'ephemeral.take' && call.result !== null) ||
+          (call.method === 'ephemeral.add' && call.result === true)),
     ),
   );
 
@@ -44,9 +40,12 @@ export async function checkNow(w: World): Promise<void> {
     }
   }
   // A replay needs another request that used the same code or refresh token: a retry after a
-  // failure before the commit point is never one.
+  // failure before the commit point is never one. A retry after a failure past it may be (a
+  // rotation whose mark of the replaced token failed fails closed).
   for (const r of w.requests) {
     if (replays(r.events).length === 0 || r.commitKey === null) continue;
+    const earlier = { ...r, attempts: r.attempts.slice(0, -1) };
+    if (committed(earlier, r.commitKey)) continue;
     const others = w.requests.filter(
       (o) => o !== r && o.commitKey === r.commitKey && committed(o, r.commitKey!),
     );

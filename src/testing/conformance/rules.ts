@@ -12,7 +12,6 @@ import {
   isInvalidGrant,
   issue,
   refresh,
-  refreshWrittenAhead,
   revoke,
   settle,
   tokenLedger,
@@ -85,6 +84,25 @@ export function ruleTests(suite: ConformanceSuite): void {
       );
     });
 
+    it('a used code presented by another client is refused and revokes nothing (RFC 6749 4.1.3)', async () => {
+      const { deps, events, enrolment } = await exchanged(false);
+      const code = await issue(deps, enrolment);
+      const tokens = await exchange(deps, enrolment, code);
+      const other = await enrol(storage(), putClient);
+      await expectRefused(
+        exchange(deps, { ...enrolment, client: other.client }, code),
+        'another client presenting a used code must be refused',
+      );
+      assert.ok(
+        !types(events).includes('code.replayed'),
+        `another client's used code must not be taken for a replay (events: ${types(events).join(', ')})`,
+      );
+      await expectAllWork(
+        tokensOf(tokens),
+        'another client presenting a used code must not revoke the grant',
+      );
+    });
+
     it(`${EXCHANGERS} concurrent exchanges of one code: exactly one succeeds, the others are refused`, async () => {
       const { deps, enrolment } = await exchanged(false);
       const code = await issue(deps, enrolment);
@@ -138,33 +156,6 @@ export function ruleTests(suite: ConformanceSuite): void {
         [...tokensOf(tokens), first.access_token, second.access_token],
         'refresh without rotation',
       );
-    });
-
-    it('without rotation, written ahead: the token saved with the read is the one handed out, and works', async () => {
-      const { deps, enrolment, tokens } = await exchanged(false);
-      const { answer, ahead, saved } = await refreshWrittenAhead(deps, enrolment, tokens.refresh_token!);
-      equal(saved, true, 'tokens.saveFrom of a refresh token of the client must save');
-      assert.ok(
-        answer.ok,
-        `a refresh written ahead must succeed, got ${answer.ok ? '' : describeError(answer.error)}`,
-      );
-      equal(
-        answer.value.access_token,
-        ahead.token,
-        'a refresh whose access token was written ahead must hand out that very token',
-      );
-      await expectAllWork([ahead.token, ...tokensOf(tokens)], 'refresh written ahead');
-    });
-
-    it('written ahead for a revoked grant: refused, and the token written ahead never works', async () => {
-      const { deps, enrolment, tokens } = await exchanged(false);
-      await revoke(deps, enrolment);
-      const { answer, ahead } = await refreshWrittenAhead(deps, enrolment, tokens.refresh_token!);
-      assert.ok(
-        !answer.ok && isInvalidGrant(answer.error),
-        'a refresh of a revoked grant must be refused (invalid_grant)',
-      );
-      await expectNoneWork([ahead.token], 'a token written ahead by a refused refresh');
     });
 
     it('with rotation: a new refresh token replaces the presented one, which is marked rotated', async () => {
