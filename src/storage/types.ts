@@ -155,7 +155,11 @@ export interface UserRecord {
   id: string;
   /** The verified external identifier (the OpenID claimed identifier). */
   identifier: string;
-  /** Name of the configured provider that asserted the identifier. */
+  /**
+   * The identifier's namespace: `openid` for a verified OpenID claimed identifier (a URL, one
+   * person whichever configured provider asserted it, so renaming a provider changes no user), or
+   * the provider a custom login strategy names for its own identifiers.
+   */
   provider: string;
   createdAt: number;
 }
@@ -163,8 +167,8 @@ export interface UserRecord {
 /** End users, created at their first login. */
 export interface UserStore {
   /**
-   * Required. The user with this `identifier` at this `provider`, created with id `newId` if
-   * absent. Concurrent calls for the same identity resolve the same user.
+   * Required. The user with this `identifier` in this `provider` namespace, created with id
+   * `newId` if absent. Concurrent calls for the same identity resolve the same user.
    */
   findOrCreate(
     identity: { identifier: string; provider: string },

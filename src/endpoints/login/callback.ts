@@ -17,6 +17,8 @@ export interface CallbackContext extends Context {
   identity: LoginIdentity;
   /** The library's user of the verified identity. */
   libraryUser: UserRecord;
+  /** The configured provider the user signed in at, by its current name (shown, and in events). */
+  providerName: string;
   /** The account the login signs in to: the library's user, or the host's account (`accounts`). */
   account: { id: string; displayName?: string };
 }
@@ -54,15 +56,24 @@ export async function verifyAtProvider(ctx: CallbackContext): Promise<void> {
 /** Step: the user of the verified identity, created at the first login. */
 export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   const { server, identity } = ctx;
-  const provider = identity.provider ?? defaultProviderName(ctx);
+  ctx.providerName = identity.provider ?? defaultProviderName(ctx);
   // One spelling per identity, whatever the strategy (passport-openid stores what it received).
-  const identifier = normalizeIdentifier(identity.identifier) ?? identity.identifier;
+  const normalized = normalizeIdentifier(identity.identifier);
+  const identifier = normalized ?? identity.identifier;
+  // A verified OpenID claimed identifier is a URL: it names one person whichever configured
+  // provider asserted it, so the user is keyed by it alone (namespace `openid`), and renaming a
+  // provider or moving to its preset changes no user. Another strategy's identifier is
+  // namespaced by the provider the strategy names.
+  const namespace = normalized !== null ? OPENID_NAMESPACE : ctx.providerName;
   ctx.libraryUser = await server.storage.users.findOrCreate(
-    { identifier, provider },
+    { identifier, provider: namespace },
     randomId(),
     server.clock(),
   );
 }
+
+/** The `provider` of every user whose identifier is a verified OpenID claimed identifier. */
+const OPENID_NAMESPACE = 'openid';
 
 /**
  * Step: the account the login signs in to. With `accounts`, the host maps the verified login to
@@ -79,7 +90,7 @@ export async function chooseAccount(ctx: CallbackContext): Promise<void> {
   }
   const decision = await hook(
     {
-      provider: libraryUser.provider,
+      provider: ctx.providerName,
       identifier: libraryUser.identifier,
       accountKey: identity.accountKey ?? libraryUser.identifier,
       ...(displayName === undefined ? {} : { displayName }),
@@ -111,11 +122,11 @@ export async function chooseAccount(ctx: CallbackContext): Promise<void> {
  * replays the provider's answer.
  */
 export async function signIn(ctx: CallbackContext): Promise<void> {
-  const { server, libraryUser, account, purpose } = ctx;
+  const { server, libraryUser, account, purpose, providerName } = ctx;
   emit(server, {
     type: 'login.succeeded',
     userId: account.id,
-    provider: libraryUser.provider,
+    provider: providerName,
     ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
     ...eventContext(ctx.req),
   });
@@ -123,7 +134,7 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
   state.user = {
     id: account.id,
     identifier: libraryUser.identifier,
-    provider: libraryUser.provider,
+    provider: providerName,
     ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
   };
   if (purpose === 'applications') {
