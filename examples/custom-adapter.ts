@@ -1,5 +1,7 @@
 /**
- * A storage adapter of your own, proven by the conformance kit. Run it from a clone:
+ * A storage adapter of your own, proven by the conformance kit. Run it in an app that has the
+ * package installed (`npx tsx node_modules/openid-oauth-bridge/examples/custom-adapter.ts`), or
+ * from a clone:
  *
  *   npx tsx --tsconfig examples/tsconfig.json examples/custom-adapter.ts
  *

@@ -147,6 +147,22 @@ describe('the packed tarball', () => {
     );
   });
 
+  it(
+    'runs the custom adapter example with the kit from the installed package, as docs/custom-adapter.md says',
+    { timeout: 60_000 },
+    async () => {
+      // `npx tsx node_modules/openid-oauth-bridge/examples/custom-adapter.ts` in the app (the root's
+      // tsx, since the app installs only the package): no tsconfig of the repository is needed.
+      const tsx = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
+      const out = await packed.run(esmApp, process.execPath, [
+        tsx,
+        join('node_modules', 'openid-oauth-bridge', 'examples', 'custom-adapter.ts'),
+      ]);
+      expect(out).toMatch(/^# fail 0$/m);
+      expect(out).toMatch(/^# pass [1-9][0-9]*$/m);
+    },
+  );
+
   it('runs the CLI from the package bin', async () => {
     const help = await packed.run(esmApp, join(esmApp, 'node_modules', '.bin', 'openid-oauth-bridge'), [
       '--help',

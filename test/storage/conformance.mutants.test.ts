@@ -52,6 +52,20 @@ const mutants: Mutant[] = [
     },
   },
   {
+    bug: 'clients.find looks an id up in a plain object: __proto__ and constructor answer what it inherits',
+    make() {
+      const base = memoryStorage();
+      const cache: Record<string, ClientRecord> = {};
+      return patch(base, {
+        clients: {
+          async find(clientId) {
+            return cache[clientId] ?? (await base.clients.find(clientId));
+          },
+        },
+      });
+    },
+  },
+  {
     bug: 'ephemeral.add always stores and resolves true',
     make() {
       const base = memoryStorage();

@@ -49,6 +49,28 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
       );
     });
 
+    it('finds clients whose ids are names on Object.prototype (__proto__, constructor, toString)', async () => {
+      // An adapter over a plain object loses `__proto__` and answers `constructor` with a function.
+      for (const clientId of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+        const existing = await storage().clients.find(clientId);
+        if (existing === null) {
+          const client = clientRecord(Date.now(), { clientId });
+          await putClient(client);
+          sameRecord(
+            await storage().clients.find(clientId),
+            client,
+            `clients.find must return the client registered with client_id ${JSON.stringify(clientId)} (a plain object's prototype hides it: use a Map, or Object.hasOwn)`,
+          );
+        } else {
+          assert.equal(
+            existing.clientId,
+            clientId,
+            `clients.find(${JSON.stringify(clientId)}) must return that client or null, not what a plain object inherits`,
+          );
+        }
+      }
+    });
+
     it('matches the client_id exactly: another case, a prefix, a suffix or an unknown id gives null', async () => {
       const client = clientRecord(Date.now(), { clientId: `${freshId('Client')}-Mixed` });
       await putClient(client);
