@@ -55,7 +55,7 @@ describe('events of the authorization code flow', () => {
     const { code } = await obtainCode(t);
     const tokens = (await exchangeCode(t, code)).body;
     const user = await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'unused',
       0,
     );

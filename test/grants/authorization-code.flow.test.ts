@@ -44,7 +44,7 @@ describe('authorization code grant, end to end through the development provider'
     const realms = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${tokens.body.access_token}`);
     expect(realms.status).toBe(200);
     const user = await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'unused',
       0,
     );
@@ -97,7 +97,7 @@ describe('authorization code grant, end to end through the development provider'
       iss: t.baseUrl,
     });
     const users = await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'unused',
       0,
     );

@@ -104,7 +104,7 @@ describe('parameters: array and object syntax', () => {
     expect(res.status).toBe(400);
     expect(res.headers.location).toBeUndefined();
     const user = await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'unused',
       0,
     );

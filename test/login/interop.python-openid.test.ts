@@ -89,7 +89,7 @@ suite(`python3-openid as the provider: the flows${missing}`, () => {
     expect(tokens.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600 });
 
     const user = await t.storage.users.findOrCreate(
-      { identifier: op.userUrl('alice'), provider: 'Python OP' },
+      { identifier: op.userUrl('alice'), provider: 'openid' },
       'not-created',
       Date.now(),
     );
@@ -150,7 +150,7 @@ suite(`python3-openid as the provider: the flows${missing}`, () => {
     expect(consent.status).toBe(200);
     await answerConsent(t, consent.text, 'allow');
     const bob = await t.storage.users.findOrCreate(
-      { identifier: op.userUrl('bob'), provider: 'Python OP' },
+      { identifier: op.userUrl('bob'), provider: 'openid' },
       'not-created',
       Date.now(),
     );
@@ -210,7 +210,7 @@ suite(`python3-openid as the provider: the flows${missing}`, () => {
       expectRefusalPage(res, message);
       // Nobody was logged in: the user's identifier was never stored.
       const users = await t.storage.users.findOrCreate(
-        { identifier: bob(), provider: 'Python OP' },
+        { identifier: bob(), provider: 'openid' },
         'not-created',
         Date.now(),
       );
@@ -337,7 +337,7 @@ suite(`python3-openid as a hostile, allow-listed provider${missing}`, () => {
     const consent = await deliverCallback(alice, pathOf((await loginCallback(t, alice, 'Honest')).href));
     await answerConsent({ ...t, agent: alice }, consent.text, 'allow');
     const user = await t.storage.users.findOrCreate(
-      { identifier: honest.userUrl('alice'), provider: 'Honest' },
+      { identifier: honest.userUrl('alice'), provider: 'openid' },
       'not-created',
       Date.now(),
     );
@@ -401,7 +401,7 @@ suite(`python3-openid as a hostile, allow-listed provider${missing}`, () => {
     expect(realms.status).toBe(200);
     expect(realms.body.realms).not.toContain(`realm-of-${aliceId}`);
     const hostileUser = await t.storage.users.findOrCreate(
-      { identifier: hostile.userUrl('alice'), provider: 'Hostile' },
+      { identifier: hostile.userUrl('alice'), provider: 'openid' },
       'not-created',
       Date.now(),
     );

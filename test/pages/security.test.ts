@@ -44,7 +44,7 @@ function expectPageHeaders(res: supertest.Response) {
 /** The user record of `alice` at the development provider (created if absent). */
 const alice = () =>
   t.storage.users.findOrCreate(
-    { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+    { identifier: t.provider.userUrl('alice'), provider: 'openid' },
     'unused',
     0,
   );

@@ -191,7 +191,7 @@ describe('consent page', () => {
       expect(res.headers.location).toBeUndefined();
     }
     const user = (await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'x',
       0,
     ))!;

@@ -84,7 +84,7 @@ describe.each(engines)('token introspection on $name storage', ({ skip, open }) 
     expect(res.headers['content-type']).toMatch(/^application\/json/);
     expect(res.headers['cache-control']).toBe('no-store');
     const user = await t.storage.users.findOrCreate(
-      { identifier: t.provider.userUrl('alice'), provider: 'Development provider' },
+      { identifier: t.provider.userUrl('alice'), provider: 'openid' },
       'unused',
       0,
     );
