@@ -61,7 +61,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   } else {
     const ownStore =
       options.session.store === undefined
-        ? new AdapterSessionStore(storage.ephemeral, clock, idleMs, { touch: false })
+        ? new AdapterSessionStore(storage.ephemeral, clock, idleMs)
         : undefined;
     session = {
       load: loginSession({

@@ -79,9 +79,16 @@ async function userOfGrant(storage: Storage, given: string, clientId: string): P
   const standing = (await storage.grants.list({ clientId })).filter((grant) => grant.revokedAt === null);
   if (standing.some((grant) => grant.userId === given)) return given;
   const identifier = normalizeIdentifier(given) ?? given;
+  const matching: string[] = [];
   for (const grant of standing) {
     const user = await storage.users.find?.(grant.userId);
-    if (user?.identifier === identifier) return grant.userId;
+    if (user?.identifier === identifier) matching.push(grant.userId);
   }
-  return undefined;
+  // One identifier in two namespaces (two host strategies' providers) is two people: say so.
+  if (matching.length > 1) {
+    throw new CliError(
+      `${matching.length} users logged in as ${given} have a grant for client ${clientId}: name one by its user_id (${matching.join(', ')})`,
+    );
+  }
+  return matching[0];
 }

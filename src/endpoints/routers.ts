@@ -156,18 +156,18 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
    * itself, and mount `discoveryRouter` where your clients expect it.
    */
   discovery?: boolean;
-  /** Serve the signed-in user's authorized applications (`applicationsRouter`). Default `true`. */
+  /** Serve the signed-in user's authorized applications (`/oauth/applications`). Default `true`. */
   applications?: boolean;
-  /** `revocation: false` leaves out `revocationRouter`, and its URL from the metadata. */
+  /** `revocation: false` leaves out the revocation endpoint (RFC 7009), and its URL from the metadata. */
   revocation?: boolean;
-  /** `introspection: false` leaves out `introspectionRouter`, and its URL from the metadata. */
+  /** `introspection: false` leaves out the introspection endpoint (RFC 7662), and its URL from the metadata. */
   introspection?: boolean;
 }
 
 /**
  * Every endpoint of the authorization server in one router: those of `authorizeRouter`,
- * `tokenRouter`, `discoveryRouter`, `revocationRouter`, `introspectionRouter` and
- * `applicationsRouter`. Mount it at the path of `baseUrl`, in front of your own routes.
+ * `tokenRouter` and `discoveryRouter`, revocation (RFC 7009), introspection (RFC 7662) and the
+ * authorized-applications page. Mount it at the path of `baseUrl`, in front of your own routes.
  *
  * @example
  * app.use(oauthRouter(server));

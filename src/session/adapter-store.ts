@@ -5,33 +5,19 @@ import type { EphemeralStore } from '../storage/types.js';
 type Callback<T = void> = (err?: unknown, value?: T) => void;
 
 /**
- * An express-session store over the storage adapter's ephemeral store, so login sessions are
- * shared by every instance that shares the storage, and expire with it.
- *
- * `touch` slides an unchanged session's expiry, as a rolling cookie needs. The library's own
- * login session builds it with `{ touch: false }`: that session saves itself as it marks the
- * session seen (at most once per 1 % of the idle timeout), which slides the expiry already; an
- * unchanged session then costs no write, and express-session sends the answer in one piece
- * instead of holding its last byte until a touch returns.
+ * The library's own login session's express-session store, over the storage adapter's ephemeral
+ * store, so login sessions are shared by every instance that shares the storage, and expire with
+ * it. It has no `touch`: the session saves itself as it marks the session seen (at most once per
+ * 1 % of the idle timeout), which slides the expiry already, so an unchanged session costs no
+ * write and express-session sends the answer in one piece.
  */
 export class AdapterSessionStore extends session.Store {
-  /**
-   * Session id → the expiry this process last stored for it. express-session touches an
-   * unchanged session on every request to slide its expiry; a touch that would move the stored
-   * expiry by less than 1% of the lifetime is skipped (connect-mongo's `touchAfter`), which saves
-   * a write per request and leaves sessions ending at most that much early.
-   */
-  readonly #stored = new Map<string, number>();
-
   constructor(
     private readonly store: EphemeralStore,
     private readonly clock: () => number,
     private readonly defaultMaxAgeMs: number,
-    options: { touch?: boolean } = {},
   ) {
     super();
-    // express-session touches only through a store whose `touch` is a function.
-    if (options.touch === false) Object.defineProperty(this, 'touch', { value: undefined });
   }
 
   override get(sid: string, callback: Callback<session.SessionData | null>): void {
@@ -41,36 +27,14 @@ export class AdapterSessionStore extends session.Store {
   }
 
   override set(sid: string, data: session.SessionData, callback?: Callback): void {
-    const expiresAt = this.expiresAt(data);
     const now = this.clock();
-    this.store.set(ephemeralKeys.session(sid), JSON.stringify(data), expiresAt, now).then(() => {
-      this.remember(sid, expiresAt);
-      callback?.();
-    }, callback);
-  }
-
-  override touch(sid: string, data: session.SessionData, callback?: Callback): void {
-    const expiresAt = this.expiresAt(data);
-    const stored = this.#stored.get(sid);
-    if (stored !== undefined && expiresAt - stored < this.defaultMaxAgeMs / 100) {
-      callback?.();
-      return;
-    }
-    this.store.set(ephemeralKeys.session(sid), JSON.stringify(data), expiresAt, this.clock()).then(() => {
-      this.remember(sid, expiresAt);
-      callback?.();
-    }, callback);
+    this.store
+      .set(ephemeralKeys.session(sid), JSON.stringify(data), this.expiresAt(data), now)
+      .then(() => callback?.(), callback);
   }
 
   override destroy(sid: string, callback?: Callback): void {
-    this.#stored.delete(sid);
     this.store.delete(ephemeralKeys.session(sid)).then(() => callback?.(), callback);
-  }
-
-  /** Bounded: forgetting only costs one write more. */
-  private remember(sid: string, expiresAt: number): void {
-    if (this.#stored.size >= 10_000 && !this.#stored.has(sid)) this.#stored.clear();
-    this.#stored.set(sid, expiresAt);
   }
 
   /**

@@ -19,9 +19,11 @@ export function redactConnectionString(url: string): string {
   } catch {
     parsed = undefined;
   }
-  // An '@' that did not end up in the userinfo means the parse split a password elsewhere
-  // (`postgres://u:12/ss@host/db` parses with port 12 and the rest as a path).
-  if (parsed === undefined || (url.includes('@') && parsed.username === '' && parsed.password === '')) {
+  // The host must be what follows the last '@': otherwise the parse split an unencoded password
+  // at a '/', '#', '?' or an earlier '@' (`postgres://u:12/ss@host/db` parses with port 12 and
+  // the rest as a path; `postgres://u:a@b/c@host/db` with host b), and part of it would show.
+  const lastAt = url.lastIndexOf('@');
+  if (parsed === undefined || (lastAt !== -1 && !url.slice(lastAt + 1).startsWith(parsed.host))) {
     const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:(\/\/)?/.exec(url)?.[0];
     return scheme === undefined ? '(a connection string that is not a URL)' : `${scheme}…`;
   }

@@ -43,8 +43,7 @@ describe('a host-supplied passport strategy as the login', () => {
     const done = await answerConsent(t, consent.text, 'allow');
     expect(redirectParams(done.headers.location!).code).toBeTruthy();
     const user = await t.storage.users.findOrCreate(
-      // A URL identifier is keyed by itself (namespace openid), whatever provider the strategy names.
-      { identifier: 'https://ids.example/bob', provider: 'openid' },
+      { identifier: 'https://ids.example/bob', provider: 'Host IdP' },
       'new',
       0,
     );

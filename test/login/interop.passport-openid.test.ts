@@ -75,7 +75,7 @@ suite(`passport-openid as the login strategy, against python3-openid${missing}`,
     expect(realms.status).toBe(200);
 
     const user = await t.storage.users.findOrCreate(
-      { identifier: op.userUrl('alice'), provider: 'openid' },
+      { identifier: op.userUrl('alice'), provider: 'Python OP' },
       'not-created',
       Date.now(),
     );
@@ -115,7 +115,7 @@ suite(`passport-openid as the login strategy, against python3-openid${missing}`,
     expect(res.status).toBe(500);
     expect(res.text).toContain('The sign-in failed unexpectedly.');
     const bob = await t.storage.users.findOrCreate(
-      { identifier: op.userUrl('bob'), provider: 'openid' },
+      { identifier: op.userUrl('bob'), provider: 'Python OP' },
       'not-created',
       Date.now(),
     );

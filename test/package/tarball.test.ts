@@ -14,6 +14,8 @@ import { readmeQuickStart } from './readme-quick-start.js';
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 let packed: Packed;
 let esmApp: string;
+/** An app with the conformance kit's optional peer, fast-check, as docs/custom-adapter.md says. */
+let kitApp: string;
 let cjsApp: string;
 let tsApp: string;
 let readmeEsmApp: string;
@@ -38,13 +40,14 @@ function copyNativeAddons(app: string) {
 
 beforeAll(async () => {
   packed = await pack();
-  [esmApp, cjsApp, tsApp, readmeEsmApp, readmeCjsApp] = await Promise.all([
+  [esmApp, cjsApp, tsApp, readmeEsmApp, readmeCjsApp, kitApp] = await Promise.all([
     packed.app('esm-app', { type: 'module' }),
     packed.app('cjs-app', { type: 'commonjs' }),
     packed.app('ts-app', { type: 'module' }, ['typescript', '@types/node', '@types/express']),
     // A stranger's `npm init -y` makes a CommonJS package; the ESM program is an .mjs file in it.
     packed.app('readme-esm-app', { type: 'module' }, quickStart.drivers),
     packed.app('readme-cjs-app', { type: 'commonjs' }, quickStart.drivers),
+    packed.app('kit-app', { type: 'module' }, ['fast-check']),
   ]);
   copyNativeAddons(readmeEsmApp);
   copyNativeAddons(readmeCjsApp);
@@ -152,9 +155,9 @@ describe('the packed tarball', () => {
     { timeout: 60_000 },
     async () => {
       // `npx tsx node_modules/openid-oauth-bridge/examples/custom-adapter.ts` in the app (the root's
-      // tsx, since the app installs only the package): no tsconfig of the repository is needed.
+      // tsx, since the app installs only the package and fast-check): no tsconfig of the repository.
       const tsx = join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs');
-      const out = await packed.run(esmApp, process.execPath, [
+      const out = await packed.run(kitApp, process.execPath, [
         tsx,
         join('node_modules', 'openid-oauth-bridge', 'examples', 'custom-adapter.ts'),
       ]);

@@ -98,7 +98,7 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     client.disabled ||
     client.grantType !== expectedGrant ||
     !redirectUriMatches(client.redirectUri, pending.redirectUri) ||
-    !pending.scopes.every((scope) => client.scopes.includes(scope))
+    !pending.scopes.every((scope) => client.scopes.includes(scope) && offers(server, scope))
   ) {
     throw new OAuthError('access_denied', 'The client application is no longer registered as it was.', {
       redirectable: false,
@@ -106,6 +106,12 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   }
   ctx.client = client;
   ctx.redirectTarget = targetOf(server, pending);
+}
+
+/** Whether the server offers `scope` (any scope, when it names none), as the request was checked. */
+function offers(server: AuthorizationServer, scope: string): boolean {
+  const offered = server.options.scopes;
+  return Object.keys(offered).length === 0 || Object.hasOwn(offered, scope);
 }
 
 function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {

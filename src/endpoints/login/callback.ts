@@ -60,11 +60,13 @@ export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   // One spelling per identity, whatever the strategy (passport-openid stores what it received).
   const normalized = normalizeIdentifier(identity.identifier);
   const identifier = normalized ?? identity.identifier;
-  // A verified OpenID claimed identifier is a URL: it names one person whichever configured
-  // provider asserted it, so the user is keyed by it alone (namespace `openid`), and renaming a
-  // provider or moving to its preset changes no user. Another strategy's identifier is
-  // namespaced by the provider the strategy names.
-  const namespace = normalized !== null ? OPENID_NAMESPACE : ctx.providerName;
+  // A claimed identifier the library's own relying party verified (by discovery, at the provider
+  // that is authoritative for it) names one person whichever configured provider asserted it: the
+  // user is keyed by it alone (namespace `openid`), so renaming a provider or moving to its preset
+  // changes no user. A host strategy's identifier, URL or not, was checked by nobody the library
+  // knows: it stays namespaced by the provider the strategy names.
+  const verifiedHere = server.options.login.strategy === undefined && normalized !== null;
+  const namespace = verifiedHere ? OPENID_NAMESPACE : ctx.providerName;
   ctx.libraryUser = await server.storage.users.findOrCreate(
     { identifier, provider: namespace },
     randomId(),
@@ -72,7 +74,7 @@ export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   );
 }
 
-/** The `provider` of every user whose identifier is a verified OpenID claimed identifier. */
+/** The `provider` of every user whose claimed identifier the library's relying party verified. */
 const OPENID_NAMESPACE = 'openid';
 
 /**
