@@ -9,7 +9,12 @@ import { AdapterSessionStore } from './session/adapter-store.js';
 import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
 
-export type { AuthorizationServer, ConfiguredProvider, EndpointUrls, LoginSessionHandle } from './config/server.js';
+export type {
+  AuthorizationServer,
+  ConfiguredProvider,
+  EndpointUrls,
+  LoginSessionHandle,
+} from './config/server.js';
 
 const consoleLogger: Logger = {
   warn: (message, details) => console.warn(`[openid-oauth-bridge] ${message}`, details ?? ''),

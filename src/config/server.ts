@@ -73,4 +73,3 @@ export interface LoginSessionHandle {
 
 /** A configured OpenID provider. */
 export type ConfiguredProvider = ResolvedOptions['providers'][number];
-

@@ -7,7 +7,7 @@ import type { ClientRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { standingGrant } from './grant.js';
-import { newToken, tokenResponse, type TokenResponse } from './tokens.js';
+import { newToken, standingScopes, tokenResponse, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -30,7 +30,12 @@ export async function issueCode(
     createdAt: now,
     expiresAt,
   };
-  await deps.storage.ephemeral.set(ephemeralKeys.code(hashSecret(code)), JSON.stringify(stored), expiresAt, now);
+  await deps.storage.ephemeral.set(
+    ephemeralKeys.code(hashSecret(code)),
+    JSON.stringify(stored),
+    expiresAt,
+    now,
+  );
   return code;
 }
 
@@ -74,7 +79,7 @@ export async function exchangeCode(
   if (grant === null || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
   // RFC 6749 5.1: the scope granted is what the consent and the client, as registered now, still
   // allow of what was asked for; an operator may have narrowed either since the code was issued.
-  const scopes = code.scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
+  const scopes = standingScopes(code.scopes, grant, client);
   if (scopes.length === 0 && code.scopes.length > 0) {
     throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
   }
@@ -89,7 +94,12 @@ export async function exchangeCode(
   await deps.storage.tokens.save(access.record);
   await deps.storage.tokens.save(refresh.record);
   const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  await deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), JSON.stringify(used), code.expiresAt, now);
+  await deps.storage.ephemeral.set(
+    ephemeralKeys.usedCode(codeHash),
+    JSON.stringify(used),
+    code.expiresAt,
+    now,
+  );
   const taken = await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now);
   if (taken === null) {
     await replayed(deps, code, client, context);

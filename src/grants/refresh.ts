@@ -81,7 +81,12 @@ export async function refreshAccessToken(
     await deps.storage.tokens.save(access.record);
     await deps.storage.tokens.save(next.record);
     const marker = ephemeralKeys.rotated(hash);
-    const added = await deps.storage.ephemeral.add(marker, next.record.tokenHash, now + ROTATION_MARKER_MS, now);
+    const added = await deps.storage.ephemeral.add(
+      marker,
+      next.record.tokenHash,
+      now + ROTATION_MARKER_MS,
+      now,
+    );
     if (!added) {
       await reused(deps, presented, context);
       throw invalidToken();

@@ -26,6 +26,18 @@ export function requestedScopes(
   return requested;
 }
 
+/**
+ * The first of `scopes` the server does not offer (the keys of its `scopes` option), or
+ * `undefined`; a server that names no scopes offers any well-formed one.
+ */
+export function unofferedScope(
+  offered: Readonly<Record<string, string>>,
+  scopes: readonly string[],
+): string | undefined {
+  if (Object.keys(offered).length === 0) return undefined;
+  return scopes.find((scope) => !Object.hasOwn(offered, scope));
+}
+
 /** Whether `granted` covers every scope of `requested`. */
 export function scopesCover(granted: readonly string[], requested: readonly string[]): boolean {
   return requested.every((s) => granted.includes(s));

@@ -1,5 +1,5 @@
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
-import type { FoundTokenRecord, TokenRecord } from '../storage/types.js';
+import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 
 /** The JSON of a successful token response (RFC 6749 5.1). */
@@ -112,7 +112,16 @@ export function usable(found: FoundTokenRecord, now: number): boolean {
 export function currentScopes(found: FoundTokenRecord): string[] {
   const { token, grant, client } = found;
   if (grant === null || client === null) return [];
-  return token.scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
+  return standingScopes(token.scopes, grant, client);
+}
+
+/** Those of `scopes` that the grant (the user's consent) and the client (as registered now) both still have. */
+export function standingScopes(
+  scopes: readonly string[],
+  grant: Pick<GrantRecord, 'scopes'>,
+  client: Pick<ClientRecord, 'scopes'>,
+): string[] {
+  return scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
 }
 
 /** The usable token with this plaintext, with its grant and client, or `null`. */

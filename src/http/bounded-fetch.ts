@@ -70,9 +70,7 @@ export async function boundedFetch(url: URL, init: BoundedFetchInit): Promise<Bo
     if (controller.signal.aborted) {
       throw new FetchRefusedError('timeout', url, `no complete answer within ${init.timeoutMs} ms`);
     }
-    throw new FetchRefusedError('network', url, `the server could not be reached (${networkCause(err)})`, {
-      cause: err,
-    });
+    throw new FetchRefusedError('network', url, 'the server could not be reached', { cause: err });
   } finally {
     clearTimeout(timer);
   }
@@ -169,16 +167,4 @@ async function readCapped(
 
 function safeOrigin(url: URL): string {
   return url.protocol === 'http:' || url.protocol === 'https:' ? url.origin : `a ${url.protocol} URL`;
-}
-
-/**
- * What went wrong on the network, for the operator's log: the system error's code (`ECONNREFUSED`,
- * `ENOTFOUND`, `EAI_AGAIN`, `ECONNRESET`, a TLS certificate error, ...) that undici keeps as the
- * `cause` of its "fetch failed", else its message.
- */
-function networkCause(err: unknown): string {
-  const inner = (err as { cause?: unknown } | null)?.cause ?? err;
-  const { code, message } = (inner ?? {}) as { code?: unknown; message?: unknown };
-  if (typeof code === 'string' && code !== '') return code;
-  return typeof message === 'string' && message !== '' ? message.slice(0, 200) : 'no detail';
 }

@@ -73,7 +73,7 @@ export function loginSession(options: LoginSessionOptions): SessionLoader {
 
 /**
  * Runs the login session's express-session for a request; resolves the request that carries the
- * session: `req` itself, or, beside a host's own session, a request of its own.
+ * session: the host's own session is on `req`; the library's own is on a request of its own.
  */
 export type SessionLoader = (req: Request, res: Response) => Promise<Request>;
 

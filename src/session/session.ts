@@ -7,9 +7,9 @@ type SessionRecord = Record<string, unknown>;
 const NONE: Readonly<BridgeSessionState> = Object.freeze({});
 
 /**
- * The login session of one request, over express-session's `req.session` (beside a host's
- * session, the library's own is on a request of its own, which `SessionLoader` resolves). Reading never creates
- * or changes anything, so a visitor who only reads (an error page, a selection page) gets no
+ * The login session of one request, over express-session's `session` on the request that
+ * `SessionLoader` resolves (the host's session is on `req`; the library's own on a request of its
+ * own). Reading never creates or changes anything, so a visitor who only reads (an error page, a selection page) gets no
  * session row and no cookie; every write marks the session changed, and the pipeline saves a
  * changed session before the answer leaves.
  *
@@ -21,7 +21,7 @@ export class LoginSession {
   #changed = false;
 
   constructor(
-    /** The request that carries the session: the request, or the library's own beside a host's session. */
+    /** The request that carries the session (see `SessionLoader`). */
     private readonly req: Request,
     private readonly now: () => number,
     /** The library's own session, not the host's. */

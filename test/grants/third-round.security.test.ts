@@ -102,6 +102,15 @@ const checks = {
     const decided = await answerConsent(t, consent.text, 'allow');
     expect(decided.status).toBe(403);
     expect(decided.headers.location).toBeUndefined();
+
+    // A scope the operator took from the client meanwhile: refused there too, never redirected.
+    await t.storage.clients.update!(t.codeClient.clientId, { redirectUri: CODE_REDIRECT });
+    const asking = await t.agent.get('/oauth/authorize').query({ ...query, scope: 'realms profile' });
+    expect(asking.text).toContain('name="decision"');
+    await t.storage.clients.update!(t.codeClient.clientId, { scopes: ['realms'], defaultScopes: null });
+    const narrowed = await answerConsent(t, asking.text, 'allow');
+    expect(narrowed.status).toBe(403);
+    expect(narrowed.headers.location).toBeUndefined();
   },
 
   /** Finding 6: no row is written before the client is authenticated and the rate limit passes. */

@@ -7,7 +7,7 @@ import { issueCode, standingGrant } from '../../grants/index.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
-import { scopesCover } from '../../grants/scopes.js';
+import { scopesCover, unofferedScope } from '../../grants/scopes.js';
 import type { PendingAuthorization, SessionUser } from '../../session/state.js';
 import type { GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
@@ -98,7 +98,8 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     client.disabled ||
     client.grantType !== expectedGrant ||
     !redirectUriMatches(client.redirectUri, pending.redirectUri) ||
-    !pending.scopes.every((scope) => client.scopes.includes(scope) && offers(server, scope))
+    !scopesCover(client.scopes, pending.scopes) ||
+    unofferedScope(server.options.scopes, pending.scopes) !== undefined
   ) {
     throw new OAuthError('access_denied', 'The client application is no longer registered as it was.', {
       redirectable: false,
@@ -106,12 +107,6 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   }
   ctx.client = client;
   ctx.redirectTarget = targetOf(server, pending);
-}
-
-/** Whether the server offers `scope` (any scope, when it names none), as the request was checked. */
-function offers(server: AuthorizationServer, scope: string): boolean {
-  const offered = server.options.scopes;
-  return Object.keys(offered).length === 0 || Object.hasOwn(offered, scope);
 }
 
 function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
@@ -129,7 +124,12 @@ function targetOf(server: AuthorizationServer, pending: PendingAuthorization): R
  */
 export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
   const { server, pending, req } = ctx;
-  const subject = { clientId: pending.clientId, userId: user.id, scopes: pending.scopes, grantId: grant.grantId };
+  const subject = {
+    clientId: pending.clientId,
+    userId: user.id,
+    scopes: pending.scopes,
+    grantId: grant.grantId,
+  };
   const target = ctx.redirectTarget!;
   if (pending.responseType === 'code') {
     const code = await issueCode(server, {

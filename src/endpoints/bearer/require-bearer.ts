@@ -4,6 +4,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { endpoint, handle, type Context } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
+import { unofferedScope } from '../../grants/scopes.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 
 /** What a handler behind {@link requireBearer} knows about the caller. */
@@ -65,11 +66,10 @@ export function requireBearer(
   const required = options.scopes ?? [];
   // A scope the server does not offer could never be granted: a typo, refused now, not as a 403
   // a client's developer cannot explain.
-  const offered = Object.keys(server.options.scopes);
-  const unknown = offered.length === 0 ? undefined : required.find((scope) => !offered.includes(scope));
+  const unknown = unofferedScope(server.options.scopes, required);
   if (unknown !== undefined) {
     throw new TypeError(
-      `openid-oauth-bridge: requireBearer scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
+      `openid-oauth-bridge: requireBearer scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${Object.keys(server.options.scopes).join(', ')})`,
     );
   }
   const refuse = (code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string) => {

@@ -5,11 +5,7 @@ import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import {
-  authenticateOrNamePublicClient,
-  limitFailures,
-  type ClientContext,
-} from '../shared/client-auth.js';
+import { authenticateOrNamePublicClient, limitFailures, type ClientContext } from '../shared/client-auth.js';
 
 /**
  * The token revocation endpoint (RFC 7009): `POST /oauth/revoke` with `token` and an optional

@@ -12,18 +12,16 @@ export interface TokenContext extends ClientContext {
 }
 
 /**
- * One grant type of the token endpoint, as oidc-provider's `lib/actions/grants/*` are: the
- * parameters it reads (strictly parsed and bounded by the form step), and one handler over the
- * context that answers with the token response.
+ * One grant type of the token endpoint, as oidc-provider's `lib/actions/grants/*` are: one handler
+ * over the context that reads the parameters it accepts (strictly parsed and bounded by the form
+ * step) and answers with the token response.
  */
 export interface GrantType {
-  readonly parameters: ReadonlySet<string>;
   handler(ctx: TokenContext): Promise<void>;
 }
 
 /** `grant_type=authorization_code` (RFC 6749 4.1.3, RFC 7636 4.5). */
 const authorizationCode: GrantType = {
-  parameters: new Set(['code', 'redirect_uri', 'code_verifier']),
   async handler(ctx) {
     const { params } = ctx;
     const code = requiredParam(params, 'code');
@@ -43,7 +41,6 @@ const authorizationCode: GrantType = {
  * specification lists it: `tokens.requireRedirectUriOnRefresh` makes it required again.
  */
 const refreshToken: GrantType = {
-  parameters: new Set(['refresh_token', 'scope', 'redirect_uri']),
   async handler(ctx) {
     const { server, client, params } = ctx;
     const presented = requiredParam(params, 'refresh_token');

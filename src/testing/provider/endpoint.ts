@@ -7,7 +7,7 @@ import { parseResponseNonce } from '../../login/openid/response-nonce.js';
 import { SREG_NS } from '../../login/openid/sreg.js';
 import type { PrivateAssociation } from './association.js';
 import { loginForm } from './pages.js';
-import type { Shape } from './shapes.js';
+import { claimedIdPath, type Shape } from './shapes.js';
 
 /** What the endpoint of one provider instance works with; no module state. */
 export interface EndpointContext {
@@ -99,7 +99,7 @@ export function endpointHandler(ctx: EndpointContext): RequestHandler {
         }),
       );
     }
-    const claimedId = `${ctx.base}${ctx.shape.claimedIdPath(user)}`;
+    const claimedId = `${ctx.base}${claimedIdPath(ctx.shape, user)}`;
     return redirectTo(
       res,
       request.returnTo,

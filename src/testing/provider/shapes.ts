@@ -18,10 +18,10 @@ export interface Shape {
   /** The OP identifier's path. */
   identifierPath: string;
   endpointPath: string;
-  /** The path of the claimed identifier of a user name. */
-  claimedIdPath(name: string): string;
   /** The path the claimed identifiers start with; the rest is their id. */
   claimedIdPrefix: string;
+  /** The id in the claimed identifier of a user name. */
+  idOf(name: string): string;
   /** The user name whose claimed identifier has this id, when it can be told from the id. */
   nameOf(id: string): string | undefined;
   /** Whether `id` (the route's parameter) names a claimed identifier of this shape. */
@@ -37,7 +37,7 @@ export const shapes: Readonly<Record<ProviderShape, Shape>> = {
     title: 'Development OpenID provider',
     identifierPath: '/',
     endpointPath: '/endpoint',
-    claimedIdPath: (name) => `/user/${name}`,
+    idOf: (name) => name,
     claimedIdPrefix: '/user/',
     nameOf: (id) => id,
     isClaimedId: (id) => /^[A-Za-z0-9._-]{1,64}$/.test(id) && !/^\.+$/.test(id),
@@ -47,7 +47,7 @@ export const shapes: Readonly<Record<ProviderShape, Shape>> = {
     title: 'Steam-like development provider',
     identifierPath: '/openid',
     endpointPath: '/openid/login',
-    claimedIdPath: (name) => `/openid/id/${steamId64(name)}`,
+    idOf: steamId64,
     claimedIdPrefix: '/openid/id/',
     nameOf: (id) => id,
     isClaimedId: (id) => /^[0-9]{17}$/.test(id),
@@ -57,13 +57,18 @@ export const shapes: Readonly<Record<ProviderShape, Shape>> = {
     title: 'Launchpad-like development provider',
     identifierPath: '/',
     endpointPath: '/+openid',
-    claimedIdPath: (name) => `/+id/${launchpadAccountId(name)}`,
+    idOf: launchpadAccountId,
     claimedIdPrefix: '/+id/',
     nameOf: () => undefined,
     isClaimedId: (id) => /^[A-Za-z0-9]{7}$/.test(id),
     sreg: true,
   },
 };
+
+/** The path of the claimed identifier of a user name. */
+export function claimedIdPath(shape: Shape, name: string): string {
+  return `${shape.claimedIdPrefix}${shape.idOf(name)}`;
+}
 
 /** A SteamID64 for a user name: the name itself when it is 17 digits, else one made from it. */
 export function steamId64(name: string): string {

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { developmentProvider } from './router.js';
-import { shapes, type ProviderShape } from './shapes.js';
+import { claimedIdPath, shapes, type ProviderShape } from './shapes.js';
 
 /** A running development provider. */
 export interface RunningDevelopmentProvider {
@@ -49,7 +49,7 @@ export async function startDevelopmentProvider(
     url,
     identifier: `${url}${shape.identifierPath}`,
     endpoint: `${url}${shape.endpointPath}`,
-    userUrl: (name) => `${url}${shape.claimedIdPath(encodeURIComponent(name))}`,
+    userUrl: (name) => `${url}${claimedIdPath(shape, encodeURIComponent(name))}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.close((err) => (err ? reject(err) : resolve()));
