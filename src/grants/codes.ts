@@ -39,9 +39,12 @@ export async function issueCode(
   return code;
 }
 
-/** The parameters of a code exchange (RFC 6749 4.1.3, RFC 7636 4.5). */
+/**
+ * The parameters of a code exchange (RFC 6749 4.1.3, RFC 7636 4.5), with the code as the request
+ * read it: its hash and the entry stored under `ephemeralKeys.code(hash)` then (`null`: none).
+ */
 export interface CodeExchange {
-  code: string;
+  code: { hash: string; entry: string | null };
   redirectUri: string;
   codeVerifier: string | undefined;
 }
@@ -61,9 +64,8 @@ export async function exchangeCode(
   context: () => EventContext,
 ): Promise<TokenResponse> {
   const now = deps.clock();
-  const codeHash = hashSecret(params.code);
-  const raw = await deps.storage.ephemeral.get(ephemeralKeys.code(codeHash), now);
-  if (raw === null) {
+  const { hash: codeHash, entry } = params.code;
+  if (entry === null) {
     // A used code revokes its grant when its own client presents it again (RFC 6749 4.1.2); one
     // presented by another client is bound to someone else (4.1.3) and changes nothing.
     const stored = await deps.storage.ephemeral.get(ephemeralKeys.usedCode(codeHash), now);
@@ -71,7 +73,7 @@ export async function exchangeCode(
     if (used !== null && used.clientId === client.clientId) await replayed(deps, used, client, context);
     throw invalidGrant('The authorization code is invalid.');
   }
-  const code = JSON.parse(raw) as StoredCode;
+  const code = JSON.parse(entry) as StoredCode;
   checkCode(code, client, params, now);
   // Tokens work only while their very grant stands: one revoked since the code was issued ends
   // the exchange here (a revocation racing past this read still leaves the tokens unusable).

@@ -3,7 +3,7 @@ import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 import { requestedScopes } from './scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
-import type { ClientRecord, TokenRecord } from '../storage/types.js';
+import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import {
@@ -22,6 +22,16 @@ const ROTATION_MARKER_MS = 86_400_000;
 const invalidToken = () => new OAuthError('invalid_grant', 'The refresh token is invalid.');
 
 /**
+ * The parameters of a refresh (RFC 6749 6), with the token as the request read it:
+ * `tokens.find` of its hash (`null`: unknown).
+ */
+export interface RefreshExchange {
+  refreshToken: string;
+  found: FoundTokenRecord | null;
+  scope: string | undefined;
+}
+
+/**
  * Exchanges a refresh token for a new access token (RFC 6749 6). By default the same refresh
  * token stays valid until revoked (the spec). With `tokens.rotateRefreshTokens` a new one
  * replaces it: the new tokens are saved first and the rotation is committed last, by exactly one
@@ -31,12 +41,12 @@ const invalidToken = () => new OAuthError('invalid_grant', 'The refresh token is
 export async function refreshAccessToken(
   deps: GrantDeps,
   client: ClientRecord,
-  params: { refreshToken: string; scope: string | undefined },
+  params: RefreshExchange,
   context: () => EventContext,
 ): Promise<TokenResponse> {
   const now = deps.clock();
   const hash = hashSecret(params.refreshToken);
-  const found = await deps.storage.tokens.find(hash);
+  const { found } = params;
   if (!found || found.token.type !== 'refresh_token' || found.token.clientId !== client.clientId) {
     throw invalidToken();
   }

@@ -8,7 +8,8 @@
  *   stores.
  *
  * A custom adapter implements 12 required methods: `ephemeral` (6), `clients.find`,
- * `users.findOrCreate`, `grants.list`, `grants.save`, `tokens.save` and `tokens.find`. The rules
+ * `users.findOrCreate`, `grants.list`, `grants.save`, `tokens.save` and `tokens.find`; the
+ * optional ones serve the operator, pruning, and reading several rows at once (`reader`). The rules
  * that span stores (a replayed code revokes its grant, a revoked grant accepts no new token,
  * rotation reuse revokes the grant, a code is consumed only after its tokens are saved) live in
  * the library, once; an adapter only keeps the guarantee written next to each method.
@@ -285,4 +286,30 @@ export interface Storage {
    * revoked longer ago than the retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
+  /**
+   * Optional, for reads only: several reads of this storage's stores in one round trip. The
+   * endpoints that authenticate a client (token, revocation, introspection) read what they need
+   * in one load step at the top of their table: the client, its rate-limit counters and the code
+   * or token the request names. Without a reader the library makes those reads one by one, on
+   * the same path; with one, a database answers them in one statement (the SQL adapter has one).
+   *
+   * `read` answers exactly as the methods of `stores` would, each read as of `now`: `client` as
+   * `clients.find`, each of `ephemeral` as `ephemeral.get` (in order), `token` as `tokens.find`;
+   * a read not asked for is `null` (`[]` for `ephemeral`). The library uses the reader only while
+   * `stores` are this storage's own: a storage assembled from parts (`{ ...sql, ephemeral: redis }`)
+   * reads one by one.
+   */
+  reader?: {
+    /** The stores `read` reads. */
+    readonly stores: Pick<Storage, 'ephemeral' | 'clients' | 'tokens'>;
+    read(
+      request: { client?: string; ephemeral?: readonly string[]; token?: string },
+      now: number,
+    ): Promise<{ client: ClientRecord | null; ephemeral: (string | null)[]; token: FoundTokenRecord | null }>;
+  };
 }
+
+/** What {@link Storage.reader} reads. */
+export type StorageRead = Parameters<NonNullable<Storage['reader']>['read']>[0];
+/** What {@link Storage.reader} resolves. */
+export type StorageReadResult = Awaited<ReturnType<NonNullable<Storage['reader']>['read']>>;

@@ -483,6 +483,24 @@ const mutants: Mutant[] = [
     },
   },
   {
+    bug: 'the reader (Storage.reader) reads ephemeral keys without their expiry: an expired code still answers',
+    make() {
+      const storage = patch(memoryStorage(), {});
+      const { ephemeral, clients, tokens } = storage;
+      storage.reader = {
+        stores: { ephemeral, clients, tokens },
+        async read(request) {
+          return {
+            client: request.client === undefined ? null : await clients.find(request.client),
+            ephemeral: await Promise.all((request.ephemeral ?? []).map((key) => ephemeral.get(key, 0))),
+            token: request.token === undefined ? null : await tokens.find(request.token),
+          };
+        },
+      };
+      return storage;
+    },
+  },
+  {
     bug: 'prune keeps expired tokens and old revoked grants (only the ephemeral store is pruned)',
     make() {
       const base = memoryStorage();

@@ -1,4 +1,3 @@
-import { hashSecret } from '../../crypto/secrets.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
@@ -6,7 +5,13 @@ import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint, type Endpoint } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
-import { authenticateClient, limitFailures, type ClientContext } from '../shared/client-auth.js';
+import {
+  authenticateClient,
+  limitFailures,
+  loadClientRows,
+  paramHash,
+  type ClientContext,
+} from '../shared/client-auth.js';
 
 export interface IntrospectionRouterOptions {
   /**
@@ -59,14 +64,15 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
     kind: 'json',
     steps: [
       readClientForm('8kb', 10),
+      loadClientRows(({ params }) => ({ token: paramHash(params, 'token') })),
       authenticateClient,
       limitFailures,
-      async function introspect(ctx) {
+      function introspect(ctx) {
         const { server, params, client } = ctx;
-        const token = requiredParam(params, 'token');
+        requiredParam(params, 'token');
         // RFC 7662 2.1: the hint is advisory; one lookup finds either kind.
         optionalParam(params, 'token_type_hint');
-        const found = await server.storage.tokens.find(hashSecret(token));
+        const found = ctx.token!;
         const visible =
           found !== null &&
           (found.token.clientId === client.clientId || resourceServers.has(client.clientId));

@@ -1,11 +1,16 @@
-import { hashSecret } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { revokeGrant } from '../../grants/grant.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import { authenticateOrNamePublicClient, limitFailures, type ClientContext } from '../shared/client-auth.js';
+import {
+  authenticateOrNamePublicClient,
+  limitFailures,
+  loadClientRows,
+  paramHash,
+  type ClientContext,
+} from '../shared/client-auth.js';
 
 /**
  * The token revocation endpoint (RFC 7009): `POST /oauth/revoke` with `token` and an optional
@@ -28,15 +33,21 @@ export const revocationEndpoint = endpoint<ClientContext>({
   method: 'POST',
   path: '/oauth/revoke',
   kind: 'json',
-  steps: [readClientForm('8kb', 10), authenticateOrNamePublicClient, limitFailures, revoke],
+  steps: [
+    readClientForm('8kb', 10),
+    loadClientRows(({ params }) => ({ token: paramHash(params, 'token') })),
+    authenticateOrNamePublicClient,
+    limitFailures,
+    revoke,
+  ],
 });
 
 async function revoke(ctx: ClientContext): Promise<void> {
   const { server, params, client } = ctx;
-  const token = requiredParam(params, 'token');
+  requiredParam(params, 'token');
   // Advisory only: an unknown hint is not `unsupported_token_type`, the search covers both kinds.
   optionalParam(params, 'token_type_hint');
-  const found = await server.storage.tokens.find(hashSecret(token));
+  const found = ctx.token!;
   if (found && found.token.clientId === client.clientId && (await revokeGrant(server, found.token))) {
     const { clientId, userId, grantId, type } = found.token;
     emit(server, {

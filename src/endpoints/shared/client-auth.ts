@@ -6,9 +6,12 @@ import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import type { FormContext } from '../../http/form.js';
 import { optionalParam } from '../../http/params.js';
-import type { ClientRecord } from '../../storage/types.js';
+import type { Step } from '../../http/pipeline.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+import { readRows } from '../../storage/read.js';
+import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
 import { parseBasic } from './client-credentials.js';
-import { limitClientAuthFailures } from './client-rate-limit.js';
+import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
@@ -17,29 +20,87 @@ const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 export interface ClientContext extends FormContext {
   /** The authenticated client, once {@link authenticateClient} has run. */
   client: ClientRecord;
-  /** The `client_id` the request presents (HTTP Basic or body), whether it authenticates or not. */
-  presentedClientId?: string;
+  /** What the request presents, and the client it names as {@link loadClientRows} read it. */
+  presented: Presented;
+  /** The rate limits the request falls under, with their counters as read. */
+  limits: { limit: Limit; count: string | null }[];
+  /**
+   * The token the request names (`token` at revocation and introspection, `refresh_token` at
+   * the token endpoint), with its grant and client as read; `null` if unknown.
+   */
+  token?: FoundTokenRecord | null;
+  /** The authorization code the request names: its hash and the entry stored under it, if any. */
+  code?: { hash: string; entry: string | null };
   /** Why authentication failed; thrown once the rate limit has counted it. */
   authFailure?: OAuthError;
 }
 
+/** The credentials a request presents, and the client of the id it presents. */
+interface Presented {
+  /** The `client_id` (HTTP Basic or body), whether it authenticates or not. */
+  id: string | undefined;
+  secret: string | undefined;
+  /** Whether the request presents a secret at all (a public client names itself without one). */
+  presentsSecret: boolean;
+  client: ClientRecord | null;
+}
+
+/** The code or token a request names, read together with its client and counters. */
+export interface NamedRows {
+  /** The hash of an authorization code. */
+  code?: string;
+  /** The hash of an access or refresh token. */
+  token?: string;
+}
+
+/** The hash of a parameter's value, when it is there; a missing one is the handler's to refuse. */
+export function paramHash(params: Map<string, string>, name: string): string | undefined {
+  const value = params.get(name);
+  return value === undefined || value === '' ? undefined : hashSecret(value);
+}
+
+/**
+ * Step: reads what the endpoint needs, at once ({@link readRows}): the client the request names,
+ * the counters of the rate limits it falls under and the code or token `named` names. Reads only;
+ * nothing is written before the client is authenticated. Malformed credentials are refused here.
+ */
+export function loadClientRows<C extends ClientContext>(named: (ctx: C) => NamedRows): Step<C> {
+  return async function load(ctx) {
+    const { server, req, params } = ctx;
+    const { id, secret } = presentedCredentials(req, params);
+    const limits = clientAuthLimits(server, req, id);
+    const { code, token } = named(ctx);
+    const rows = await readRows(
+      server.storage,
+      {
+        ...(id === undefined ? {} : { client: id }),
+        ephemeral: [
+          ...limits.map(({ key }) => key),
+          ...(code === undefined ? [] : [ephemeralKeys.code(code)]),
+        ],
+        ...(token === undefined ? {} : { token }),
+      },
+      server.clock(),
+    );
+    const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
+    ctx.presented = { id, secret, presentsSecret, client: rows.client };
+    ctx.limits = limits.map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }));
+    if (code !== undefined) ctx.code = { hash: code, entry: rows.ephemeral[limits.length] ?? null };
+    if (token !== undefined) ctx.token = rows.token;
+  };
+}
+
 /**
  * Step: authenticate the client ({@link verifyClient}). A failure is kept, not thrown, so that
- * {@link limitFailures} counts it first; malformed credentials are refused at once.
+ * {@link limitFailures} counts it first.
  */
-export function authenticateClient(ctx: ClientContext): Promise<void> {
-  const { server, req, params } = ctx;
-  const { id, secret } = presentedCredentials(req, params);
-  ctx.presentedClientId = id;
-  return verifyClient(server, req, ctx.endpoint.name as AuthEndpoint, id, secret).then(
-    (client) => {
-      ctx.client = client;
-    },
-    (err: unknown) => {
-      if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
-      ctx.authFailure = err;
-    },
-  );
+export function authenticateClient(ctx: ClientContext): void {
+  try {
+    ctx.client = verifyClient(ctx);
+  } catch (err) {
+    if (!(err instanceof OAuthError && err.code === 'invalid_client')) throw err;
+    ctx.authFailure = err;
+  }
 }
 
 /**
@@ -47,31 +108,25 @@ export function authenticateClient(ctx: ClientContext): Promise<void> {
  * secret) names itself with `client_id` alone, to revoke its own tokens (RFC 7009 section 5);
  * every other client authenticates ({@link authenticateClient}).
  */
-export async function authenticateOrNamePublicClient(ctx: ClientContext): Promise<void> {
-  const { server, req, params } = ctx;
-  const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
-  const id = optionalParam(params, 'client_id');
-  if (!presentsSecret && id !== undefined) {
-    const client = await server.storage.clients.find(id);
-    if (client && !client.disabled && client.grantType === 'implicit') {
-      ctx.client = client;
-      ctx.presentedClientId = id;
-      return;
-    }
+export function authenticateOrNamePublicClient(ctx: ClientContext): void {
+  const { client, presentsSecret } = ctx.presented;
+  if (!presentsSecret && client && !client.disabled && client.grantType === 'implicit') {
+    ctx.client = client;
+    return;
   }
-  return authenticateClient(ctx);
+  authenticateClient(ctx);
 }
 
 /**
  * Step: the rate limits on failed client authentications count a failure, or refuse a client or
- * address over its limit with 429 ({@link limitClientAuthFailures}); then a failure is refused
+ * address over its limit with 429 ({@link applyClientAuthLimits}); then a failure is refused
  * with 401 `invalid_client`.
  */
 export function limitFailures(ctx: ClientContext): void | Promise<void> {
-  const limited = limitClientAuthFailures(
+  const limited = applyClientAuthLimits(
     ctx.server,
-    ctx.req,
-    ctx.presentedClientId,
+    ctx.limits.map(({ limit }) => limit),
+    ctx.limits.map(({ count }) => count),
     ctx.authFailure !== undefined,
   );
   if (limited === undefined) return throwFailure(ctx);
@@ -107,23 +162,18 @@ function presentedCredentials(
 /**
  * Authenticates the client by its presented id and secret. An unknown client, a missing or
  * wrong secret, a disabled client and an implicit client (it has no secret) all give the same
- * `invalid_client`, reported as a `client.authentication_failed` event of `endpoint`.
+ * `invalid_client`, reported as a `client.authentication_failed` event of the endpoint.
  */
-async function verifyClient(
-  server: AuthorizationServer,
-  req: Request,
-  endpoint: AuthEndpoint,
-  id: string | undefined,
-  secret: string | undefined,
-): Promise<ClientRecord> {
+function verifyClient(ctx: ClientContext): ClientRecord {
+  const { server, req } = ctx;
+  const { id, secret, client } = ctx.presented;
   const failed = () => {
     const presented = id === undefined ? {} : { clientId: id };
+    const endpoint = ctx.endpoint.name as AuthEndpoint;
     emit(server, { type: 'client.authentication_failed', ...presented, endpoint, ...eventContext(req) });
     return invalidClient(server);
   };
   if (id === undefined || secret === undefined) throw failed();
-
-  const client = await server.storage.clients.find(id);
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
   if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
     throw failed();

@@ -5,33 +5,26 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 
 /** One limit a request falls under: its counter's ephemeral key and the failures it allows. */
-interface Limit {
+export interface Limit {
   key: string;
   max: number;
 }
 
 /**
- * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3): per address, then per
- * `client_id` (unknown ids counted like known ones), in fixed windows counted with the ephemeral
- * store's `increment`, which is atomic and shared by every instance on the storage. Past a limit
- * every request under that key is refused with 429 and `Retry-After`, the right secret included,
- * so the limit cannot tell a right guess from a wrong one.
+ * The rate limits on failed client authentications (RFC 6819 5.1.4.2.3) a request falls under:
+ * per address, then per `client_id` (unknown ids counted like known ones), in fixed windows
+ * counted with the ephemeral store's `increment`, which is atomic and shared by every instance on
+ * the storage. None when the limits are off.
  *
- * A failure (`failed`) is counted under each key in turn until one is over its limit. A success
- * only reads its counters, so it is never counted, not even while it is in flight (a busy
- * client's concurrent requests are not refused); one whose key is at its limit is refused like a
- * failure. Resolves when the request may go on; `undefined` when no limit applies.
- *
- * @see RFC 6819 section 5.1.4.2.3, RFC 6585 section 4 (429)
+ * @see RFC 6819 section 5.1.4.2.3
  */
-export function limitClientAuthFailures(
+export function clientAuthLimits(
   server: AuthorizationServer,
   req: Request,
   clientId: string | undefined,
-  failed: boolean,
-): Promise<void> | undefined {
+): Limit[] {
   const settings = server.options.rateLimit;
-  if (settings === false) return undefined;
+  if (settings === false) return [];
   const limits: Limit[] = [];
   if (settings.maxFailuresPerAddress !== false) {
     const address = addressKey(server, req);
@@ -45,20 +38,38 @@ export function limitClientAuthFailures(
   if (settings.maxFailuresPerClient !== false && clientId !== undefined) {
     limits.push({ key: ephemeralKeys.rateLimit(`client:${clientId}`), max: settings.maxFailuresPerClient });
   }
-  if (limits.length === 0) return undefined;
-  return failed ? count(server, limits, settings.windowMs) : refuseAtLimit(server, limits, settings.windowMs);
+  return limits;
 }
 
-/** A success: refused where a key is already at its limit (counted there, to learn the window's end). */
-async function refuseAtLimit(server: AuthorizationServer, limits: Limit[], windowMs: number): Promise<void> {
-  const now = server.clock();
-  const counts = await Promise.all(limits.map(({ key }) => server.storage.ephemeral.get(key, now)));
-  const reached = limits.filter(({ max }, i) => counts[i] !== null && Number(counts[i]) >= max);
-  if (reached.length > 0) await count(server, reached, windowMs);
+/**
+ * Applies the limits to one request, given their counters as read before it (`counts`, in the
+ * order of `limits`). Past a limit every request under that key is refused with 429 and
+ * `Retry-After`, the right secret included, so the limit cannot tell a right guess from a wrong
+ * one. A failure (`failed`) is counted under each key in turn until one is over its limit. A
+ * success is never counted, not even while it is in flight (a busy client's concurrent requests
+ * are not refused); one whose key is at its limit is refused like a failure. Resolves when the
+ * request may go on; `undefined` when nothing is left to count.
+ *
+ * @see RFC 6585 section 4 (429)
+ */
+export function applyClientAuthLimits(
+  server: AuthorizationServer,
+  limits: readonly Limit[],
+  counts: readonly (string | null)[],
+  failed: boolean,
+): Promise<void> | undefined {
+  const counted = failed
+    ? limits
+    : limits.filter(({ max }, i) => counts[i] != null && Number(counts[i]) >= max);
+  if (counted.length === 0 || server.options.rateLimit === false) return undefined;
+  return count(server, counted, server.options.rateLimit.windowMs);
 }
 
-/** Counts a failure under each key in turn; the first key over its limit refuses the request. */
-async function count(server: AuthorizationServer, limits: Limit[], windowMs: number): Promise<void> {
+/**
+ * Counts a failure under each key in turn; the first key over its limit refuses the request. A
+ * success at its limit is counted too, to learn when the window ends.
+ */
+async function count(server: AuthorizationServer, limits: readonly Limit[], windowMs: number): Promise<void> {
   for (const { key, max } of limits) {
     const now = server.clock();
     const counter = await server.storage.ephemeral.increment(key, now + windowMs, now);

@@ -2,14 +2,15 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { readClientForm } from '../../http/form.js';
 import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import { authenticateClient, limitFailures } from '../shared/client-auth.js';
+import { authenticateClient, limitFailures, loadClientRows } from '../shared/client-auth.js';
 import { grantTypes, type TokenContext } from './grants.js';
 
 /**
  * The token endpoint (RFC 6749 3.2): `POST /oauth/token` with an
  * `application/x-www-form-urlencoded` body, for the `authorization_code` and `refresh_token`
- * grants. The grant asked for is checked before the client is; failed client authentications
- * are rate limited.
+ * grants. The grant asked for is checked before the client is; then the client, its rate-limit
+ * counters and the code or refresh token are read at once; failed client authentications are
+ * rate limited.
  *
  * @see RFC 6749 sections 4.1.3, 5.1, 5.2, 6
  */
@@ -18,7 +19,14 @@ export const tokenEndpoint = endpoint<TokenContext>({
   method: 'POST',
   path: '/oauth/token',
   kind: 'json',
-  steps: [readClientForm('8kb', 20), chooseGrant, authenticateClient, limitFailures, issueTokens],
+  steps: [
+    readClientForm('8kb', 20),
+    chooseGrant,
+    loadClientRows<TokenContext>((ctx) => ctx.grantType.names(ctx)),
+    authenticateClient,
+    limitFailures,
+    issueTokens,
+  ],
 });
 
 function chooseGrant(ctx: TokenContext): void {

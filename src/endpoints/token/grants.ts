@@ -4,7 +4,7 @@ import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
 import { json } from '../../http/answer.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
-import type { ClientContext } from '../shared/client-auth.js';
+import { paramHash, type ClientContext, type NamedRows } from '../shared/client-auth.js';
 
 /** The context of the token endpoint: an authenticated client and the grant type it asked for. */
 export interface TokenContext extends ClientContext {
@@ -12,25 +12,28 @@ export interface TokenContext extends ClientContext {
 }
 
 /**
- * One grant type of the token endpoint, as oidc-provider's `lib/actions/grants/*` are: one handler
- * over the context that reads the parameters it accepts (strictly parsed and bounded by the form
- * step) and answers with the token response.
+ * One grant type of the token endpoint, as oidc-provider's `lib/actions/grants/*` are: what the
+ * load step reads for it, and one handler over the context that reads the parameters it accepts
+ * (strictly parsed and bounded by the form step) and answers with the token response.
  */
 export interface GrantType {
+  /** The code or token the request names, read with the client (`loadClientRows`). */
+  names(ctx: TokenContext): NamedRows;
   handler(ctx: TokenContext): Promise<void>;
 }
 
 /** `grant_type=authorization_code` (RFC 6749 4.1.3, RFC 7636 4.5). */
 const authorizationCode: GrantType = {
+  names: ({ params }) => ({ code: paramHash(params, 'code') }),
   async handler(ctx) {
     const { params } = ctx;
-    const code = requiredParam(params, 'code');
+    requiredParam(params, 'code');
     const redirectUri = requiredParam(params, 'redirect_uri');
     const codeVerifier = optionalParam(params, 'code_verifier');
     if (codeVerifier !== undefined && !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
       throw new OAuthError('invalid_request', 'Malformed code_verifier.');
     }
-    const exchange = { code, redirectUri, codeVerifier };
+    const exchange = { code: ctx.code!, redirectUri, codeVerifier };
     ctx.answer = json(await exchangeCode(ctx.server, ctx.client, exchange, () => eventContext(ctx.req)));
   },
 };
@@ -41,6 +44,7 @@ const authorizationCode: GrantType = {
  * specification lists it: `tokens.requireRedirectUriOnRefresh` makes it required again.
  */
 const refreshToken: GrantType = {
+  names: ({ params }) => ({ token: paramHash(params, 'refresh_token') }),
   async handler(ctx) {
     const { server, client, params } = ctx;
     const presented = requiredParam(params, 'refresh_token');
@@ -50,7 +54,7 @@ const refreshToken: GrantType = {
     if (redirectUri !== undefined && !redirectUriMatches(client.redirectUri, redirectUri)) {
       throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
     }
-    const refresh = { refreshToken: presented, scope: optionalParam(params, 'scope') };
+    const refresh = { refreshToken: presented, found: ctx.token!, scope: optionalParam(params, 'scope') };
     ctx.answer = json(await refreshAccessToken(server, client, refresh, () => eventContext(ctx.req)));
   },
 };

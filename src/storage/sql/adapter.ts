@@ -7,6 +7,7 @@ import { sqlGrantStore } from './grants.js';
 import { migrationProvider, migrations } from './migrations.js';
 import { statementPreparer, type StatementDriver } from './prepared.js';
 import { pruneSqlStorage } from './prune.js';
+import { sqlStorageReader } from './read.js';
 import type { Database } from './schema.js';
 import { sqlTokenStore } from './tokens.js';
 import { sqlUserStore } from './users.js';
@@ -14,8 +15,8 @@ import { sqlUserStore } from './users.js';
 export type { SqlDialectName } from './context.js';
 
 /**
- * The SQL adapter: the whole storage contract, operator and optional methods included, with
- * pruning and migrations. Tables: `oauth_ephemeral` (the ephemeral store), `oauth_clients`,
+ * The SQL adapter: the whole storage contract, operator and optional methods included (the
+ * reader answers several reads in one statement), with pruning and migrations. Tables: `oauth_ephemeral` (the ephemeral store), `oauth_clients`,
  * `oauth_users`, `oauth_grants` and `oauth_tokens`.
  */
 export interface SqlStorage extends Storage {
@@ -23,6 +24,7 @@ export interface SqlStorage extends Storage {
   ephemeral: Required<EphemeralStore>;
   clients: Required<ClientStore>;
   users: Required<UserStore>;
+  reader: NonNullable<Storage['reader']>;
   /**
    * Deletes expired ephemeral entries, grants revoked longer ago than the retention, and tokens
    * that can no longer work. Each statement deletes at most `batchSize` rows; rejects with a
@@ -53,13 +55,17 @@ export function createSqlStorage(
   const db = schema === undefined ? root : root.withSchema(schema);
   const ctx: SqlContext = { db, postgres: dialect === 'postgres', prepare: statementPreparer(root, driver) };
 
+  const ephemeral = sqlEphemeralStore(ctx);
+  const clients = sqlClientStore(ctx);
+  const tokens = sqlTokenStore(ctx);
   return {
     dialect,
-    ephemeral: sqlEphemeralStore(ctx),
-    clients: sqlClientStore(ctx),
+    ephemeral,
+    clients,
     users: sqlUserStore(ctx),
     grants: sqlGrantStore(ctx),
-    tokens: sqlTokenStore(ctx),
+    tokens,
+    reader: sqlStorageReader(ctx, { ephemeral, clients, tokens }),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 
     async migrate() {

@@ -1,4 +1,5 @@
 import { StorageUnavailableError } from '../../errors/storage-unavailable.js';
+import type { Storage } from '../types.js';
 
 /**
  * PostgreSQL SQLSTATEs that mean "not now" rather than "wrong": the server is unreachable, shutting
@@ -95,7 +96,8 @@ const UNGUARDED = new Set(['migrate', 'close']);
 /**
  * The adapter with every storage method's outages rethrown as {@link StorageUnavailableError}:
  * every method of every store (`ephemeral.take`, `clients.update`, `tokens.find`, ...), found by
- * walking the adapter's objects so that a method added later is guarded too, and `prune`.
+ * walking the adapter's objects so that a method added later is guarded too, `prune`, and the
+ * reader's `read`.
  */
 export function guardSqlFaults<T extends object>(storage: T): T {
   const guard =
@@ -109,6 +111,7 @@ export function guardSqlFaults<T extends object>(storage: T): T {
     };
   const guarded: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(storage)) {
+    if (key === 'reader') continue;
     if (typeof value === 'function' && !UNGUARDED.has(key)) {
       guarded[key] = guard(value as (...args: unknown[]) => unknown, storage);
     } else if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -121,6 +124,15 @@ export function guardSqlFaults<T extends object>(storage: T): T {
     } else {
       guarded[key] = value;
     }
+  }
+  // The reader reads the guarded stores: they are the storage's own (see Storage.reader).
+  const { reader } = storage as Storage;
+  if (reader !== undefined) {
+    const { ephemeral, clients, tokens } = guarded as unknown as Storage;
+    guarded.reader = {
+      stores: { ephemeral, clients, tokens },
+      read: guard(reader.read as (...args: unknown[]) => unknown, reader),
+    };
   }
   return guarded as T;
 }

@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { FoundTokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { param } from './prepared.js';
-import { scopeText, toClient, toGrant, toToken } from './rows.js';
+import { jsonRow, scopeText, toClient, toGrant, toToken } from './rows.js';
 
 /**
  * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
@@ -44,20 +43,8 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
         })),
       ),
   );
-  const jsonArray = sql.raw(postgres ? 'json_build_array' : 'json_array');
   // [tokenHash]
-  const withGrantAndClient = prepare(
-    db
-      .selectFrom('oauth_tokens as t')
-      .leftJoin('oauth_grants as g', 'g.grant_id', 't.grant_id')
-      .leftJoin('oauth_clients as c', 'c.client_id', 't.client_id')
-      .select(
-        sql<string>`cast(${jsonArray}(${sql.join(FOUND_COLUMNS.map((column) => sql.ref(column)))}) as text)`.as(
-          'found',
-        ),
-      )
-      .where('t.token_hash', '=', param),
-  );
+  const withGrantAndClient = prepare(foundQuery({ db, postgres }));
 
   return {
     async save(token) {
@@ -76,9 +63,22 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
     },
     async find(tokenHash) {
       const [row] = await withGrantAndClient([tokenHash]);
-      return row ? found(JSON.parse(row.found) as FoundRow) : null;
+      return row ? found(row.found) : null;
     },
   };
+}
+
+/**
+ * `find`'s query, one JSON array of {@link FOUND_COLUMNS} as `found`, for the token whose hash is
+ * its one parameter; the storage reader runs it as a subquery.
+ */
+export function foundQuery({ db, postgres }: Pick<SqlContext, 'db' | 'postgres'>) {
+  return db
+    .selectFrom('oauth_tokens as t')
+    .leftJoin('oauth_grants as g', 'g.grant_id', 't.grant_id')
+    .leftJoin('oauth_clients as c', 'c.client_id', 't.client_id')
+    .select(jsonRow(postgres, FOUND_COLUMNS).as('found'))
+    .where('t.token_hash', '=', param);
 }
 
 /** What `find` reads, in the order of {@link FoundRow}: the token, its grant, its client. */
@@ -150,7 +150,8 @@ type FoundRow = [
   clientCreatedAt: Millis,
 ];
 
-function found(row: FoundRow): FoundTokenRecord {
+/** The token, grant and client of a JSON array that {@link foundQuery} read. */
+export function found(json: string): FoundTokenRecord {
   const [
     token_hash,
     type,
@@ -180,7 +181,7 @@ function found(row: FoundRow): FoundTokenRecord {
     disabled,
     require_pkce,
     c_created_at,
-  ] = row;
+  ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
     type,

@@ -13,6 +13,7 @@ import {
   type TokenResponse,
 } from '../../grants/index.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
+import { ephemeralKeys } from '../../storage/keys.js';
 import { instrumentStorage } from './instrument.js';
 import { clientRecord, freshId } from './fixtures.js';
 
@@ -82,18 +83,25 @@ export function issue(deps: GrantDeps, enrolment: Enrolment): Promise<string> {
 }
 
 /** The token endpoint's `authorization_code` grant, for the enrolment's client. */
-export function exchange(deps: GrantDeps, enrolment: Enrolment, code: string): Promise<TokenResponse> {
+export async function exchange(deps: GrantDeps, enrolment: Enrolment, code: string): Promise<TokenResponse> {
+  const hash = hashSecret(code);
+  const entry = await deps.storage.ephemeral.get(ephemeralKeys.code(hash), deps.clock());
   return exchangeCode(
     deps,
     enrolment.client,
-    { code, redirectUri: enrolment.client.redirectUri, codeVerifier: undefined },
+    { code: { hash, entry }, redirectUri: enrolment.client.redirectUri, codeVerifier: undefined },
     NO_CONTEXT,
   );
 }
 
 /** The token endpoint's `refresh_token` grant, for the enrolment's client. */
-export function refresh(deps: GrantDeps, enrolment: Enrolment, refreshToken: string): Promise<TokenResponse> {
-  return refreshAccessToken(deps, enrolment.client, { refreshToken, scope: undefined }, NO_CONTEXT);
+export async function refresh(
+  deps: GrantDeps,
+  enrolment: Enrolment,
+  refreshToken: string,
+): Promise<TokenResponse> {
+  const found = await deps.storage.tokens.find(hashSecret(refreshToken));
+  return refreshAccessToken(deps, enrolment.client, { refreshToken, found, scope: undefined }, NO_CONTEXT);
 }
 
 /** The operator's `grants revoke` (and the applications page's revoke button). */

@@ -15,6 +15,7 @@ import { faultSweepTests } from './fault-sweeps.js';
 import { grantTests } from './grants.js';
 import { pruneTests } from './prune.js';
 import { raceTests } from './races.js';
+import { readerTests } from './reader.js';
 import { rateLimitTests } from './rate-limit.js';
 import { ruleTests } from './rules.js';
 import { removalRaceTests } from './race-removal.js';
@@ -143,6 +144,7 @@ export function describeStorageConformance<S extends Storage>(
     userTests(suite);
     grantTests(suite);
     tokenTests(suite);
+    readerTests(suite);
     pruneTests(suite);
     ruleTests(suite);
     removalRaceTests(suite);

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { readerOf, readRows } from '../../storage/read.js';
+import type { StorageRead } from '../../storage/types.js';
+import type { ConformanceSuite } from './api.js';
+import { isNull, sameRecord } from './check.js';
+import { HOUR, accessTokenRecord, clientRecord, freshHash, freshId, grantRecord } from './fixtures.js';
+
+/**
+ * `Storage.reader`, as the library uses it: the reads of the load step (a client, ephemeral keys,
+ * a token) answer exactly as the stores' own methods do. With a reader that reads the storage's
+ * own stores this checks the reader; without one (or with one that reads other stores, as in
+ * `{ ...sql, ephemeral: redis }`) the library reads one by one, and the test says so.
+ */
+export function readerTests(suite: ConformanceSuite): void {
+  const { describe, it, storage, putClient } = suite;
+
+  /** The reads of `request` one by one, through the stores' own methods. */
+  async function oneByOne(request: StorageRead, now: number) {
+    const store = storage();
+    return {
+      client: request.client === undefined ? null : await store.clients.find(request.client),
+      ephemeral: await Promise.all((request.ephemeral ?? []).map((key) => store.ephemeral.get(key, now))),
+      token: request.token === undefined ? null : await store.tokens.find(request.token),
+    };
+  }
+
+  describe('reads together (Storage.reader)', () => {
+    it('the load step reads a client, ephemeral keys and a token as the stores answer them', async () => {
+      const how =
+        readerOf(storage()) !== undefined
+          ? 'Storage.reader.read'
+          : 'the library (no reader of these stores: one by one)';
+      const now = Date.now();
+      const client = clientRecord(now);
+      await putClient(client);
+      const grant = grantRecord(now, { clientId: client.clientId });
+      await storage().grants.save(grant);
+      const token = accessTokenRecord(now, grant);
+      await storage().tokens.save(token);
+      const [live, expired, absent] = [freshId('live'), freshId('expired'), freshId('absent')];
+      await storage().ephemeral.set(live, 'the "value" \u00e9\u{1F511}', now + HOUR, now);
+      // Expired by the clock and by a store's own expiry (Redis): the wait is real.
+      const expiresAt = now + 300;
+      await storage().ephemeral.set(expired, 'gone', expiresAt, now);
+      await sleep(Math.max(0, expiresAt + 150 - Date.now()));
+      const request = { client: client.clientId, ephemeral: [live, expired, absent], token: token.tokenHash };
+      const later = Date.now();
+
+      const together = await readRows(storage(), request, later);
+      const expected = await oneByOne(request, later);
+      sameRecord(together.client, client, `${how}: client must be the client, as clients.find reads it`);
+      assert.deepStrictEqual(
+        together.ephemeral,
+        ['the "value" \u00e9\u{1F511}', null, null],
+        `${how}: ephemeral must be each key's value as ephemeral.get reads it at now, in order ` +
+          `(live, expired at now, absent); received ${JSON.stringify(together.ephemeral)}`,
+      );
+      assert.deepStrictEqual(
+        together,
+        expected,
+        `${how}: must answer as clients.find, ephemeral.get, tokens.find`,
+      );
+      sameRecord(together.token?.token, token, `${how}: token must be the token, as tokens.find reads it`);
+      sameRecord(
+        together.token?.grant,
+        grant,
+        `${how}: token.grant must be its grant, as tokens.find joins it`,
+      );
+    });
+
+    it('a read not asked for, an unknown client and an unknown token are null', async () => {
+      const how = readerOf(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
+      const now = Date.now();
+      const nothing = await readRows(storage(), {}, now);
+      assert.deepStrictEqual(
+        nothing,
+        { client: null, ephemeral: [], token: null },
+        `${how}({}) must read nothing: { client: null, ephemeral: [], token: null }`,
+      );
+      const unknown = await readRows(storage(), { client: freshId('client'), token: freshHash() }, now);
+      isNull(unknown.client, `${how}: an unknown client must be null`);
+      isNull(unknown.token, `${how}: an unknown token must be null`);
+    });
+  });
+}
