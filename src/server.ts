@@ -1,5 +1,12 @@
-import { resolveOptions, type AuthorizationServerOptions, type Logger } from './config/options.js';
-import type { AuthorizationServer, EndpointUrls, LoginSessionHandle } from './config/server.js';
+import {
+  resolveOptions,
+  type AuthorizationServerOptions,
+  type Logger,
+  type ResolvedOptions,
+} from './config/options.js';
+import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime } from './config/server.js';
+import { keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
+import type { Storage } from './storage/types.js';
 import { ServerEvents } from './events/emitter.js';
 import { RelyingParty } from './login/openid/relying-party.js';
 import { OpenIdStrategy } from './login/openid/strategy.js';
@@ -45,6 +52,8 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     revocation: `${base}/oauth/revoke`,
     introspection: `${base}/oauth/introspect`,
     metadata: metadataUrl(base),
+    openidConfiguration: `${base}/.well-known/openid-configuration`,
+    jwks: `${base}/oauth/jwks`,
     origin: new URL(base).origin,
     resume: `${base}/oauth/authorize/resume`,
     consentDecision: `${base}/oauth/authorize/decision`,
@@ -111,6 +120,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logger,
     loginStrategy,
     session,
+    ...(options.oidc ? { oidc: oidcRuntime(options.oidc, storage, clock) } : {}),
     warnOnce(message) {
       if (warned.has(message)) return;
       warned.add(message);
@@ -118,6 +128,28 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     },
   };
   return server;
+}
+
+/** The signing keys: the host's own, or kept in the storage and sealed with `keySecret`. */
+function oidcRuntime(
+  oidc: NonNullable<ResolvedOptions['oidc']>,
+  storage: Storage,
+  clock: () => number,
+): OidcRuntime {
+  if (oidc.keys !== undefined) {
+    return {
+      keys: keyRing({ kind: 'host', keys: oidc.keys }, storage, clock),
+      algorithms: [...new Set(oidc.keys.map((key) => key.alg!))],
+    };
+  }
+  const source = {
+    kind: 'stored' as const,
+    store: storage.keys!,
+    keySecret: oidc.keySecret!,
+    algorithm: oidc.signingAlgorithm,
+  };
+  // Keys made before a change of `signingAlgorithm` still sign until rotated: both are announced.
+  return { keys: keyRing(source, storage, clock), algorithms: SIGNING_ALGORITHMS };
 }
 
 /** RFC 8414 3: the well-known segment goes between the host and the issuer's path. */

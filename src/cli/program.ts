@@ -7,6 +7,7 @@ import { addClientCommands } from './clients.js';
 import { asCliError, CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
 import { positiveInteger } from './format.js';
 import { addGrantCommands } from './grants.js';
+import { addKeyCommands } from './keys.js';
 
 export { CliError, EXIT } from './errors.js';
 export type { Cli, Io } from './cli.js';
@@ -108,5 +109,6 @@ export function createProgram(
 
   addClientCommands(program, cli);
   addGrantCommands(program, cli);
+  addKeyCommands(program, cli, env);
   return program;
 }

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
+import type { Jwk } from '../oidc/keys.js';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
@@ -108,6 +109,28 @@ export const optionsSchema = z.strictObject({
       requireRedirectUriOnRefresh: z.boolean().default(false),
     })
     .prefault({}),
+  oidc: z
+    .strictObject({
+      /** Seals the private signing keys the library keeps in the storage. */
+      keySecret: z.string().min(32, 'must be at least 32 characters').optional(),
+      /** Your own private JWKs, with kid and alg; the first signs. */
+      keys: z
+        .array(
+          z.custom<Jwk>(isPrivateSigningJwk, {
+            error:
+              'must be a private RSA or P-256 JWK with a kid and alg RS256 or ES256 (asymmetric keys only)',
+          }),
+        )
+        .min(1)
+        .optional(),
+      signingAlgorithm: z.enum(['RS256', 'ES256']).default('RS256'),
+      idTokenTtl: z.number().int().min(60).max(86_400).default(3600),
+    })
+    .refine((oidc) => (oidc.keySecret === undefined) !== (oidc.keys === undefined), {
+      path: ['keySecret'],
+      error: 'give keySecret (keys kept in the storage) or keys (your own), one of them',
+    })
+    .optional(),
   session: z
     .strictObject({
       /**
@@ -243,5 +266,36 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
       seen.add(key);
     }
   }
-  return result.data as ResolvedOptions;
+  const resolved = result.data as ResolvedOptions;
+  if (resolved.oidc) {
+    const { keys } = resolved.storage;
+    if (
+      resolved.oidc.keySecret !== undefined &&
+      (typeof keys?.list !== 'function' || typeof keys.save !== 'function')
+    ) {
+      throw new TypeError(
+        'openid-oauth-bridge: invalid options\n  oidc.keySecret: the storage has no keys store (keys.list, keys.save) to keep the signing keys in; use a built-in adapter, add one to yours, or give oidc.keys',
+      );
+    }
+    // The OpenID Connect scopes are offered whenever the operator lists scopes at all.
+    if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
+  }
+  return resolved;
 }
+
+/** A private RSA (RS256) or P-256 (ES256) JWK with a `kid`: never a symmetric key. */
+function isPrivateSigningJwk(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const jwk = value as Jwk;
+  const kidOk = typeof jwk.kid === 'string' && jwk.kid.length > 0 && jwk.kid.length <= 255;
+  const shapeOk =
+    (jwk.alg === 'RS256' && jwk.kty === 'RSA') ||
+    (jwk.alg === 'ES256' && jwk.kty === 'EC' && jwk.crv === 'P-256');
+  return kidOk && shapeOk && typeof jwk.d === 'string' && jwk.d.length > 0;
+}
+
+/** The scopes OpenID Connect defines that this server serves (Core 3.1.2.1, 5.4), as the consent page describes them. */
+export const OIDC_SCOPES: Readonly<Record<string, string>> = {
+  openid: 'Sign you in: learn your account identifier here',
+  profile: 'Your name and nickname as your sign-in provider gives them',
+};

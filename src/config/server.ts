@@ -2,6 +2,7 @@ import type { Strategy } from 'passport-strategy';
 import type { ServerEvents } from '../events/emitter.js';
 import type { PageRenderers } from '../pages/types.js';
 import type { SessionLoader } from '../session/login-session.js';
+import type { KeySet } from '../oidc/keys.js';
 import type { Storage } from '../storage/types.js';
 import type { Logger, ResolvedOptions } from './options.js';
 
@@ -19,6 +20,10 @@ export interface EndpointUrls {
   introspection: string;
   /** RFC 8414 3: `/.well-known/oauth-authorization-server` inserted between origin and path. */
   metadata: string;
+  /** OpenID Connect Discovery 1.0 section 4: `/.well-known/openid-configuration` appended to the issuer. */
+  openidConfiguration: string;
+  /** The JWK set of the ID token signing keys (OpenID Connect). */
+  jwks: string;
   /** The origin of `base` (scheme, host and port). */
   origin: string;
   /** Where an authorization continues after a login or a switch of account. */
@@ -61,6 +66,16 @@ export interface AuthorizationServer {
    * (`session.middleware`).
    */
   readonly session: LoginSessionHandle;
+  /** OpenID Connect, when `oidc` is set: the signing keys. */
+  readonly oidc?: OidcRuntime;
+}
+
+/** What OpenID Connect needs at run time. */
+export interface OidcRuntime {
+  /** The signing keys, read again at most once a minute. */
+  readonly keys: { current(): Promise<KeySet> };
+  /** The algorithms the keys sign with (the discovery document's). */
+  readonly algorithms: readonly string[];
 }
 
 /** The login session's middleware. */

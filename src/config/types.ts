@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import type { Jwk } from '../oidc/keys.js';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import type { PageRenderers } from '../pages/types.js';
@@ -54,6 +55,12 @@ export interface AuthorizationServerOptions {
 
   /** Lifetimes and rules of codes and tokens. Default: all defaults below. */
   tokens?: TokenOptions;
+  /**
+   * Turns on OpenID Connect: the `openid` and `profile` scopes, ID tokens from the token endpoint,
+   * the UserInfo endpoint, `/.well-known/openid-configuration` and the JWKS. Default: off, and
+   * requests behave as plain OAuth 2.0. See docs/openid-connect.md.
+   */
+  oidc?: OidcOptions;
 
   /**
    * The login session: the library's own (its own cookie and store; give its `secret`), or your
@@ -210,6 +217,29 @@ export interface TokenOptions {
   requireRedirectUriOnRefresh?: boolean;
 }
 
+/**
+ * {@link AuthorizationServerOptions.oidc}. The signing keys come from one of two places:
+ * `keySecret` (the library makes and rotates them, kept in the storage's `keys` store with their
+ * private parts sealed by a key derived from this secret) or `keys` (your own, fixed until a
+ * restart).
+ */
+export interface OidcOptions {
+  /**
+   * At least 32 characters of randomness, kept secret: seals the private signing keys at rest.
+   * Every instance needs the same one. Changing it makes the stored keys unusable (rotate after).
+   */
+  keySecret?: string;
+  /**
+   * Your own signing keys instead: private JWKs (RSA or P-256) with `kid` and `alg` (`RS256` or
+   * `ES256`); the first signs, all are published. Nothing is stored.
+   */
+  keys?: Jwk[];
+  /** The algorithm of keys the library makes: `RS256` (every OpenID Connect client has it) or `ES256`. Default `RS256`. */
+  signingAlgorithm?: 'RS256' | 'ES256';
+  /** ID token lifetime in seconds, 60 to 86400. Default `3600`. */
+  idTokenTtl?: number;
+}
+
 /** {@link AuthorizationServerOptions.session}. */
 export interface SessionOptions {
   /**
@@ -285,6 +315,12 @@ export interface ResolvedOptions {
   providers: ProviderOptions[];
   login: { strategy?: Strategy; timeoutMs: number; maxResponseBytes: number };
   tokens: Required<TokenOptions>;
+  oidc?: {
+    keySecret?: string;
+    keys?: Jwk[];
+    signingAlgorithm: 'RS256' | 'ES256';
+    idTokenTtl: number;
+  };
   session: {
     secret?: string | string[];
     middleware?: RequestHandler;

@@ -10,6 +10,7 @@ import { metadataHandler, metadataPath, type MetadataOptions } from './discovery
 import { introspectionEndpoint, type IntrospectionRouterOptions } from './introspection/endpoint.js';
 import { callbackEndpoint, loginEndpoint } from './login/endpoint.js';
 import { logoutEndpoint } from './logout/endpoint.js';
+import { jwksEndpoint } from './oidc/jwks.js';
 import { revocationEndpoint } from './revocation/endpoint.js';
 import { tokenEndpoint } from './token/endpoint.js';
 
@@ -126,7 +127,9 @@ export function applicationsRouter(server: AuthorizationServer): RequestHandler 
  * `{"oauth":{"authorization":{"href":...},"token":{"href":...}}}`, and the authorization server
  * metadata (RFC 8414) at `GET /.well-known/oauth-authorization-server` followed by the path of
  * `baseUrl`: the right place when the router is mounted at the origin root. Otherwise mount
- * `metadataRouter` there. URLs come from `baseUrl`, never from the request's `Host` header.
+ * `metadataRouter` there. URLs come from `baseUrl`, never from the request's `Host` header. With
+ * OpenID Connect on, also `GET /.well-known/openid-configuration` (the same document) and the
+ * signing keys at `GET /oauth/jwks`; mount it at the path of `baseUrl` for those.
  *
  * @example
  * app.use(discoveryRouter(server));
@@ -136,10 +139,17 @@ export function discoveryRouter(server: AuthorizationServer, options: MetadataOp
 }
 
 function discoveryRoutes(server: AuthorizationServer, options: MetadataOptions): Route[] {
-  return [
+  const routes: Route[] = [
     { path: '/', method: 'GET', handler: rootResource(server) },
     { path: metadataPath(server), method: 'GET', handler: metadataHandler(server, options) },
   ];
+  if (server.oidc) {
+    routes.push(
+      { path: '/.well-known/openid-configuration', method: 'GET', handler: metadataHandler(server, options) },
+      ...routesOf(server, [jwksEndpoint]),
+    );
+  }
+  return routes;
 }
 
 /**

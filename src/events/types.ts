@@ -141,7 +141,7 @@ export interface TokenRevokedEvent extends ServerEventBase {
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
   /** Where it happened: the browser's routes are `authorization`, `requireBearer` is `bearer`. */
-  endpoint: 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer';
+  endpoint: 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer' | 'jwks' | 'userinfo';
   /**
    * The status answered: 500 for a bug, 502 for a provider that does not answer, 503 for an
    * outage. Absent for a write after a commit point that failed: the request succeeded.

@@ -1,10 +1,20 @@
-import type { ClientRecord, EphemeralStore, GrantRecord, Storage, TokenRecord, UserRecord } from './types.js';
+import type {
+  ClientRecord,
+  EphemeralStore,
+  GrantRecord,
+  KeyStore,
+  SigningKeyRecord,
+  Storage,
+  TokenRecord,
+  UserRecord,
+} from './types.js';
 
 /** The memory adapter: the whole contract, operator and optional methods included. */
 export interface MemoryStorage extends Storage {
   ephemeral: Required<EphemeralStore>;
   clients: Required<Storage['clients']>;
   users: Required<Storage['users']>;
+  keys: KeyStore;
   prune: NonNullable<Storage['prune']>;
 }
 
@@ -26,6 +36,7 @@ export function memoryStorage(): MemoryStorage {
   const grants = new Map<string, GrantRecord>();
   const grantPairs = new Map<string, string>();
   const tokens = new Map<string, TokenRecord>();
+  const keys = new Map<string, SigningKeyRecord>();
   const ephemeral = memoryEphemeralStore();
 
   const pairKey = (a: string, b: string) => `${a.length}:${a}${b}`;
@@ -124,6 +135,16 @@ export function memoryStorage(): MemoryStorage {
           grant: grant ? copy(grant) : null,
           client: client ? copy(client) : null,
         };
+      },
+    },
+    keys: {
+      async list() {
+        return [...keys.values()]
+          .sort((a, b) => a.createdAt - b.createdAt || a.kid.localeCompare(b.kid))
+          .map(copy);
+      },
+      async save(key) {
+        keys.set(key.kid, copy(key));
       },
     },
     async prune(now, options = {}) {

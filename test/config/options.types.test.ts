@@ -33,6 +33,7 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['session']>, Keys<SchemaInput['session']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['login']>, Keys<SchemaInput['login']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['rateLimit']>, Keys<SchemaInput['rateLimit']>>>,
+  Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
   Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
@@ -46,6 +47,7 @@ describe('AuthorizationServerOptions', () => {
       providers: true,
       login: true,
       tokens: true,
+      oidc: true,
       session: true,
       scopes: true,
       rateLimit: true,

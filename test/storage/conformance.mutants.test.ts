@@ -28,6 +28,7 @@ function patch(base: MemoryStorage, stores: Partial<{ [K in keyof Storage]: Part
     users: { ...base.users, ...stores.users },
     grants: { ...base.grants, ...stores.grants },
     tokens: { ...base.tokens, ...stores.tokens },
+    keys: base.keys,
     prune: (stores.prune as Storage['prune']) ?? base.prune,
   };
 }

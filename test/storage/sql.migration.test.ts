@@ -64,6 +64,20 @@ const SCHEMA: Record<string, TableSchema> = {
       'oauth_grants_revoked_at (revoked_at) where revoked_at is not null',
     ],
   },
+  oauth_signing_keys: {
+    columns: [
+      'kid text primary key',
+      'alg text not null',
+      'state text not null',
+      'public_jwk text not null',
+      'sealed_private_jwk text not null',
+      'created_at bigint not null',
+      'activated_at bigint',
+      'retired_at bigint',
+    ],
+    keys: [],
+    indexes: [],
+  },
   oauth_tokens: {
     columns: [
       'token_hash text primary key',
@@ -246,7 +260,8 @@ async function openPostgres(databaseUrl: string): Promise<Raw> {
 const openRaw = (databaseUrl: string) =>
   databaseUrl.startsWith('sqlite:') ? Promise.resolve(openSqlite(databaseUrl)) : openPostgres(databaseUrl);
 
-const INITIAL = '001-initial';
+/** Every migration, in the order they run. */
+const NAMES = Object.keys(migrations).sort();
 
 describe.each(engines.engines)('the migrations on $name', (engine) => {
   const test = itOn(engine);
@@ -256,7 +271,8 @@ describe.each(engines.engines)('the migrations on $name', (engine) => {
     const storage = await connectStorage(databaseUrl);
     const raw = await openRaw(databaseUrl);
     try {
-      expect(await storage.migrate()).toEqual([INITIAL]);
+      expect(await storage.migrate()).toEqual(NAMES);
+      expect(NAMES).toEqual(['001-initial', '002-signing-keys']);
       expect(await raw.schema()).toEqual(SCHEMA);
     } finally {
       await storage.close();
@@ -271,7 +287,7 @@ describe.each(engines.engines)('the migrations on $name', (engine) => {
     const now = Date.now();
     try {
       await storage.ephemeral.set('kept', 'v', now + 60_000, now);
-      await migrations[INITIAL]!.up(raw.db);
+      for (const name of NAMES) await migrations[name]!.up(raw.db);
       expect(await raw.schema()).toEqual(SCHEMA);
       expect(await storage.ephemeral.get('kept', now)).toBe('v');
       expect(await storage.migrate()).toEqual([]);
@@ -281,14 +297,14 @@ describe.each(engines.engines)('the migrations on $name', (engine) => {
     }
   });
 
-  test('down drops every table up created, and up creates them again', async () => {
+  test('down drops every table up created (last migration first), and up creates them again', async () => {
     const databaseUrl = engine.url();
     const storage = await connectStorage(databaseUrl, { migrate: true });
     const raw = await openRaw(databaseUrl);
     try {
-      await migrations[INITIAL]!.down!(raw.db);
+      for (const name of [...NAMES].reverse()) await migrations[name]!.down!(raw.db);
       expect(await raw.schema()).toEqual({});
-      await migrations[INITIAL]!.up(raw.db);
+      for (const name of NAMES) await migrations[name]!.up(raw.db);
       expect(await raw.schema()).toEqual(SCHEMA);
     } finally {
       await storage.close();

@@ -29,16 +29,41 @@ export interface AuthorizationServerMetadata {
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: true;
   service_documentation?: string;
+  /** OpenID Connect Discovery 1.0 section 3, when OpenID Connect is on. */
+  jwks_uri?: string;
+  subject_types_supported?: string[];
+  id_token_signing_alg_values_supported?: string[];
+  claims_supported?: string[];
+  claims_parameter_supported?: false;
+  request_parameter_supported?: false;
+  request_uri_parameter_supported?: false;
 }
+
+/** The claims an ID token or the UserInfo endpoint may carry. */
+export const CLAIMS_SUPPORTED = [
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'azp',
+  'name',
+  'preferred_username',
+  'steam_id',
+];
 
 /** RFC 6749 2.3.1, both ways the token endpoint accepts (RFC 8414 2 / IANA names). */
 const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
 /**
  * The metadata document (RFC 8414 2) of the server: every URL absolute and built from `baseUrl`,
- * the issuer being `baseUrl` itself.
+ * the issuer being `baseUrl` itself. With OpenID Connect on, the same document is the provider
+ * configuration (OpenID Connect Discovery 1.0 section 3) too: one source for both, so they agree
+ * on every field they share.
  *
- * @see RFC 8414 section 2, RFC 9207 section 3
+ * @see RFC 8414 section 2, RFC 9207 section 3, OpenID Connect Discovery 1.0 section 3
  */
 export function authorizationServerMetadata(
   server: AuthorizationServer,
@@ -72,6 +97,17 @@ export function authorizationServerMetadata(
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
     ...(documentation === undefined ? {} : { service_documentation: documentation }),
+    ...(server.oidc
+      ? {
+          jwks_uri: urls.jwks,
+          subject_types_supported: ['public'],
+          id_token_signing_alg_values_supported: [...server.oidc.algorithms],
+          claims_supported: CLAIMS_SUPPORTED,
+          claims_parameter_supported: false,
+          request_parameter_supported: false,
+          request_uri_parameter_supported: false,
+        }
+      : {}),
   };
 }
 

@@ -1,9 +1,18 @@
 import { type Kysely, Migrator, sql } from 'kysely';
-import type { ClientStore, EphemeralStore, PruneOptions, PruneResult, Storage, UserStore } from '../types.js';
+import type {
+  ClientStore,
+  EphemeralStore,
+  KeyStore,
+  PruneOptions,
+  PruneResult,
+  Storage,
+  UserStore,
+} from '../types.js';
 import { sqlClientStore } from './clients.js';
 import type { SqlContext, SqlDialectName } from './context.js';
 import { sqlEphemeralStore } from './ephemeral.js';
 import { sqlGrantStore } from './grants.js';
+import { sqlKeyStore } from './keys.js';
 import { migrationProvider, migrations } from './migrations.js';
 import { statementPreparer, type StatementDriver } from './prepared.js';
 import { pruneSqlStorage } from './prune.js';
@@ -24,6 +33,7 @@ export interface SqlStorage extends Storage {
   ephemeral: Required<EphemeralStore>;
   clients: Required<ClientStore>;
   users: Required<UserStore>;
+  keys: KeyStore;
   reader: NonNullable<Storage['reader']>;
   /**
    * Deletes expired ephemeral entries, grants revoked longer ago than the retention, and tokens
@@ -65,6 +75,7 @@ export function createSqlStorage(
     users: sqlUserStore(ctx),
     grants: sqlGrantStore(ctx),
     tokens,
+    keys: sqlKeyStore(ctx),
     reader: sqlStorageReader(ctx, { ephemeral, clients, tokens }),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 

@@ -33,7 +33,31 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  '002-signing-keys': {
+    async up(db: Kysely<unknown>) {
+      await createSigningKeys(db);
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('oauth_signing_keys').ifExists().execute();
+    },
+  },
 };
+
+/** The keys that sign ID tokens (OpenID Connect), private parts sealed: a handful of rows. */
+async function createSigningKeys(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('oauth_signing_keys')
+    .ifNotExists()
+    .addColumn('kid', 'text', (col) => col.primaryKey())
+    .addColumn('alg', 'text', (col) => col.notNull())
+    .addColumn('state', 'text', (col) => col.notNull())
+    .addColumn('public_jwk', 'text', (col) => col.notNull())
+    .addColumn('sealed_private_jwk', 'text', (col) => col.notNull())
+    .addColumn('created_at', 'bigint', (col) => col.notNull())
+    .addColumn('activated_at', 'bigint')
+    .addColumn('retired_at', 'bigint')
+    .execute();
+}
 
 /** The ephemeral store: codes, sessions, nonces, counters and markers, with expiry. */
 async function createEphemeral(db: Kysely<unknown>): Promise<void> {

@@ -59,6 +59,18 @@ export interface Database {
     origin: string;
     rotated_at: NullableMillis;
   };
+  /** The keys that sign ID tokens; the private JWK sealed (a compact JWE), never plaintext. */
+  oauth_signing_keys: {
+    kid: string;
+    alg: string;
+    /** `next`, `active` or `retired`. */
+    state: string;
+    public_jwk: string;
+    sealed_private_jwk: string;
+    created_at: Millis;
+    activated_at: NullableMillis;
+    retired_at: NullableMillis;
+  };
   /** The `ephemeral` store: codes, sessions, nonces, counters and markers, with expiry. */
   oauth_ephemeral: {
     key: string;

@@ -22,9 +22,10 @@ export interface ConformanceTestApi {
  *   none; `storage.prune` then cleans the durable stores only);
  * - `'clientAdmin'`: `clients.create`, `clients.list`, `clients.update` and `clients.remove`
  *   (clients managed elsewhere); the kit then needs {@link StorageConformanceOptions.putClient};
- * - `'userFind'`: `users.find`.
+ * - `'userFind'`: `users.find`;
+ * - `'keys'`: the `keys` store (OpenID Connect signing keys kept by the library).
  */
-export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind';
+export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind' | 'keys';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your

@@ -13,6 +13,7 @@ import { without } from './fixtures.js';
 import { ephemeralTests } from './ephemeral.js';
 import { faultSweepTests } from './fault-sweeps.js';
 import { grantTests } from './grants.js';
+import { keyTests } from './keys.js';
 import { pruneTests } from './prune.js';
 import { raceTests } from './races.js';
 import { readerTests } from './reader.js';
@@ -48,6 +49,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
     storage.clients.remove,
   ],
   userFind: (storage) => [storage.users.find],
+  keys: (storage) => [storage.keys],
 };
 
 /**
@@ -77,7 +79,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
  *
  * describeStorageConformance(
  *   { describe, it, beforeAll, afterAll },
- *   { name: 'my storage', createStorage: () => myStorage(), absent: ['prune'] },
+ *   { name: 'my storage', createStorage: () => myStorage(), absent: ['prune', 'keys'] },
  * );
  */
 export function describeStorageConformance<S extends Storage>(
@@ -145,6 +147,7 @@ export function describeStorageConformance<S extends Storage>(
     grantTests(suite);
     tokenTests(suite);
     readerTests(suite);
+    keyTests(suite);
     pruneTests(suite);
     ruleTests(suite);
     removalRaceTests(suite);

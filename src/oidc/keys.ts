@@ -1,0 +1,246 @@
+import { hkdfSync, type webcrypto } from 'node:crypto';
+import { CompactEncrypt, compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { randomId } from '../crypto/secrets.js';
+import type { KeyStore, SigningKeyRecord, Storage } from '../storage/types.js';
+
+/** The algorithms a signing key may have: asymmetric only, so a public key can never verify an HMAC. */
+export const SIGNING_ALGORITHMS = ['RS256', 'ES256'] as const;
+export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
+
+/**
+ * A JSON Web Key (RFC 7517) as the library hands it around: its own type, so that the public
+ * declarations do not import `jose` (an ES module a CommonJS app's types could not `require`).
+ */
+export interface Jwk {
+  kty?: string;
+  kid?: string;
+  alg?: string;
+  [member: string]: unknown;
+}
+
+/** The key that signs now. */
+export interface Signer {
+  kid: string;
+  alg: SigningAlgorithm;
+  key: webcrypto.CryptoKey;
+}
+
+/** The published keys and the one that signs, as one instance last read them. */
+export interface KeySet {
+  signer: Signer;
+  /** Public JWKs of the keys that are published (next and active), each with `kid`, `alg`, `use`. */
+  published: Jwk[];
+}
+
+/**
+ * Where the signing keys come from: the storage (sealed with a key derived from `keySecret`,
+ * shared by every instance, rotated with the CLI), or the host (`keys`, fixed until a restart).
+ */
+export type KeySource =
+  | { kind: 'stored'; store: KeyStore; keySecret: string; algorithm: SigningAlgorithm }
+  | { kind: 'host'; keys: readonly Jwk[] };
+
+/**
+ * The 256-bit key that seals private JWKs at rest, derived from the configured secret with HKDF
+ * (RFC 5869, SHA-256): the secret itself never touches a key.
+ */
+function sealingKey(keySecret: string): Uint8Array {
+  return new Uint8Array(
+    hkdfSync('sha256', keySecret, 'openid-oauth-bridge', 'id token signing keys at rest', 32),
+  );
+}
+
+/** A private JWK sealed as a compact JWE (`dir`, `A256GCM`), bound to its `kid`. */
+async function seal(privateJwk: JWK, kid: string, keySecret: string): Promise<string> {
+  return new CompactEncrypt(new TextEncoder().encode(JSON.stringify(privateJwk)))
+    .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid })
+    .encrypt(sealingKey(keySecret));
+}
+
+/** The private JWK of a stored key; throws if the secret is not the one it was sealed with. */
+async function unseal(record: SigningKeyRecord, keySecret: string): Promise<JWK> {
+  let plaintext: Uint8Array;
+  let kid: unknown;
+  try {
+    const opened = await compactDecrypt(record.sealedPrivateJwk, sealingKey(keySecret));
+    plaintext = opened.plaintext;
+    kid = opened.protectedHeader.kid;
+  } catch {
+    throw new Error(
+      `openid-oauth-bridge: signing key ${record.kid} cannot be opened with oidc.keySecret (was it changed?)`,
+    );
+  }
+  if (kid !== record.kid)
+    throw new Error(`openid-oauth-bridge: signing key ${record.kid} was sealed as ${String(kid)}`);
+  return JSON.parse(new TextDecoder().decode(plaintext)) as JWK;
+}
+
+/** A new key pair, its public part as a JWK and its private part sealed. */
+export async function newSigningKey(
+  alg: SigningAlgorithm,
+  keySecret: string,
+  state: 'next' | 'active',
+  now: number,
+): Promise<SigningKeyRecord> {
+  const kid = randomId();
+  const pair = await generateKeyPair(alg, {
+    extractable: true,
+    ...(alg === 'RS256' ? { modulusLength: 2048 } : {}),
+  });
+  const publicJwk = { ...(await exportJWK(pair.publicKey)), kid, alg, use: 'sig' };
+  const privateJwk = await exportJWK(pair.privateKey);
+  return {
+    kid,
+    alg,
+    state,
+    publicJwk: JSON.stringify(publicJwk),
+    sealedPrivateJwk: await seal(privateJwk, kid, keySecret),
+    createdAt: now,
+    activatedAt: state === 'active' ? now : null,
+    retiredAt: null,
+  };
+}
+
+/** The key that signs: of the active keys, the one activated last. */
+export function signingRecord(records: readonly SigningKeyRecord[]): SigningKeyRecord | undefined {
+  return records
+    .filter((record) => record.state === 'active')
+    .sort((a, b) => (a.activatedAt ?? 0) - (b.activatedAt ?? 0) || a.kid.localeCompare(b.kid))
+    .at(-1);
+}
+
+/** The public JWKs of the published keys (next and active). */
+function publishedOf(records: readonly SigningKeyRecord[]): Jwk[] {
+  return records
+    .filter((record) => record.state !== 'retired')
+    .map((record) => JSON.parse(record.publicJwk) as Jwk);
+}
+
+/**
+ * Makes a rotation, or the first keys: the `next` key becomes the signing one and a new `next`
+ * is made; with no key at all, an active key and a next one. The key that signed so far stays
+ * active (published, tokens verifying) until it is retired. Resolves the keys after the change.
+ */
+export async function rotateKeys(
+  store: KeyStore,
+  keySecret: string,
+  alg: SigningAlgorithm,
+  now: number,
+): Promise<SigningKeyRecord[]> {
+  const records = await store.list();
+  const next = records.find((record) => record.state === 'next');
+  // The next key is saved as active first: were the second save lost, a key would still sign,
+  // and the next rotation (or the first request that finds no next key) makes a new one.
+  if (next) await store.save({ ...next, state: 'active', activatedAt: now });
+  else await store.save(await newSigningKey(alg, keySecret, 'active', now));
+  await store.save(await newSigningKey(alg, keySecret, 'next', now + 1));
+  return store.list();
+}
+
+/**
+ * Retires a key: it leaves the JWKS, and tokens it signed stop verifying. The key that signs is
+ * refused while it is the only active one (rotate first); so is an unknown or retired `kid`.
+ */
+export async function retireKey(store: KeyStore, kid: string, now: number): Promise<SigningKeyRecord> {
+  const records = await store.list();
+  const record = records.find((candidate) => candidate.kid === kid);
+  if (!record) throw new KeyError(`No signing key has the kid ${kid}.`);
+  if (record.state === 'retired') throw new KeyError(`The key ${kid} is already retired.`);
+  const active = records.filter((candidate) => candidate.state === 'active');
+  if (record.state === 'active' && active.length === 1) {
+    throw new KeyError(`The key ${kid} is the only one that signs: rotate first, then retire it.`);
+  }
+  const retired = { ...record, state: 'retired' as const, retiredAt: now };
+  await store.save(retired);
+  return retired;
+}
+
+/** A key operation refused (unknown kid, retiring the only signing key). */
+export class KeyError extends Error {
+  override name = 'KeyError';
+}
+
+/** How long an instance keeps the keys it read before reading them again. */
+export const KEY_REFRESH_MS = 60_000;
+
+/**
+ * The keys of one server: read from the source at most once per {@link KEY_REFRESH_MS} (a
+ * rotation reaches every instance within that time), the first keys made when the storage has
+ * none. A failed refresh keeps the keys already read; the first read's failure is the caller's.
+ */
+export function keyRing(source: KeySource, storage: Storage, clock: () => number) {
+  let current: { set: KeySet; readAt: number } | undefined;
+  let loading: Promise<KeySet> | undefined;
+
+  async function load(): Promise<KeySet> {
+    if (source.kind === 'host') return hostKeySet(source.keys);
+    let records = await source.store.list();
+    if (!signingRecord(records) || !records.some((record) => record.state === 'next')) {
+      records = await bootstrap(source, storage, clock, records);
+    }
+    const record = signingRecord(records)!;
+    const privateJwk = await unseal(record, source.keySecret);
+    const key = (await importJWK(privateJwk, record.alg)) as webcrypto.CryptoKey;
+    return { signer: { kid: record.kid, alg: record.alg, key }, published: publishedOf(records) };
+  }
+
+  return {
+    /** The keys, read again once they are older than {@link KEY_REFRESH_MS}. */
+    async current(): Promise<KeySet> {
+      const now = clock();
+      if (current && now - current.readAt < KEY_REFRESH_MS) return current.set;
+      loading ??= load().finally(() => {
+        loading = undefined;
+      });
+      try {
+        const set = await loading;
+        current = { set, readAt: now };
+        return set;
+      } catch (err) {
+        if (current) return current.set;
+        throw err;
+      }
+    },
+  };
+}
+
+/**
+ * The first keys, or a missing next key, made by one instance: the one that wins an ephemeral
+ * `add`; the others read again until it has saved them.
+ */
+async function bootstrap(
+  source: Extract<KeySource, { kind: 'stored' }>,
+  storage: Storage,
+  clock: () => number,
+  records: SigningKeyRecord[],
+): Promise<SigningKeyRecord[]> {
+  const now = clock();
+  if (await storage.ephemeral.add('oidc-keys:making', '1', now + 30_000, now)) {
+    if (!signingRecord(records)) return rotateKeys(source.store, source.keySecret, source.algorithm, now);
+    await source.store.save(await newSigningKey(source.algorithm, source.keySecret, 'next', now));
+    return source.store.list();
+  }
+  for (let attempt = 0; attempt < 50; attempt++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await source.store.list();
+    if (signingRecord(again)) return again;
+  }
+  throw new Error('openid-oauth-bridge: no signing key was made in time by the instance making them');
+}
+
+/** The host's keys: the first signs, all are published (public parts only). */
+async function hostKeySet(keys: readonly Jwk[]): Promise<KeySet> {
+  const [first] = keys;
+  if (!first) throw new Error('openid-oauth-bridge: oidc.keys is empty');
+  const alg = first.alg as SigningAlgorithm;
+  const key = (await importJWK(first as JWK, alg)) as webcrypto.CryptoKey;
+  const published = keys.map(publicPart);
+  return { signer: { kid: first.kid!, alg, key }, published };
+}
+
+/** The public members of an RSA or EC JWK, with `kid`, `alg` and `use`. */
+export function publicPart(jwk: Jwk): Jwk {
+  const { kty, crv, n, e, x, y, kid, alg } = jwk;
+  const members = kty === 'RSA' ? { kty, n, e } : { kty, crv, x, y };
+  return { ...members, kid, alg, use: 'sig' };
+}
