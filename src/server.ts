@@ -54,6 +54,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     metadata: metadataUrl(base),
     openidConfiguration: `${base}/.well-known/openid-configuration`,
     jwks: `${base}/oauth/jwks`,
+    userinfo: `${base}/oauth/userinfo`,
     origin: new URL(base).origin,
     resume: `${base}/oauth/authorize/resume`,
     consentDecision: `${base}/oauth/authorize/decision`,

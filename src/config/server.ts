@@ -24,6 +24,8 @@ export interface EndpointUrls {
   openidConfiguration: string;
   /** The JWK set of the ID token signing keys (OpenID Connect). */
   jwks: string;
+  /** OpenID Connect Core 5.3. */
+  userinfo: string;
   /** The origin of `base` (scheme, host and port). */
   origin: string;
   /** Where an authorization continues after a login or a switch of account. */

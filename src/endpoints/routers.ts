@@ -11,6 +11,7 @@ import { introspectionEndpoint, type IntrospectionRouterOptions } from './intros
 import { callbackEndpoint, loginEndpoint } from './login/endpoint.js';
 import { logoutEndpoint } from './logout/endpoint.js';
 import { jwksEndpoint } from './oidc/jwks.js';
+import { userinfoHandler } from './oidc/userinfo.js';
 import { revocationEndpoint } from './revocation/endpoint.js';
 import { tokenEndpoint } from './token/endpoint.js';
 
@@ -76,13 +77,20 @@ export function authorizeRouter(server: AuthorizationServer): RequestHandler {
 }
 
 /**
- * The token endpoint (RFC 6749 3.2): `POST /oauth/token`. Mount it at the path of `baseUrl`.
+ * The token endpoint (RFC 6749 3.2): `POST /oauth/token`, and with OpenID Connect on the UserInfo
+ * endpoint (`GET`/`POST /oauth/userinfo`). Mount it at the path of `baseUrl`.
  *
  * @example
  * app.use(tokenRouter(server));
  */
 export function tokenRouter(server: AuthorizationServer): RequestHandler {
-  return oauthRoutes(server, [tokenEndpoint]);
+  return mounted(server, routeTable([...routesOf(server, [tokenEndpoint]), ...oidcApiRoutes(server)]));
+}
+
+/** With OpenID Connect on, the UserInfo endpoint (GET and POST), served with the token endpoint. */
+function oidcApiRoutes(server: AuthorizationServer): Route[] {
+  if (!server.oidc) return [];
+  return [{ path: '/oauth/userinfo', method: 'ALL', handler: userinfoHandler(server) }];
 }
 
 /**
@@ -189,7 +197,7 @@ export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOpt
   if (revocation) endpoints.push(revocationEndpoint);
   if (introspection) endpoints.push(introspectionEndpoint(options));
   if (applications) endpoints.push(applicationsEndpoint, revokeApplicationEndpoint);
-  const routes = routesOf(server, endpoints);
+  const routes = [...routesOf(server, endpoints), ...oidcApiRoutes(server)];
   if (discovery) routes.push(...discoveryRoutes(server, options));
   return mounted(server, routeTable(routes));
 }

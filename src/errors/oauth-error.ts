@@ -16,7 +16,11 @@ export type OAuthErrorCode =
   | 'server_error'
   | 'temporarily_unavailable'
   | 'invalid_token'
-  | 'insufficient_scope';
+  | 'insufficient_scope'
+  // OpenID Connect Core 3.1.2.6, for `prompt=none`.
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required';
 
 /**
  * The single status table: RFC 6749 section 5.2 (every token endpoint error is 400 except
@@ -37,6 +41,9 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   temporarily_unavailable: 503,
   invalid_token: 401,
   insufficient_scope: 403,
+  login_required: 403,
+  consent_required: 403,
+  interaction_required: 403,
 };
 
 export interface OAuthErrorOptions {

@@ -27,6 +27,9 @@ export async function issueCode(
     grantId: fields.grantId,
     codeChallenge: fields.codeChallenge,
     codeChallengeMethod: fields.codeChallengeMethod,
+    ...(fields.nonce === undefined ? {} : { nonce: fields.nonce }),
+    ...(fields.authTime === undefined ? {} : { authTime: fields.authTime }),
+    ...(fields.claims === undefined ? {} : { claims: fields.claims }),
     createdAt: now,
     expiresAt,
   };
@@ -47,6 +50,11 @@ export interface CodeExchange {
   code: { hash: string; entry: string | null };
   redirectUri: string;
   codeVerifier: string | undefined;
+  /**
+   * The ID token to answer with (OpenID Connect), of the code and the scopes granted, or
+   * `undefined` for none. Made before the commit point: a failure leaves the code usable.
+   */
+  idToken?: (code: StoredCode, scopes: string[], now: number) => Promise<string | undefined>;
 }
 
 /**
@@ -86,6 +94,7 @@ export async function exchangeCode(
     throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
   }
   const subject = { clientId: client.clientId, userId: code.userId, scopes, grantId: code.grantId };
+  const idToken = await params.idToken?.(code, scopes, now);
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
   // The tokens and the used-code marker first, the take last: taking the code is the commit
@@ -117,7 +126,8 @@ export async function exchangeCode(
       ...context(),
     });
   }
-  return tokenResponse(access, deps, refresh.token);
+  const response = tokenResponse(access, deps, refresh.token);
+  return idToken === undefined ? response : { ...response, id_token: idToken };
 }
 
 /** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */

@@ -9,6 +9,8 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token?: string;
   scope?: string;
+  /** OpenID Connect: the ID token of a code exchange that granted `openid`. */
+  id_token?: string;
 }
 
 /** Who a token is for and under which grant. */

@@ -9,6 +9,10 @@ export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'> & {
   displayName?: string;
   /** Signed in by the host's own login (`authenticatedAccount`), not at a provider here. */
   viaHost?: boolean;
+  /** When the user logged in at the provider (the server's clock, epoch ms): OpenID Connect's `auth_time`. */
+  authTime?: number;
+  /** The account's OpenID Connect claims from that login (`steam_id`, `name`, `preferred_username`). */
+  claims?: Record<string, string>;
 };
 
 /** A validated authorization request waiting for login or consent. */
@@ -22,6 +26,18 @@ export interface PendingAuthorization {
   scopes: string[];
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | null;
+  /** OpenID Connect's `nonce`, returned in the ID token as sent. */
+  nonce?: string;
+  /**
+   * OpenID Connect's `prompt=none`: never a page, an error at the redirect URI instead; and
+   * `prompt=consent`: the consent page even for a client already trusted.
+   */
+  prompt?: 'none' | 'consent';
+  /**
+   * A login at least this recent is required (epoch ms): `prompt=login` (the request's time) or
+   * `max_age` (the request's time less it). An older one is not signed in for this request.
+   */
+  loginSince?: number;
   createdAt: number;
 }
 

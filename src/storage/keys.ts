@@ -37,6 +37,10 @@ export interface StoredCode {
   /** PKCE (RFC 7636) challenge, if the request carried one. */
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | null;
+  /** OpenID Connect: the request's `nonce`, the login's time and the account's claims. */
+  nonce?: string;
+  authTime?: number;
+  claims?: Record<string, string>;
   createdAt: number;
   expiresAt: number;
 }

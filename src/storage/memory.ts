@@ -37,6 +37,7 @@ export function memoryStorage(): MemoryStorage {
   const grantPairs = new Map<string, string>();
   const tokens = new Map<string, TokenRecord>();
   const keys = new Map<string, SigningKeyRecord>();
+  const claimsBySubject = new Map<string, Record<string, string>>();
   const ephemeral = memoryEphemeralStore();
 
   const pairKey = (a: string, b: string) => `${a.length}:${a}${b}`;
@@ -96,6 +97,13 @@ export function memoryStorage(): MemoryStorage {
       async find(id) {
         const user = users.get(id);
         return user ? copy(user) : null;
+      },
+      async saveClaims(subject, claims) {
+        claimsBySubject.set(subject, copy(claims));
+      },
+      async findClaims(subject) {
+        const claims = claimsBySubject.get(subject);
+        return claims ? copy(claims) : null;
       },
     },
     grants: {

@@ -178,6 +178,14 @@ export interface UserStore {
   ): Promise<UserRecord>;
   /** Optional (the CLI shows identifiers with it). The user with this id, or `null`. */
   find?(id: string): Promise<UserRecord | null>;
+  /**
+   * Optional, with {@link UserStore.findClaims} (OpenID Connect's UserInfo serves them).
+   * Replaces the claims of `subject` (the id tokens carry: a user's id, or the host's account
+   * id) with those of its latest login (`steam_id`, `name`, ...).
+   */
+  saveClaims?(subject: string, claims: Record<string, string>): Promise<void>;
+  /** Optional, with {@link UserStore.saveClaims}. The claims last saved for `subject`, or `null`. */
+  findClaims?(subject: string): Promise<Record<string, string> | null>;
 }
 
 /**

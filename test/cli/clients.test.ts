@@ -104,7 +104,9 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
 
       const missing = await cli('clients', 'show', 'no-such-client');
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toMatch(/\nerror: no client has client_id no-such-client \(see: clients list\)\n$/);
+      expect(missing.stderr).toMatch(
+        /\nerror: no client has client_id no-such-client \(see: clients list\)\n$/,
+      );
       const bad = await cli(
         'clients',
         'add',

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createAuthorizationServer, memoryStorage, registerClient, requireBearer, updateClient } from '../../src/index.js';
+import {
+  createAuthorizationServer,
+  memoryStorage,
+  registerClient,
+  requireBearer,
+  updateClient,
+} from '../../src/index.js';
 
 /**
  * Scope typos are found when the server is set up, not by a third-party developer as

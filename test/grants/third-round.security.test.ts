@@ -80,7 +80,12 @@ const checks = {
 
   /** Finding 5: a pending authorization never completes to a redirect URI the client no longer has. */
   async resumeRechecksClient(t: TestApp) {
-    const query = { response_type: 'code', client_id: t.codeClient.clientId, redirect_uri: CODE_REDIRECT, state: 's' };
+    const query = {
+      response_type: 'code',
+      client_id: t.codeClient.clientId,
+      redirect_uri: CODE_REDIRECT,
+      state: 's',
+    };
     // Pending at the provider: the operator changes the redirect URI meanwhile.
     const start = await t.agent.get('/oauth/authorize').query(query);
     expect(start.status).toBe(200);
@@ -126,7 +131,11 @@ const checks = {
 };
 
 /** Finding 3: a replaced refresh token stays replaced, even when marking it failed once. */
-async function rotationFailsClosed(t: TestApp, state: { failReplacedMark: boolean }, advance: (ms: number) => void) {
+async function rotationFailsClosed(
+  t: TestApp,
+  state: { failReplacedMark: boolean },
+  advance: (ms: number) => void,
+) {
   const tokens = await obtainTokens(t);
   state.failReplacedMark = true;
   const rotated = await refreshWith(t, tokens.refresh_token);

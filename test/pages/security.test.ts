@@ -43,11 +43,7 @@ function expectPageHeaders(res: supertest.Response) {
 
 /** The user record of `alice` at the development provider (created if absent). */
 const alice = () =>
-  t.storage.users.findOrCreate(
-    { identifier: t.provider.userUrl('alice'), provider: 'openid' },
-    'unused',
-    0,
-  );
+  t.storage.users.findOrCreate({ identifier: t.provider.userUrl('alice'), provider: 'openid' }, 'unused', 0);
 
 /** Every grant `alice` has for `clientId`, revoked ones included. */
 const grantsOfAlice = async (clientId: string) =>

@@ -110,9 +110,9 @@ describe.skipIf(!availability.ok)(
       expect(refused.length, JSON.stringify(refused)).toBeLessThanOrEqual(PARALLEL);
       expect(replayed.length).toBe(refused.length);
       for (const { grantId } of replayed) {
-        const [grant] = await storage.grants.list({ clientId: t.codeClient.clientId }).then((all) =>
-          all.filter((g) => g.grantId === grantId),
-        );
+        const [grant] = await storage.grants
+          .list({ clientId: t.codeClient.clientId })
+          .then((all) => all.filter((g) => g.grantId === grantId));
         expect(grant?.revokedAt ?? null, 'a replayed code revokes its grant').not.toBeNull();
       }
       // Every acknowledged code stays used.

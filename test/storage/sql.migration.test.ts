@@ -78,6 +78,11 @@ const SCHEMA: Record<string, TableSchema> = {
     keys: [],
     indexes: [],
   },
+  oauth_user_claims: {
+    columns: ['subject text primary key', 'claims text not null'],
+    keys: [],
+    indexes: [],
+  },
   oauth_tokens: {
     columns: [
       'token_hash text primary key',
@@ -272,7 +277,7 @@ describe.each(engines.engines)('the migrations on $name', (engine) => {
     const raw = await openRaw(databaseUrl);
     try {
       expect(await storage.migrate()).toEqual(NAMES);
-      expect(NAMES).toEqual(['001-initial', '002-signing-keys']);
+      expect(NAMES).toEqual(['001-initial', '002-signing-keys', '003-user-claims']);
       expect(await raw.schema()).toEqual(SCHEMA);
     } finally {
       await storage.close();

@@ -316,14 +316,33 @@ describe('database URLs', () => {
         'clients.remove': () => storage.clients.remove('c'),
         'users.findOrCreate': () => storage.users.findOrCreate({ identifier: 'i', provider: 'p' }, 'u', NOW),
         'users.find': () => storage.users.find('u'),
+        'users.saveClaims': () => storage.users.saveClaims('u', { name: 'U' }),
+        'users.findClaims': () => storage.users.findClaims('u'),
+        'keys.list': () => storage.keys.list(),
+        'keys.save': () =>
+          storage.keys.save({
+            kid: 'k',
+            alg: 'RS256',
+            state: 'next',
+            publicJwk: '{}',
+            sealedPrivateJwk: 'x',
+            createdAt: NOW,
+            activatedAt: null,
+            retiredAt: null,
+          }),
+        'reader.read': () => storage.reader.read({ client: 'c', ephemeral: ['k'], token: 't' }, NOW),
         'grants.list': () => storage.grants.list({}),
         'grants.save': () => storage.grants.save(grant('g', 'u', 'c')),
         'tokens.save': () => storage.tokens.save(token('t', 'g', 'c', null)),
         'tokens.find': () => storage.tokens.find('t'),
         prune: () => storage.prune(NOW),
       };
-      const methods = (['ephemeral', 'clients', 'users', 'grants', 'tokens'] as const).flatMap((domain) =>
-        Object.keys(storage[domain]).map((method) => `${domain}.${method}`),
+      const methods = (
+        ['ephemeral', 'clients', 'users', 'grants', 'tokens', 'keys', 'reader'] as const
+      ).flatMap((domain) =>
+        Object.entries(storage[domain])
+          .filter(([, value]) => typeof value === 'function')
+          .map(([method]) => `${domain}.${method}`),
       );
       expect(Object.keys(calls).sort()).toEqual([...methods, 'prune'].sort());
       for (const [name, call] of Object.entries(calls)) {

@@ -21,12 +21,20 @@ import type { AuthorizeContext } from './request.js';
  * remembered in the session.
  */
 export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
-  const { server, client, pending, provider, user } = ctx;
+  const { server, client, pending, provider } = ctx;
+  const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     const grant = await standingGrant(server, user.id, client.clientId);
-    if (grant && scopesCover(grant.scopes, pending.scopes)) {
+    if (grant && scopesCover(grant.scopes, pending.scopes) && pending.prompt !== 'consent') {
       ctx.session!.clearPending();
       return issue(ctx, user, grant);
+    }
+    // OpenID Connect Core 3.1.2.6: prompt=none shows no page.
+    if (pending.prompt === 'none') {
+      throw new OAuthError(
+        'consent_required',
+        'The user has not trusted this application with these scopes.',
+      );
     }
     const csrf = generateSecret();
     remember(ctx, csrf);
@@ -44,6 +52,9 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     );
     return;
   }
+  if (pending.prompt === 'none') {
+    throw new OAuthError('login_required', 'The user must sign in.');
+  }
   remember(ctx);
   if (provider) {
     ctx.answer = redirect(loginUrl(server, provider.identifier));
@@ -55,6 +66,15 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       providers: providerChoices(server),
     }),
   );
+}
+
+/**
+ * Whether the user's login is recent enough for the request (`prompt=login`, `max_age`): a user
+ * the host signed in (`authenticatedAccount`) logged in there, at a time the host vouches for.
+ */
+function freshEnough(user: SessionUser, pending: PendingAuthorization): boolean {
+  if (pending.loginSince === undefined || user.viaHost) return true;
+  return user.authTime !== undefined && user.authTime >= pending.loginSince;
 }
 
 /**
@@ -137,6 +157,10 @@ export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: Gra
       redirectUri: pending.redirectUri,
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
+      ...(pending.nonce === undefined ? {} : { nonce: pending.nonce }),
+      // A user the host signed in (authenticatedAccount) logged in there, at a time unknown here.
+      authTime: user.authTime ?? server.clock(),
+      ...(user.claims === undefined ? {} : { claims: user.claims }),
     });
     if (listened(server, 'code.issued')) {
       const pkce = pending.codeChallenge !== null;

@@ -105,6 +105,8 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   }
 
   if (provider) ctx.provider = provider;
+  const nonce = optionalParam(params.values, 'nonce');
+  const { prompt, loginSince } = openIdPrompt(ctx, scopes);
   ctx.pending = {
     id: randomId(),
     clientId: client.clientId,
@@ -114,7 +116,53 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     scopes,
     codeChallenge,
     codeChallengeMethod,
+    ...(nonce === undefined ? {} : { nonce }),
+    ...(prompt === undefined ? {} : { prompt }),
+    ...(loginSince === undefined ? {} : { loginSince }),
     createdAt: server.clock(),
+  };
+}
+
+/**
+ * OpenID Connect's `prompt` and `max_age` (Core 3.1.2.1), for a request of `openid` when OpenID
+ * Connect is on (any other request is plain OAuth 2.0, and they are ignored): `none` alone, or
+ * any of `login`, `consent`, `select_account` (the selection page is shown anyway); an unknown
+ * value or `none` with another is `invalid_request` at the redirect URI.
+ */
+function openIdPrompt(
+  ctx: AuthorizeContext,
+  scopes: readonly string[],
+): { prompt?: 'none' | 'consent'; loginSince?: number } {
+  const { server, query: params } = ctx;
+  if (!server.oidc || !scopes.includes('openid')) return {};
+  const now = server.clock();
+  const values = new Set((optionalParam(params.values, 'prompt') ?? '').split(' ').filter(Boolean));
+  for (const value of values) {
+    if (!['none', 'login', 'consent', 'select_account'].includes(value)) {
+      throw new OAuthError(
+        'invalid_request',
+        'prompt must be none, or any of login, consent, select_account.',
+      );
+    }
+  }
+  if (values.has('none') && values.size > 1) {
+    throw new OAuthError('invalid_request', 'prompt=none cannot be combined with another value.');
+  }
+  const maxAge = optionalParam(params.values, 'max_age');
+  if (maxAge !== undefined && !/^\d{1,9}$/.test(maxAge)) {
+    throw new OAuthError('invalid_request', 'max_age must be a number of seconds.');
+  }
+  const since = [
+    ...(values.has('login') ? [now] : []),
+    ...(maxAge === undefined ? [] : [now - Number(maxAge) * 1000]),
+  ];
+  return {
+    ...(values.has('none')
+      ? { prompt: 'none' as const }
+      : values.has('consent')
+        ? { prompt: 'consent' as const }
+        : {}),
+    ...(since.length > 0 ? { loginSince: Math.max(...since) } : {}),
   };
 }
 

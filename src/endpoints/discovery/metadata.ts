@@ -31,6 +31,7 @@ export interface AuthorizationServerMetadata {
   service_documentation?: string;
   /** OpenID Connect Discovery 1.0 section 3, when OpenID Connect is on. */
   jwks_uri?: string;
+  userinfo_endpoint?: string;
   subject_types_supported?: string[];
   id_token_signing_alg_values_supported?: string[];
   claims_supported?: string[];
@@ -100,6 +101,7 @@ export function authorizationServerMetadata(
     ...(server.oidc
       ? {
           jwks_uri: urls.jwks,
+          userinfo_endpoint: urls.userinfo,
           subject_types_supported: ['public'],
           id_token_signing_alg_values_supported: [...server.oidc.algorithms],
           claims_supported: CLAIMS_SUPPORTED,

@@ -132,12 +132,17 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
     ...eventContext(ctx.req),
   });
+  // UserInfo serves the claims of the latest login of the account tokens are issued to.
+  const { claims } = ctx.identity;
+  if (claims !== undefined && server.oidc) await server.storage.users.saveClaims?.(account.id, claims);
   const state = await ctx.session!.regenerate();
   state.user = {
     id: account.id,
     identifier: libraryUser.identifier,
     provider: providerName,
     ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
+    authTime: server.clock(),
+    ...(ctx.identity.claims === undefined ? {} : { claims: ctx.identity.claims }),
   };
   if (purpose === 'applications') {
     ctx.answer = redirect(server.urls.applications, 303);

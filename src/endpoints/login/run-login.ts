@@ -19,6 +19,11 @@ export interface LoginIdentity {
   displayName?: string;
   /** Verified attribute values (sreg), by name. */
   attributes?: Record<string, string>;
+  /**
+   * OpenID Connect claims of the account (`steam_id`, `name`, `preferred_username`), from the
+   * verified login only: they go into ID tokens and UserInfo answers as they are.
+   */
+  claims?: Record<string, string>;
 }
 
 /**
@@ -111,6 +116,11 @@ function isLoginIdentity(user: unknown): user is LoginIdentity {
     (attributes === undefined ||
       (typeof attributes === 'object' &&
         attributes !== null &&
-        Object.values(attributes).every((value) => typeof value === 'string' && value.length <= 1024)))
+        Object.values(attributes).every((value) => typeof value === 'string' && value.length <= 1024))) &&
+    (identity.claims === undefined ||
+      (typeof identity.claims === 'object' &&
+        identity.claims !== null &&
+        Object.keys(identity.claims).length <= 20 &&
+        Object.values(identity.claims).every((value) => typeof value === 'string' && value.length <= 1024)))
   );
 }

@@ -3,6 +3,8 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
 import { json } from '../../http/answer.js';
+import { idTokenFor } from '../../oidc/id-token.js';
+import type { StoredCode } from '../../storage/keys.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { paramHash, type ClientContext, type NamedRows } from '../shared/client-auth.js';
 
@@ -33,7 +35,12 @@ const authorizationCode: GrantType = {
     if (codeVerifier !== undefined && !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
       throw new OAuthError('invalid_request', 'Malformed code_verifier.');
     }
-    const exchange = { code: ctx.code!, redirectUri, codeVerifier };
+    const exchange = {
+      code: ctx.code!,
+      redirectUri,
+      codeVerifier,
+      idToken: (code: StoredCode, scopes: string[], now: number) => idTokenFor(ctx.server, code, scopes, now),
+    };
     ctx.answer = json(await exchangeCode(ctx.server, ctx.client, exchange, () => eventContext(ctx.req)));
   },
 };

@@ -51,7 +51,10 @@ export function steam(options: PresetOptions = {}): ProviderPreset {
     endpoints: Object.freeze([`${base}/openid/login`]),
     claimedId,
     icon: options.icon ?? STEAM_ICON,
-    account: (verified: VerifiedAssertion): AccountOfLogin => ({ key: captured(claimedId, verified) }),
+    account: (verified: VerifiedAssertion): AccountOfLogin => {
+      const key = captured(claimedId, verified);
+      return { key, claims: { steam_id: key } };
+    },
   });
 }
 
@@ -137,9 +140,20 @@ export function openid(options: GenericProviderOptions): ProviderPreset {
   });
 }
 
+/** The display name and the OpenID Connect profile claims of the signed sreg values. */
 function withDisplayName(account: AccountOfLogin, verified: VerifiedAssertion): AccountOfLogin {
-  const displayName = verified.attributes.fullname?.trim() || verified.attributes.nickname?.trim();
-  return displayName ? { ...account, displayName } : account;
+  const fullname = verified.attributes.fullname?.trim();
+  const nickname = verified.attributes.nickname?.trim();
+  const displayName = fullname || nickname;
+  const claims = {
+    ...(nickname ? { preferred_username: nickname } : {}),
+    ...(fullname ? { name: fullname } : {}),
+  };
+  return {
+    ...account,
+    ...(displayName ? { displayName } : {}),
+    ...(Object.keys(claims).length > 0 ? { claims } : {}),
+  };
 }
 
 /** The pattern's first group in the verified claimed id; the relying party already matched it. */

@@ -36,6 +36,11 @@ export interface AccountOfLogin {
   key: string;
   /** A name to show for the account, if the provider gave one (dropped when empty or over 200 characters). */
   displayName?: string;
+  /**
+   * Facts of the account as OpenID Connect claims, from the verified assertion only (the
+   * SteamID64 as `steam_id`, signed sreg values as `preferred_username` and `name`).
+   */
+  claims?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -117,9 +122,51 @@ export function accountOf(provider: ConfiguredProvider, verified: VerifiedAssert
     );
   }
   const displayName = typeof account.displayName === 'string' ? account.displayName.trim() : '';
-  return displayName.length > 0 &&
-    displayName.length <= MAX_DISPLAY_NAME_LENGTH &&
-    !CONTROL_CHARACTER.test(displayName)
-    ? { key, displayName }
-    : { key };
+  const claims = claimsOf(account.claims);
+  return {
+    key,
+    ...(displayName.length > 0 &&
+      displayName.length <= MAX_DISPLAY_NAME_LENGTH &&
+      !CONTROL_CHARACTER.test(displayName) && { displayName }),
+    ...(claims && { claims }),
+  };
+}
+
+/** Claims names an account may not set: those the ID token's issuer decides. */
+const RESERVED_CLAIMS = new Set([
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'nonce',
+  'azp',
+  'acr',
+  'amr',
+  'at_hash',
+  'c_hash',
+  'jti',
+  'nbf',
+  'sid',
+]);
+
+/**
+ * The claims of an account, kept only as strings of printable characters (at most 20 of them,
+ * names up to 64 characters, values up to 1024); a reserved name is dropped.
+ */
+function claimsOf(value: unknown): Record<string, string> | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const kept = Object.entries(value)
+    .filter(
+      ([name, claim]) =>
+        /^[a-z][a-z0-9_]{0,63}$/.test(name) &&
+        !RESERVED_CLAIMS.has(name) &&
+        typeof claim === 'string' &&
+        claim.length > 0 &&
+        claim.length <= 1024 &&
+        !CONTROL_CHARACTER.test(claim),
+    )
+    .slice(0, 20);
+  return kept.length > 0 ? (Object.fromEntries(kept) as Record<string, string>) : undefined;
 }

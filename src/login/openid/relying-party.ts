@@ -42,6 +42,8 @@ export interface VerifiedIdentity {
   accountKey: string;
   /** A name to show, when the preset derives one (from signed sreg values). */
   displayName?: string;
+  /** OpenID Connect claims the preset derives from the verified assertion (`steam_id`, `name`). */
+  claims?: Readonly<Record<string, string>>;
   /** The sreg values the provider signed, among those its preset asks for; absent when none. */
   attributes?: Readonly<Partial<Record<SregField, string>>>;
 }
@@ -252,12 +254,13 @@ function identityOf(
   provider: ConfiguredProvider,
   verified: Parameters<typeof accountOf>[1],
 ): VerifiedIdentity {
-  const { key, displayName } = accountOf(provider, verified);
+  const { key, displayName, claims } = accountOf(provider, verified);
   const { attributes, ...rest } = verified;
   return {
     ...rest,
     accountKey: key,
     ...(displayName !== undefined && { displayName }),
+    ...(claims !== undefined && { claims }),
     ...(Object.keys(attributes).length > 0 && { attributes }),
   };
 }

@@ -24,6 +24,8 @@ export interface OpenIdStrategyUser {
   displayName?: string;
   /** Signed sreg values, e.g. `{ nickname: 'alice', fullname: 'Alice Liddell' }`. */
   attributes?: VerifiedIdentity['attributes'];
+  /** OpenID Connect claims of the account, e.g. `{ steam_id: '76561197960287930' }`. */
+  claims?: VerifiedIdentity['claims'];
 }
 
 type Outcome =
@@ -119,12 +121,13 @@ export class OpenIdStrategy extends Strategy {
 }
 
 function strategyUser(identity: VerifiedIdentity): OpenIdStrategyUser {
-  const { identifier, provider, accountKey, displayName, attributes } = identity;
+  const { identifier, provider, accountKey, displayName, attributes, claims } = identity;
   return {
     identifier,
     provider,
     accountKey,
     ...(displayName !== undefined && { displayName }),
+    ...(claims !== undefined && { claims }),
     ...(attributes !== undefined && { attributes }),
   };
 }

@@ -41,6 +41,19 @@ export const migrations: Record<string, Migration> = {
       await db.schema.dropTable('oauth_signing_keys').ifExists().execute();
     },
   },
+  '003-user-claims': {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .createTable('oauth_user_claims')
+        .ifNotExists()
+        .addColumn('subject', 'text', (col) => col.primaryKey())
+        .addColumn('claims', 'text', (col) => col.notNull())
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.dropTable('oauth_user_claims').ifExists().execute();
+    },
+  },
 };
 
 /** The keys that sign ID tokens (OpenID Connect), private parts sealed: a handful of rows. */

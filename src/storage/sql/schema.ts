@@ -35,6 +35,12 @@ export interface Database {
     identifier: string;
     created_at: Millis;
   };
+  /** The OpenID Connect claims of a user's last login, as a JSON object (UserInfo serves them). */
+  oauth_user_claims: {
+    /** The id tokens carry: a user's id, or the host's account id. */
+    subject: string;
+    claims: string;
+  };
   /** One row per user and client; primary key (user_id, client_id), `grant_id` unique. */
   oauth_grants: {
     grant_id: string;

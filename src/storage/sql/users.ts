@@ -37,5 +37,21 @@ export function sqlUserStore({ db, prepare }: SqlContext): Required<UserStore> {
       const [row] = await byId([id]);
       return row ? toUser(row) : null;
     },
+    async saveClaims(subject, claims) {
+      const text = JSON.stringify(claims);
+      await db
+        .insertInto('oauth_user_claims')
+        .values({ subject, claims: text })
+        .onConflict((oc) => oc.column('subject').doUpdateSet({ claims: text }))
+        .execute();
+    },
+    async findClaims(subject) {
+      const row = await db
+        .selectFrom('oauth_user_claims')
+        .select('claims')
+        .where('subject', '=', subject)
+        .executeTakeFirst();
+      return row ? (JSON.parse(row.claims) as Record<string, string>) : null;
+    },
   };
 }

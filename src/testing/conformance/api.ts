@@ -23,9 +23,10 @@ export interface ConformanceTestApi {
  * - `'clientAdmin'`: `clients.create`, `clients.list`, `clients.update` and `clients.remove`
  *   (clients managed elsewhere); the kit then needs {@link StorageConformanceOptions.putClient};
  * - `'userFind'`: `users.find`;
- * - `'keys'`: the `keys` store (OpenID Connect signing keys kept by the library).
+ * - `'keys'`: the `keys` store (OpenID Connect signing keys kept by the library);
+ * - `'userClaims'`: `users.saveClaims` and `users.findClaims` (OpenID Connect's UserInfo claims).
  */
-export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind' | 'keys';
+export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind' | 'keys' | 'userClaims';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your

@@ -13,7 +13,7 @@ import { without } from './fixtures.js';
 import { ephemeralTests } from './ephemeral.js';
 import { faultSweepTests } from './fault-sweeps.js';
 import { grantTests } from './grants.js';
-import { keyTests } from './keys.js';
+import { keyTests, userClaimsTests } from './keys.js';
 import { pruneTests } from './prune.js';
 import { raceTests } from './races.js';
 import { readerTests } from './reader.js';
@@ -50,6 +50,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
   ],
   userFind: (storage) => [storage.users.find],
   keys: (storage) => [storage.keys],
+  userClaims: (storage) => [storage.users.saveClaims, storage.users.findClaims],
 };
 
 /**
@@ -79,7 +80,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
  *
  * describeStorageConformance(
  *   { describe, it, beforeAll, afterAll },
- *   { name: 'my storage', createStorage: () => myStorage(), absent: ['prune', 'keys'] },
+ *   { name: 'my storage', createStorage: () => myStorage(), absent: ['prune', 'keys', 'userClaims'] },
  * );
  */
 export function describeStorageConformance<S extends Storage>(
@@ -148,6 +149,7 @@ export function describeStorageConformance<S extends Storage>(
     tokenTests(suite);
     readerTests(suite);
     keyTests(suite);
+    userClaimsTests(suite);
     pruneTests(suite);
     ruleTests(suite);
     removalRaceTests(suite);

@@ -61,3 +61,36 @@ export function keyTests({ part, it, storage }: ConformanceSuite): void {
     });
   });
 }
+
+/** `users.saveClaims` and `users.findClaims` (OpenID Connect's UserInfo), present unless declared absent. */
+export function userClaimsTests({ part, it, storage }: ConformanceSuite): void {
+  part('userClaims')('users.saveClaims, users.findClaims', () => {
+    it('the claims saved last for a subject, whatever the subject; null for one never saved', async () => {
+      const users = storage().users;
+      const [subject, host] = [freshId('user'), `host-account:${freshId('account')}`];
+      assert.equal(
+        await users.findClaims!(subject),
+        null,
+        'users.findClaims must resolve null before any save',
+      );
+      await users.saveClaims!(subject, { steam_id: '76561198000000042', name: 'Ålice "A" \u{1F511}' });
+      await users.saveClaims!(host, { preferred_username: 'alice' });
+      assert.deepStrictEqual(
+        await users.findClaims!(subject),
+        { steam_id: '76561198000000042', name: 'Ålice "A" \u{1F511}' },
+        'users.findClaims must return the claims as saved',
+      );
+      await users.saveClaims!(subject, { steam_id: '76561198000000042' });
+      assert.deepStrictEqual(
+        await users.findClaims!(subject),
+        { steam_id: '76561198000000042' },
+        'users.saveClaims must replace the claims of the subject, not merge them',
+      );
+      assert.deepStrictEqual(
+        await users.findClaims!(host),
+        { preferred_username: 'alice' },
+        "users.saveClaims must keep each subject's claims apart (a host account id is a subject too)",
+      );
+    });
+  });
+}

@@ -3,7 +3,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { discover } from '../../../src/login/openid/discover.js';
 import { RelyingParty } from '../../../src/login/openid/relying-party.js';
 import { verifyDiscoveredInformation } from '../../../src/login/openid/verify-discovered.js';
-import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../../src/testing/provider/index.js';
+import {
+  startDevelopmentProvider,
+  type RunningDevelopmentProvider,
+} from '../../../src/testing/provider/index.js';
 import { expectLoginError, memoryNonces, RETURN_TO, RP_BASE } from '../../support/openid-harness.js';
 import {
   startCanary,

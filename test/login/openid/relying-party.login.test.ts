@@ -1,7 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTIFIER_SELECT, OPENID2_NS } from '../../../src/login/openid/constants.js';
 import { RelyingParty } from '../../../src/login/openid/relying-party.js';
-import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../../src/testing/provider/index.js';
+import {
+  startDevelopmentProvider,
+  type RunningDevelopmentProvider,
+} from '../../../src/testing/provider/index.js';
 import {
   createRelyingParty,
   expectLoginError,

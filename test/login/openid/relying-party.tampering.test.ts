@@ -1,5 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../../src/testing/provider/index.js';
+import {
+  startDevelopmentProvider,
+  type RunningDevelopmentProvider,
+} from '../../../src/testing/provider/index.js';
 import {
   createRelyingParty,
   expectLoginError,

@@ -7,7 +7,10 @@ import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelyingParty } from '../../../src/login/openid/relying-party.js';
 import { OpenIdStrategy } from '../../../src/login/openid/strategy.js';
-import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../../src/testing/provider/index.js';
+import {
+  startDevelopmentProvider,
+  type RunningDevelopmentProvider,
+} from '../../../src/testing/provider/index.js';
 import { loginAtProvider, memoryNonces } from '../../support/openid-harness.js';
 
 let op: RunningDevelopmentProvider;

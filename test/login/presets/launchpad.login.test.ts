@@ -70,6 +70,7 @@ suite(`launchpad() and ubuntuOne() presets against Launchpad-like providers${mis
           accountKey: DEFAULT_LAUNCHPAD_USER.userId,
           displayName: 'Alice Liddell',
           attributes: { nickname: 'alice', fullname: 'Alice Liddell' },
+          claims: { preferred_username: 'alice', name: 'Alice Liddell' },
         },
       ]);
       expect((await op.stats()).associate ?? 0).toBe(0);

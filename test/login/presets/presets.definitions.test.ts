@@ -53,7 +53,10 @@ describe('steam()', () => {
   it('accepts exactly https://steamcommunity.com/openid/id/<17 digits>; the key is the SteamID64', () => {
     const id = `https://steamcommunity.com/openid/id/${STEAM_ID}`;
     expect(allowsClaimedId(preset, id)).toBe(true);
-    expect(accountOf(preset, verified(preset, id))).toEqual({ key: STEAM_ID });
+    expect(accountOf(preset, verified(preset, id))).toEqual({
+      key: STEAM_ID,
+      claims: { steam_id: STEAM_ID },
+    });
     for (const other of [
       `https://steamcommunity.com/openid/id/${STEAM_ID.slice(1)}`,
       `https://steamcommunity.com/openid/id/${STEAM_ID}0`,
@@ -129,10 +132,12 @@ describe('launchpad() and ubuntuOne()', () => {
     expect(accountOf(preset, verified(preset, id, { nickname: 'alice', fullname: ' Alice ' }))).toEqual({
       key: 'Ab3dE7q',
       displayName: 'Alice',
+      claims: { preferred_username: 'alice', name: 'Alice' },
     });
     expect(accountOf(preset, verified(preset, id, { nickname: 'alice', fullname: '  ' }))).toEqual({
       key: 'Ab3dE7q',
       displayName: 'alice',
+      claims: { preferred_username: 'alice' },
     });
     expect(accountOf(preset, verified(preset, id))).toEqual({ key: 'Ab3dE7q' });
   });
@@ -157,6 +162,7 @@ describe('openid()', () => {
     expect(accountOf(preset, verified(preset, id, { nickname: 'al' }))).toEqual({
       key: id,
       displayName: 'al',
+      claims: { preferred_username: 'al' },
     });
   });
 

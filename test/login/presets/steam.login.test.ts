@@ -59,6 +59,7 @@ suite(`steam() preset against the Steam-like provider${missing}`, () => {
         identifier: fixture.claimedId(VICTIM_STEAM_ID),
         opEndpoint: fixture.endpoint,
         accountKey: VICTIM_STEAM_ID,
+        claims: { steam_id: VICTIM_STEAM_ID },
       },
     ]);
     expect(t.userWrites()).toBe(1);

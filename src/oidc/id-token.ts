@@ -1,0 +1,49 @@
+import { SignJWT } from 'jose';
+import type { AuthorizationServer } from '../config/server.js';
+import type { StoredCode } from '../storage/keys.js';
+
+/** The claims each scope releases (OpenID Connect Core 5.4), of those the login gave. */
+export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
+  profile: ['name', 'preferred_username', 'steam_id'],
+};
+
+/** The account's claims that `scopes` release. */
+export function releasedClaims(
+  claims: Readonly<Record<string, string>> | undefined,
+  scopes: readonly string[],
+): Record<string, string> {
+  if (claims === undefined) return {};
+  const names = new Set(scopes.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []));
+  return Object.fromEntries(Object.entries(claims).filter(([name]) => names.has(name)));
+}
+
+/**
+ * The ID token of a code exchange (OpenID Connect Core 2, 3.1.3.6): signed by the key that signs
+ * now, with `iss`, `sub` (the user id tokens carry), `aud` and `azp` (the client), `iat`, `exp`,
+ * `auth_time` (the login the code was issued after), the request's `nonce` when it sent one, and
+ * the claims the granted scopes release. `undefined` when OpenID Connect is off or `openid` was
+ * not granted: the answer is then plain OAuth 2.0.
+ */
+export async function idTokenFor(
+  server: AuthorizationServer,
+  code: StoredCode,
+  scopes: readonly string[],
+  now: number,
+): Promise<string | undefined> {
+  if (!server.oidc || !scopes.includes('openid')) return undefined;
+  const { signer } = await server.oidc.keys.current();
+  const issuedAt = Math.floor(now / 1000);
+  return new SignJWT({
+    ...releasedClaims(code.claims, scopes),
+    azp: code.clientId,
+    auth_time: Math.floor((code.authTime ?? code.createdAt) / 1000),
+    ...(code.nonce === undefined ? {} : { nonce: code.nonce }),
+  })
+    .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' })
+    .setIssuer(server.urls.issuer)
+    .setSubject(code.userId)
+    .setAudience(code.clientId)
+    .setIssuedAt(issuedAt)
+    .setExpirationTime(issuedAt + server.options.oidc!.idTokenTtl)
+    .sign(signer.key);
+}
