@@ -113,6 +113,10 @@ export function mapStorage(): Storage {
 if (import.meta.url === `file://${process.argv[1]}`) {
   describeStorageConformance(
     { describe, it, beforeAll: before, afterAll: after },
-    { name: 'map storage (examples/custom-adapter.ts)', createStorage: mapStorage, absent: ['prune', 'keys', 'userClaims'] },
+    {
+      name: 'map storage (examples/custom-adapter.ts)',
+      createStorage: mapStorage,
+      absent: ['prune', 'keys', 'userClaims'],
+    },
   );
 }

@@ -7,6 +7,8 @@
  *
  * Environment: PORT, PUBLIC_URL (default http://localhost:PORT), DATABASE_URL (default
  * sqlite:./.data/demo.db; postgres://… for PostgreSQL), SESSION_SECRET (default: random per run),
+ * OIDC_KEY_SECRET (seals the OpenID Connect signing keys; default: one kept in ./.data, so the
+ * keys in the database open again after a restart),
  * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
  * is then not started).
  *
@@ -78,6 +80,7 @@ async function main(): Promise<void> {
     storage,
     providers,
     sessionSecret,
+    oidcKeySecret: process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl),
     browserClientOrigin: clientUrl,
   });
 
@@ -96,9 +99,21 @@ async function main(): Promise<void> {
     grantType: 'implicit' as const,
     scopes: [REALMS_SCOPE],
   };
-  const { code: issuedCode, implicit: issuedImplicit } = await demoClients(storage, databaseUrl, {
+  // An OpenID Connect relying party (openid-client, Keycloak, Auth.js...) signs users in with it.
+  const oidcClient = {
+    applicationName: 'Demo OpenID Connect app',
+    redirectUri: 'http://127.0.0.1:8080/callback',
+    clientId: 'demo-oidc-client',
+    scopes: ['openid', 'profile', REALMS_SCOPE],
+  };
+  const {
+    code: issuedCode,
+    implicit: issuedImplicit,
+    oidc: issuedOidc,
+  } = await demoClients(storage, databaseUrl, {
     code: codeClient,
     implicit: implicitClient,
+    oidc: oidcClient,
   });
 
   await listen('Authorization server', app, port);
@@ -127,6 +142,12 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
   ${implicitClient.applicationName}, implicit grant
     client_id      ${issuedImplicit.clientId}
     redirect_uri   ${implicitClient.redirectUri}
+  ${oidcClient.applicationName}, OpenID Connect (authorization code grant, scopes ${oidcClient.scopes.join(' ')})
+    client_id      ${issuedOidc.clientId}
+    client_secret  ${issuedOidc.clientSecret}
+    redirect_uri   ${oidcClient.redirectUri}
+
+OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 `);
@@ -143,8 +164,8 @@ const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';
 async function demoClients(
   storage: Storage,
   databaseUrl: string,
-  registrations: { code: ClientRegistration; implicit: ClientRegistration },
-): Promise<{ code: IssuedClient; implicit: IssuedClient }> {
+  registrations: { code: ClientRegistration; implicit: ClientRegistration; oidc: ClientRegistration },
+): Promise<{ code: IssuedClient; implicit: IssuedClient; oidc: IssuedClient }> {
   // Kept per database: credentials belong to the database that stores their hashes.
   let file: Record<string, Record<string, IssuedClient>> = {};
   try {
@@ -153,20 +174,39 @@ async function demoClients(
     // First start: nothing saved yet.
   }
   const saved = (file[databaseUrl] ??= {});
-  const issue = async (key: 'code' | 'implicit'): Promise<IssuedClient> => {
+  const issue = async (key: keyof typeof registrations): Promise<IssuedClient> => {
     const known = saved[key];
     if (known && (await storage.clients.find(known.clientId))) return known;
     const { clientId, ...registration } = registrations[key];
     const taken = clientId !== undefined && (await storage.clients.find(clientId)) !== null;
     return (saved[key] = await registerClient(storage, taken ? registration : registrations[key]));
   };
-  const issued = { code: await issue('code'), implicit: await issue('implicit') };
+  const issued = { code: await issue('code'), implicit: await issue('implicit'), oidc: await issue('oidc') };
   // An in-memory database is gone at exit: nothing worth keeping.
   if (databaseUrl !== 'sqlite::memory:') {
     mkdirSync(dirname(CLIENT_CREDENTIALS_FILE), { recursive: true });
     writeFileSync(CLIENT_CREDENTIALS_FILE, `${JSON.stringify(file, null, 2)}\n`, { mode: 0o600 });
   }
   return issued;
+}
+
+/** Where the demo keeps the secret that seals its OpenID Connect signing keys. */
+const KEY_SECRET_FILE = '.data/demo-oidc-key-secret';
+
+/**
+ * The demo's key secret: made once, then read back, so the keys in its database open again (an
+ * in-memory database has its keys for one run only: a secret for that run).
+ */
+function demoKeySecret(databaseUrl: string): string {
+  if (databaseUrl === 'sqlite::memory:') return randomBytes(32).toString('base64url');
+  try {
+    return readFileSync(KEY_SECRET_FILE, 'utf8').trim();
+  } catch {
+    const secret = randomBytes(32).toString('base64url');
+    mkdirSync(dirname(KEY_SECRET_FILE), { recursive: true });
+    writeFileSync(KEY_SECRET_FILE, `${secret}\n`, { mode: 0o600 });
+    return secret;
+  }
 }
 
 async function listen(name: string, app: RequestListener, port: number): Promise<void> {

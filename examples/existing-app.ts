@@ -24,6 +24,8 @@ export interface ExistingAppOptions {
   storage: Storage;
   providers: ProviderOptions[];
   sessionSecret: string;
+  /** Seals the OpenID Connect signing keys kept in the storage (OpenID Connect is on with it). */
+  oidcKeySecret?: string;
   /** The one browser origin allowed to call the API from a script (the implicit-flow page). */
   browserClientOrigin: string;
 }
@@ -47,6 +49,7 @@ export function createExistingApp(options: ExistingAppOptions): {
     providers: options.providers,
     session: { secret: options.sessionSecret },
     scopes: { [REALMS_SCOPE]: 'See the list of your realms' },
+    ...(options.oidcKeySecret === undefined ? {} : { oidc: { keySecret: options.oidcKeySecret } }),
   });
 
   const app = express();

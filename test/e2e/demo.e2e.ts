@@ -10,6 +10,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page, Request, Response } from 'playwright-core';
+import * as client from 'openid-client';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumAvailability, launchChromium } from '../support/chromium.js';
 import { startDemo, type RunningDemo } from '../support/demo-process.js';
@@ -196,11 +197,56 @@ suite(`the demo in chromium${missing}`, () => {
   });
 
   it('stayed on the demo: the browser requested nothing but its three servers', () => {
+    // (Before the OpenID Connect test, whose relying party is a fourth origin.)
     const origins = new Set(requested.map((url) => new URL(url).origin));
     expect(requested.length).toBeGreaterThan(10);
     expect([...origins].sort()).toEqual(
       [new URL(demo.serverUrl).origin, demo.clientUrl, demo.providerUrl].sort(),
     );
+  });
+
+  it('signs in an OpenID Connect app: openid-client gets an ID token and UserInfo from the demo', async () => {
+    const secret = /Demo OpenID Connect app[\s\S]*?client_secret\s+(\S+)/.exec(demo.output())?.[1];
+    expect(secret, demo.output()).toBeDefined();
+    const config = await client.discovery(
+      new URL(demo.serverUrl),
+      'demo-oidc-client',
+      undefined,
+      client.ClientSecretBasic(secret!),
+      { execute: [client.allowInsecureRequests] },
+    );
+    const verifier = client.randomPKCECodeVerifier();
+    const [state, nonce] = [client.randomState(), client.randomNonce()];
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: 'http://127.0.0.1:8080/callback',
+      scope: 'openid profile',
+      state,
+      nonce,
+      code_challenge: await client.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+    });
+    // The relying party's callback: nothing listens there; the browser's arrival is the answer.
+    const arrived = new Promise<string>((resolve) => {
+      void page.route('http://127.0.0.1:8080/**', async (route) => {
+        resolve(route.request().url());
+        await route.fulfill({ status: 200, contentType: 'text/plain', body: 'signed in' });
+      });
+    });
+    await page.goto(url.href);
+    // Signed in already (the tests above), not yet trusting this application: the consent page.
+    await page.getByRole('heading', { name: 'Do you trust Demo OpenID Connect app?' }).waitFor();
+    await screenshot('oidc-consent');
+    await page.getByRole('button', { name: 'Trust Demo OpenID Connect app' }).click();
+    const tokens = await client.authorizationCodeGrant(config, new URL(await arrived), {
+      pkceCodeVerifier: verifier,
+      expectedState: state,
+      expectedNonce: nonce,
+    });
+    const claims = tokens.claims()!;
+    expect(claims).toMatchObject({ iss: demo.serverUrl, aud: 'demo-oidc-client', nonce });
+    expect(claims.sub).not.toContain('/user/alice');
+    const userinfo = await client.fetchUserInfo(config, tokens.access_token, claims.sub);
+    expect(userinfo.sub).toBe(claims.sub);
   });
 });
 
