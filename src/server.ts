@@ -55,6 +55,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     openidConfiguration: `${base}/.well-known/openid-configuration`,
     jwks: `${base}/oauth/jwks`,
     userinfo: `${base}/oauth/userinfo`,
+    endSession: `${base}/oauth/end-session`,
     origin: new URL(base).origin,
     resume: `${base}/oauth/authorize/resume`,
     consentDecision: `${base}/oauth/authorize/decision`,

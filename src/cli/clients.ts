@@ -28,6 +28,11 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
       scopeList,
     )
     .option('--contact <contacts...>', "ways to reach the client's developers (e-mail addresses)", [])
+    .option(
+      '--post-logout-redirect-uri <uris...>',
+      'where OpenID Connect RP-initiated logout may send the browser after sign-out (checked as the redirect URI)',
+      [],
+    )
     .option('--client-id <id>', 'choose the client_id (default: a random UUID)')
     .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
     .addOption(migrateOption())
@@ -40,6 +45,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         scope: string[];
         defaultScope?: string[];
         contact: string[];
+        postLogoutRedirectUri: string[];
         clientId?: string;
         requirePkce?: boolean;
       }) =>
@@ -50,6 +56,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
             grantType: options.grant === 'code' ? 'authorization_code' : 'implicit',
             scopes: options.scope,
             contacts: options.contact,
+            ...(options.postLogoutRedirectUri.length
+              ? { postLogoutRedirectUris: options.postLogoutRedirectUri }
+              : {}),
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
             ...(options.requirePkce === true ? { requirePkce: true } : {}),
@@ -128,6 +137,8 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     .option('--default-scope <scopes...>', 'replace the scopes granted when a request names none', scopeList)
     .option('--all-scopes-default', 'grant all of its scopes when a request names none')
     .option('--contact <contacts...>', "replace the ways to reach the client's developers")
+    .option('--post-logout-redirect-uri <uris...>', 'replace where RP-initiated logout may send the browser')
+    .option('--no-post-logout-redirect-uri', 'remove every post-logout redirect URI')
     .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
     .option('--no-require-pkce', 'accept requests without PKCE again')
     .addOption(migrateOption())
@@ -142,6 +153,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           defaultScope?: string[];
           allScopesDefault?: boolean;
           contact?: string[];
+          postLogoutRedirectUri?: string[] | false;
           requirePkce?: boolean;
           migrate?: boolean;
         },
@@ -161,6 +173,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.allScopesDefault === true ? { defaultScopes: null } : {}),
             ...(options.contact === undefined ? {} : { contacts: options.contact }),
+            ...(options.postLogoutRedirectUri === undefined
+              ? {}
+              : { postLogoutRedirectUris: options.postLogoutRedirectUri || [] }),
             ...(options.requirePkce === undefined ? {} : { requirePkce: options.requirePkce }),
           };
           if (Object.keys(changes).length === 0) {

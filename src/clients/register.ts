@@ -84,6 +84,11 @@ export interface ClientRegistration {
   defaultScopes?: string[];
   /** Ways to reach the client's developers, for the operator. */
   contacts?: string[];
+  /**
+   * Where OpenID Connect RP-initiated logout may send the browser after signing out, each checked
+   * as `redirectUri` is. Default none.
+   */
+  postLogoutRedirectUris?: string[];
   /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
   clientId?: string;
   /** Require PKCE (`code_challenge`, S256) on every request; code clients only. Default `false`. */
@@ -166,6 +171,9 @@ export async function registerClient(
       scopes: checked.scopes ?? [],
       defaultScopes: checked.defaultScopes ?? null,
       contacts: checked.contacts ?? [],
+      ...(checked.postLogoutRedirectUris?.length
+        ? { postLogoutRedirectUris: checked.postLogoutRedirectUris }
+        : {}),
       disabled: false,
       ...(registration.requirePkce ? { requirePkce: true } : {}),
       createdAt: Date.now(),
@@ -193,6 +201,8 @@ export interface ClientUpdate {
   /** `null`: all of `scopes`. */
   defaultScopes?: string[] | null;
   contacts?: string[];
+  /** Replaces the post-logout redirect URIs (`[]`: none). */
+  postLogoutRedirectUris?: string[];
   requirePkce?: boolean;
 }
 
@@ -230,6 +240,9 @@ export async function updateClient(
       ...(update.redirectUri === undefined ? {} : { redirectUri: update.redirectUri }),
       ...(update.scopes === undefined ? {} : { scopes }),
       ...(update.contacts === undefined ? {} : { contacts: update.contacts }),
+      ...(update.postLogoutRedirectUris === undefined
+        ? {}
+        : { postLogoutRedirectUris: update.postLogoutRedirectUris }),
       ...(defaultScopes ? { defaultScopes } : {}),
       ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
     },
@@ -243,6 +256,9 @@ export async function updateClient(
     ...(checked.scopes === undefined ? {} : { scopes: checked.scopes }),
     ...(defaultScopes === undefined ? {} : { defaultScopes: defaultScopes?.length ? defaultScopes : null }),
     ...(checked.contacts === undefined ? {} : { contacts: checked.contacts }),
+    ...(checked.postLogoutRedirectUris === undefined
+      ? {}
+      : { postLogoutRedirectUris: checked.postLogoutRedirectUris }),
     ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
   };
   // A new grant: an implicit client has no secret; a code client gets a new one, shown once.
@@ -277,7 +293,12 @@ function checkClientFields(
   registering = false,
   /** An update's client's scopes, which default scopes must be among when `scopes` stay. */
   currentScopes: readonly string[] = [],
-): Partial<Pick<ClientRecord, 'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts'>> {
+): Partial<
+  Pick<
+    ClientRecord,
+    'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts' | 'postLogoutRedirectUris'
+  >
+> {
   const refuse = (message: string): never => {
     throw new TypeError(`openid-oauth-bridge: ${message}`);
   };
@@ -316,6 +337,14 @@ function checkClientFields(
     }
     out.contacts = fields.contacts;
   }
+  if (fields.postLogoutRedirectUris !== undefined) {
+    if (!Array.isArray(fields.postLogoutRedirectUris)) {
+      refuse('postLogoutRedirectUris must be a list of redirect URIs');
+    }
+    out.postLogoutRedirectUris = [
+      ...new Set(fields.postLogoutRedirectUris.map((uri) => checkRedirectUri(uri, 'postLogoutRedirectUris'))),
+    ];
+  }
   return out;
 }
 
@@ -343,12 +372,12 @@ function checkScopes(field: string, scopes: unknown, context: RegistrationContex
 }
 
 /** A redirect URI a client may be registered with: see {@link registeredRedirectUriProblem}. */
-function checkRedirectUri(uri: unknown): string {
+function checkRedirectUri(uri: unknown, field = 'redirectUri'): string {
   if (typeof uri !== 'string') {
-    throw new TypeError(`openid-oauth-bridge: redirectUri ${JSON.stringify(uri)} must be a string`);
+    throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} must be a string`);
   }
   const problem = registeredRedirectUriProblem(uri);
-  if (problem) throw new TypeError(`openid-oauth-bridge: redirectUri ${JSON.stringify(uri)} ${problem}`);
+  if (problem) throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} ${problem}`);
   return uri;
 }
 

@@ -26,6 +26,8 @@ export interface EndpointUrls {
   jwks: string;
   /** OpenID Connect Core 5.3. */
   userinfo: string;
+  /** OpenID Connect RP-Initiated Logout 1.0. */
+  endSession: string;
   /** The origin of `base` (scheme, host and port). */
   origin: string;
   /** Where an authorization continues after a login or a switch of account. */

@@ -10,6 +10,7 @@ import { metadataHandler, metadataPath, type MetadataOptions } from './discovery
 import { introspectionEndpoint, type IntrospectionRouterOptions } from './introspection/endpoint.js';
 import { callbackEndpoint, loginEndpoint } from './login/endpoint.js';
 import { logoutEndpoint } from './logout/endpoint.js';
+import { endSessionEndpoint } from './oidc/end-session.js';
 import { jwksEndpoint } from './oidc/jwks.js';
 import { userinfoHandler } from './oidc/userinfo.js';
 import { revocationEndpoint } from './revocation/endpoint.js';
@@ -67,13 +68,19 @@ const browserEndpoints = [
  * OpenID 2.0 login, consent, sign-out. Mount it at the path of `baseUrl`.
  *
  * Routes: `GET /oauth/authorize`, `GET /oauth/authorize/resume`, `POST /oauth/authorize/decision`,
- * `GET /oauth/login`, `GET /oauth/login/callback`, `POST /oauth/logout`.
+ * `GET /oauth/login`, `GET /oauth/login/callback`, `POST /oauth/logout`; with OpenID Connect on,
+ * `GET /oauth/end-session` (RP-initiated logout).
  *
  * @example
  * app.use(authorizeRouter(server));
  */
 export function authorizeRouter(server: AuthorizationServer): RequestHandler {
-  return oauthRoutes(server, browserEndpoints);
+  return oauthRoutes(server, browserEndpointsOf(server));
+}
+
+/** The browser's endpoints, with OpenID Connect's end-session endpoint when it is on. */
+function browserEndpointsOf(server: AuthorizationServer): AnyEndpoint[] {
+  return server.oidc ? [...browserEndpoints, endSessionEndpoint] : browserEndpoints;
 }
 
 /**
@@ -193,7 +200,7 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
  */
 export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): RequestHandler {
   const { discovery = true, applications = true, revocation = true, introspection = true } = options;
-  const endpoints: AnyEndpoint[] = [tokenEndpoint, ...browserEndpoints];
+  const endpoints: AnyEndpoint[] = [tokenEndpoint, ...browserEndpointsOf(server)];
   if (revocation) endpoints.push(revocationEndpoint);
   if (introspection) endpoints.push(introspectionEndpoint(options));
   if (applications) endpoints.push(applicationsEndpoint, revokeApplicationEndpoint);

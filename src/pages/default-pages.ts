@@ -7,6 +7,7 @@ import type {
   ProviderChoice,
   SelectionPageData,
   SignOutForm,
+  SignOutPageData,
 } from './types.js';
 
 const STYLE = `
@@ -154,7 +155,24 @@ function applications(data: ApplicationsPageData): string {
 }
 
 /** The built-in pages: plain HTML with no scripts, readable on a phone. */
-export const defaultPages: PageRenderers = { selection, consent, error, applications };
+export const defaultPages: PageRenderers = { selection, consent, error, applications, signOut };
+
+function signOut(data: SignOutPageData): string {
+  if (!data.form) {
+    return layout(
+      'Signed out',
+      html`<h1>You are signed out</h1>
+        <p>You can close this page.</p>`,
+    );
+  }
+  const asking = data.applicationName ? html`${data.applicationName} asks you to sign out.` : '';
+  return layout(
+    'Sign out?',
+    html`<h1>Sign out?</h1>
+      <p>${asking} ${data.signedInAs ? html`You are signed in as ${data.signedInAs}.` : ''}</p>
+      ${signOutForm(data.form, 'Sign out')}`,
+  );
+}
 
 /** When the user trusted the application, and when they gave it more access, if they did. */
 function authorizedLine(app: { authorizedAt: number; updatedAt: number }): SafeHtml {

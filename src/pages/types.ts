@@ -88,6 +88,19 @@ export interface ApplicationsPageData {
 }
 
 /**
+ * What the OpenID Connect sign-out page shows (RP-initiated logout): a question with a sign-out
+ * form while someone is signed in, or that nobody is any more.
+ */
+export interface SignOutPageData {
+  /** The application that asked for the sign-out, when it is known (from `id_token_hint` or `client_id`). */
+  applicationName?: string;
+  /** Who is signed in, as the consent page names them. */
+  signedInAs?: string;
+  /** The sign-out form; absent once signed out. */
+  form?: SignOutForm;
+}
+
+/**
  * Renders the library's HTML pages. Each receives typed data and returns a complete HTML document;
  * a host replaces any of them with `pages: { consent: (data) => ... }`. A replacement must escape
  * every value it shows.
@@ -98,4 +111,6 @@ export interface PageRenderers {
   error(data: ErrorPageData): string;
   /** The authorized-applications page of `applicationsRouter`. */
   applications(data: ApplicationsPageData): string;
+  /** The OpenID Connect sign-out page (RP-initiated logout). */
+  signOut(data: SignOutPageData): string;
 }

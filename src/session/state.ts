@@ -62,6 +62,11 @@ export interface BridgeSessionState {
   applicationsCsrf?: string;
   /** CSRF token of the sign-out forms, bound to this session. */
   logoutCsrf?: string;
+  /**
+   * Where an OpenID Connect RP-initiated logout sends the browser once the user signs out: a
+   * verified post-logout redirect URI and the relying party's `state`.
+   */
+  endSession?: { redirectUri: string; state?: string };
   /** When this session started (the server's clock, epoch ms): it ends at the absolute lifetime. */
   startedAt?: number;
   /** When it was last used, to a hundredth of the idle timeout: it ends that long after. */

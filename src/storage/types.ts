@@ -96,6 +96,11 @@ export interface ClientRecord {
   /** Ways to reach the client's developers (e-mail addresses, say), for the operator. */
   contacts?: string[];
   /**
+   * Where OpenID Connect RP-initiated logout may send the browser after signing out
+   * (`post_logout_redirect_uri`, compared exactly); absent or empty: nowhere.
+   */
+  postLogoutRedirectUris?: string[];
+  /**
    * A disabled client can neither authorize nor authenticate at the token endpoint, and its
    * tokens do not work while it stays disabled (they work again if it is enabled).
    */
@@ -119,6 +124,7 @@ export type ClientChanges = Partial<
     | 'scopes'
     | 'defaultScopes'
     | 'contacts'
+    | 'postLogoutRedirectUris'
     | 'disabled'
     | 'requirePkce'
   >

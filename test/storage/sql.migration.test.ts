@@ -38,6 +38,7 @@ const SCHEMA: Record<string, TableSchema> = {
       'created_at bigint not null',
       'default_scopes text',
       "contacts text not null default ''",
+      "post_logout_redirect_uris text not null default ''",
       'require_pkce integer not null default 0',
     ],
     keys: [],

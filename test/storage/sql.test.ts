@@ -219,6 +219,7 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
       expect(updated).toEqual({
         ...client('native'),
         contacts: ['ops@example.com'],
+        postLogoutRedirectUris: [],
         defaultScopes: null,
         requirePkce: false,
       });

@@ -32,6 +32,7 @@ export interface AuthorizationServerMetadata {
   /** OpenID Connect Discovery 1.0 section 3, when OpenID Connect is on. */
   jwks_uri?: string;
   userinfo_endpoint?: string;
+  end_session_endpoint?: string;
   subject_types_supported?: string[];
   id_token_signing_alg_values_supported?: string[];
   claims_supported?: string[];
@@ -102,6 +103,7 @@ export function authorizationServerMetadata(
       ? {
           jwks_uri: urls.jwks,
           userinfo_endpoint: urls.userinfo,
+          end_session_endpoint: urls.endSession,
           subject_types_supported: ['public'],
           id_token_signing_alg_values_supported: [...server.oidc.algorithms],
           claims_supported: CLAIMS_SUPPORTED,

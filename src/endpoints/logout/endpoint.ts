@@ -1,10 +1,11 @@
 import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { redirect } from '../../http/answer.js';
+import { page, redirect } from '../../http/answer.js';
 import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import { loadSession } from '../../session/load.js';
+import { withState } from '../shared/login-links.js';
 
 /**
  * `POST /oauth/logout`: ends the login session. The form must come from our own origin with the
@@ -45,6 +46,13 @@ async function signOut(ctx: FormContext): Promise<void> {
     ctx.answer = redirect(server.urls.resume, 303);
     return;
   }
+  // OpenID Connect RP-initiated logout: the target the end-session request verified, if any.
+  const endSession = ctx.params.get('then') === 'end-session' ? session.state.endSession : undefined;
+  const rpInitiated = ctx.params.get('then') === 'end-session';
   await session.end();
-  ctx.answer = redirect(server.urls.applications, 303);
+  if (endSession) {
+    ctx.answer = redirect(withState(endSession), 303);
+    return;
+  }
+  ctx.answer = rpInitiated ? page(server.pages.signOut({})) : redirect(server.urls.applications, 303);
 }

@@ -27,8 +27,16 @@ export function providerChoices(server: AuthorizationServer, purpose?: 'applicat
  * here if the session has none yet). `switch`: the authorization in progress is kept and resumes
  * at the provider selection.
  */
-export function signOutForm(ctx: Context, then: 'switch' | 'done'): SignOutForm {
+export function signOutForm(ctx: Context, then: 'switch' | 'done' | 'end-session'): SignOutForm {
   const session = ctx.session!;
   const csrf = session.state.logoutCsrf ?? (session.write().logoutCsrf = generateSecret());
   return { action: ctx.server.urls.logout, fields: { csrf, then } };
+}
+
+/** A post-logout redirect URI (OpenID Connect RP-initiated logout) with the relying party's `state`. */
+export function withState(target: { redirectUri: string; state?: string }): string {
+  if (target.state === undefined) return target.redirectUri;
+  const url = new URL(target.redirectUri);
+  url.searchParams.append('state', target.state);
+  return url.href;
 }

@@ -74,6 +74,9 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
     set.default_scopes = changes.defaultScopes === null ? null : scopeText(changes.defaultScopes);
   }
   if (changes.contacts !== undefined) set.contacts = scopeText(changes.contacts);
+  if (changes.postLogoutRedirectUris !== undefined) {
+    set.post_logout_redirect_uris = scopeText(changes.postLogoutRedirectUris);
+  }
   if (changes.disabled !== undefined) set.disabled = changes.disabled ? 1 : 0;
   if (changes.requirePkce !== undefined) set.require_pkce = changes.requirePkce ? 1 : 0;
   return set;

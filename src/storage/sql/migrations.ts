@@ -103,6 +103,7 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('default_scopes', 'text')
     .addColumn('contacts', 'text', (col) => col.notNull().defaultTo(''))
+    .addColumn('post_logout_redirect_uris', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('require_pkce', 'integer', (col) => col.notNull().defaultTo(0))
     .execute();
 }

@@ -25,6 +25,8 @@ export interface Database {
     default_scopes: string | null;
     /** Space-delimited, like scopes (an e-mail address has no space). */
     contacts: ColumnType<string, string | undefined, string>;
+    /** Space-delimited, like scopes (a registered URI has no space). */
+    post_logout_redirect_uris: ColumnType<string, string | undefined, string>;
     disabled: number;
     require_pkce: ColumnType<number, number | undefined, number>;
     created_at: Millis;

@@ -30,7 +30,13 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         `clients.find: defaultScopes was registered null, so it must be null or absent; ` +
           `received ${JSON.stringify(foundImplicit.defaultScopes)}`,
       );
-      const minimal = without(clientRecord(now), 'defaultScopes', 'contacts', 'requirePkce');
+      const minimal = without(
+        clientRecord(now),
+        'defaultScopes',
+        'contacts',
+        'postLogoutRedirectUris',
+        'requirePkce',
+      );
       await putClient(minimal);
       const found = await storage().clients.find(minimal.clientId);
       sameRecord(found, minimal, 'clients.find must return a client registered without the optional fields');
@@ -46,6 +52,11 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
       assert.ok(
         found.contacts === undefined || (Array.isArray(found.contacts) && found.contacts.length === 0),
         `clients.find: contacts was not given, so it must be absent or empty; received ${JSON.stringify(found.contacts)}`,
+      );
+      assert.ok(
+        found.postLogoutRedirectUris === undefined ||
+          (Array.isArray(found.postLogoutRedirectUris) && found.postLogoutRedirectUris.length === 0),
+        `clients.find: postLogoutRedirectUris was not given, so it must be absent or empty; received ${JSON.stringify(found.postLogoutRedirectUris)}`,
       );
     });
 

@@ -35,6 +35,7 @@ export function clientRecord(now: number, overrides: Partial<ClientRecord> = {})
     scopes: ['realms:read', 'realms:write', 'profile'],
     defaultScopes: ['realms:read'],
     contacts: ['dev@printer.example', 'ops@printer.example'],
+    postLogoutRedirectUris: ['https://printer.example/signed-out', 'https://printer.example/bye'],
     disabled: false,
     requirePkce: false,
     createdAt: now,
