@@ -150,6 +150,23 @@ const CONTENDERS = [
     optional: true,
     workloads: ['code'],
   },
+  // OpenID Connect (issue 30): the code exchange with `openid`, an ID token signed per exchange.
+  {
+    id: 'library-memory-oidc-rs256',
+    label: 'openid-oauth-bridge, memory, openid (RS256 ID token)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_OIDC: 'RS256' },
+    optional: true,
+    workloads: ['code'],
+  },
+  {
+    id: 'library-memory-oidc-es256',
+    label: 'openid-oauth-bridge, memory, openid (ES256 ID token)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_OIDC: 'ES256' },
+    optional: true,
+    workloads: ['code'],
+  },
   {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',

@@ -79,12 +79,19 @@ let handler = (_req, res) => res.status(503).end();
 const { server: http, url } = await listen((req, res) => handler(req, res));
 const op = await startDevelopmentProvider({ users: [USER] });
 
+const OIDC = process.env.BENCH_OIDC;
+/** The scopes of the client, its grant and its codes. */
+const SCOPES = OIDC ? [SCOPE, 'openid'] : [SCOPE];
+
 const server = createAuthorizationServer({
   baseUrl: url,
   storage,
   providers: [{ name: 'Development', identifier: op.identifier }],
   session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
   scopes: { [SCOPE]: 'See the list of your realms' },
+  // BENCH_OIDC=RS256|ES256: OpenID Connect on, every code granting `openid` (an ID token signed
+  // with that algorithm at each exchange).
+  ...(OIDC ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } } : {}),
   logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
 });
 
@@ -160,7 +167,7 @@ async function seed() {
     redirectUri: REDIRECT_URI,
     grantType: 'authorization_code',
     secretHash: sha256(CLIENT_SECRET),
-    scopes: [SCOPE],
+    scopes: SCOPES,
     defaultScopes: null,
     contacts: [],
     disabled: false,
@@ -177,12 +184,12 @@ async function seed() {
     grantId,
     userId: user.id,
     clientId: CLIENT_ID,
-    scopes: [SCOPE],
+    scopes: SCOPES,
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
   });
-  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: [SCOPE], grantId };
+  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: SCOPES, grantId };
   // Hours, not the default hour: a long run must not see its tokens or codes expire.
   const expiresAt = now + 6 * 3_600_000;
   const token = (plaintext, type) => ({
@@ -212,6 +219,7 @@ async function seed() {
         redirectUri: REDIRECT_URI,
         codeChallenge: null,
         codeChallengeMethod: null,
+        ...(OIDC ? { authTime: now } : {}),
         createdAt: now,
         expiresAt,
       }),
