@@ -122,7 +122,15 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logger,
     loginStrategy,
     session,
-    ...(options.oidc ? { oidc: oidcRuntime(options.oidc, storage, clock) } : {}),
+    ...(options.oidc
+      ? {
+          oidc: oidcRuntime(options.oidc, storage, clock, (err) =>
+            server.warnOnce(
+              `oidc: the signing keys could not be read again (${(err as Error).message}); the keys read before are used for at most 5 minutes`,
+            ),
+          ),
+        }
+      : {}),
     warnOnce(message) {
       if (warned.has(message)) return;
       warned.add(message);
@@ -137,6 +145,7 @@ function oidcRuntime(
   oidc: NonNullable<ResolvedOptions['oidc']>,
   storage: Storage,
   clock: () => number,
+  onStale: (error: unknown) => void,
 ): OidcRuntime {
   if (oidc.keys !== undefined) {
     return {
@@ -151,7 +160,7 @@ function oidcRuntime(
     algorithm: oidc.signingAlgorithm,
   };
   // Keys made before a change of `signingAlgorithm` still sign until rotated: both are announced.
-  return { keys: keyRing(source, storage, clock), algorithms: SIGNING_ALGORITHMS };
+  return { keys: keyRing(source, storage, clock, onStale), algorithms: SIGNING_ALGORITHMS };
 }
 
 /** RFC 8414 3: the well-known segment goes between the host and the issuer's path. */

@@ -74,15 +74,34 @@ export function addKeyCommands(
     .description(
       'the next key starts signing and a new next key is published; the key that signed so far stays published until you retire it (needs OIDC_KEY_SECRET)',
     )
-    .option('--alg <alg>', 'algorithm of the new key: RS256 or ES256', 'RS256')
+    .option(
+      '--alg <alg>',
+      'algorithm of the new key: RS256 or ES256 (default: that of the key that signs now)',
+    )
     .addOption(migrateOption())
-    .action((options: { alg: string; migrate?: boolean }) => {
-      if (options.alg !== 'RS256' && options.alg !== 'ES256') {
+    .action((options: { alg?: string; migrate?: boolean }) => {
+      if (options.alg !== undefined && options.alg !== 'RS256' && options.alg !== 'ES256') {
         throw new CliError(`--alg must be RS256 or ES256, not ${JSON.stringify(options.alg)}`);
       }
       const keySecret = keySecretOf(env);
       return withStorage(options.migrate === true, async (storage) => {
-        show(await rotateKeys(storage.keys, keySecret, options.alg as SigningAlgorithm, Date.now()));
+        try {
+          show(
+            await rotateKeys(
+              storage.keys,
+              keySecret,
+              options.alg as SigningAlgorithm | undefined,
+              Date.now(),
+            ),
+          );
+        } catch (err) {
+          if (err instanceof Error && /cannot be opened/.test(err.message)) {
+            throw new CliError(
+              `${err.message}: OIDC_KEY_SECRET must be the servers' oidc.keySecret; nothing was changed`,
+            );
+          }
+          throw err;
+        }
       });
     });
 
@@ -92,10 +111,14 @@ export function addKeyCommands(
       'retire a key: it leaves the JWK set and the ID tokens it signed stop verifying (the only key that signs is refused)',
     )
     .argument('<kid>', 'the key, as keys list shows it')
-    .action((kid: string) =>
+    .option(
+      '--force',
+      'retire an active key at once, even while instances may still sign with it (a compromised key)',
+    )
+    .action((kid: string, options: { force?: boolean }) =>
       withStorage(false, async (storage) => {
         try {
-          await retireKey(storage.keys, kid, Date.now());
+          await retireKey(storage.keys, kid, Date.now(), options.force === true);
         } catch (err) {
           if (err instanceof KeyError) throw new CliError(err.message);
           throw err;

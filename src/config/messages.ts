@@ -25,7 +25,10 @@ const HINTS: Record<string, string> = {
 };
 
 /** Options whose value must never appear in a message. */
-const SECRET_PATHS = new Set(['session.secret']);
+const SECRET_PATHS = new Set(['session.secret', 'oidc.keySecret', 'oidc.keys']);
+
+/** Objects whose unknown options may be misspelled secrets: their values are never shown. */
+const SECRET_OBJECTS = new Set(['session', 'oidc']);
 
 /** The lines for one issue (usually one; one per key for unknown keys). */
 export function describeIssue(issue: Issue, input: unknown, schema: z.ZodType): string[] {
@@ -35,7 +38,7 @@ export function describeIssue(issue: Issue, input: unknown, schema: z.ZodType): 
     return issue.keys.map((key) => {
       const at = [...path, key].join('.');
       const suggestion = closest(key, known);
-      const value = show(valueAt(input, [...path, key]), false);
+      const value = show(valueAt(input, [...path, key]), SECRET_OBJECTS.has(path.join('.')));
       return suggestion === undefined
         ? `${at}: unknown option (got ${value}); the options${path.length ? ` of ${path.join('.')}` : ''} are ${known.join(', ')}`
         : `${at}: unknown option (got ${value}); did you mean ${[...path, suggestion].join('.')}?`;
@@ -67,6 +70,7 @@ function show(value: unknown, secret: boolean): string {
   if (secret) {
     if (typeof value === 'string') return `a string of ${value.length} characters`;
     if (Array.isArray(value)) return `an array of ${value.length}`;
+    if (typeof value === 'object' && value !== null) return 'an object';
   }
   if (typeof value === 'function') return 'a function';
   if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 80)}…` : value);

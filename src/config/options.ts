@@ -118,10 +118,14 @@ export const optionsSchema = z.strictObject({
         .array(
           z.custom<Jwk>(isPrivateSigningJwk, {
             error:
-              'must be a private RSA or P-256 JWK with a kid and alg RS256 or ES256 (asymmetric keys only)',
+              'must be a private RSA (2048 bits or more) or P-256 JWK with a kid and alg RS256 or ES256 (asymmetric keys only)',
           }),
         )
         .min(1)
+        .refine(
+          (keys) => new Set(keys.map((key) => key.kid)).size === keys.length,
+          'each key needs its own kid',
+        )
         .optional(),
       signingAlgorithm: z.enum(['RS256', 'ES256']).default('RS256'),
       idTokenTtl: z.number().int().min(60).max(86_400).default(3600),
@@ -288,8 +292,9 @@ function isPrivateSigningJwk(value: unknown): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const jwk = value as Jwk;
   const kidOk = typeof jwk.kid === 'string' && jwk.kid.length > 0 && jwk.kid.length <= 255;
+  // RS256 needs a modulus of 2048 bits at least: 342 base64url characters.
   const shapeOk =
-    (jwk.alg === 'RS256' && jwk.kty === 'RSA') ||
+    (jwk.alg === 'RS256' && jwk.kty === 'RSA' && typeof jwk.n === 'string' && jwk.n.length >= 342) ||
     (jwk.alg === 'ES256' && jwk.kty === 'EC' && jwk.crv === 'P-256');
   return kidOk && shapeOk && typeof jwk.d === 'string' && jwk.d.length > 0;
 }

@@ -55,6 +55,12 @@ export type AccountsHook = (login: VerifiedLogin, req: Request) => AccountDecisi
 export interface HostAccount {
   accountId: string;
   displayName?: string;
+  /**
+   * When the user logged in at your app (epoch ms), if you know it: OpenID Connect's `auth_time`,
+   * and what `prompt=login` and `max_age` are checked against. Unknown, those requests are
+   * refused with `login_required` and ID tokens carry no `auth_time`.
+   */
+  authTime?: number;
 }
 
 /**

@@ -36,7 +36,7 @@ export async function idTokenFor(
   return new SignJWT({
     ...releasedClaims(code.claims, scopes),
     azp: code.clientId,
-    auth_time: Math.floor((code.authTime ?? code.createdAt) / 1000),
+    ...(code.authTime === undefined ? {} : { auth_time: Math.floor(code.authTime / 1000) }),
     ...(code.nonce === undefined ? {} : { nonce: code.nonce }),
   })
     .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: 'JWT' })

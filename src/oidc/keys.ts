@@ -3,6 +3,9 @@ import { CompactEncrypt, compactDecrypt, exportJWK, generateKeyPair, importJWK, 
 import { randomId } from '../crypto/secrets.js';
 import type { KeyStore, SigningKeyRecord, Storage } from '../storage/types.js';
 
+/** How long an instance keeps the keys it read before reading them again. */
+export const KEY_REFRESH_MS = 60_000;
+
 /** The algorithms a signing key may have: asymmetric only, so a public key can never verify an HMAC. */
 export const SIGNING_ALGORITHMS = ['RS256', 'ES256'] as const;
 export type SigningAlgorithm = (typeof SIGNING_ALGORITHMS)[number];
@@ -124,24 +127,48 @@ function publishedOf(records: readonly SigningKeyRecord[]): Jwk[] {
 export async function rotateKeys(
   store: KeyStore,
   keySecret: string,
-  alg: SigningAlgorithm,
+  /** The new key's algorithm; default the algorithm of the key that signs now (else RS256). */
+  alg: SigningAlgorithm | undefined,
   now: number,
 ): Promise<SigningKeyRecord[]> {
   const records = await store.list();
+  await checkSecretOpens(records, keySecret);
+  const algorithm = alg ?? signingRecord(records)?.alg ?? 'RS256';
   const next = records.find((record) => record.state === 'next');
   // The next key is saved as active first: were the second save lost, a key would still sign,
   // and the next rotation (or the first request that finds no next key) makes a new one.
   if (next) await store.save({ ...next, state: 'active', activatedAt: now });
-  else await store.save(await newSigningKey(alg, keySecret, 'active', now));
-  await store.save(await newSigningKey(alg, keySecret, 'next', now + 1));
+  else await store.save(await newSigningKey(algorithm, keySecret, 'active', now));
+  await store.save(await newSigningKey(algorithm, keySecret, 'next', now + 1));
   return store.list();
 }
+
+/**
+ * Refuses a secret that does not open the stored keys, before anything is written with it: keys
+ * sealed with another secret would be unusable to every instance configured with the right one.
+ */
+async function checkSecretOpens(records: readonly SigningKeyRecord[], keySecret: string): Promise<void> {
+  const stored = records.find((record) => record.state !== 'retired');
+  if (stored) await unseal(stored, keySecret);
+}
+
+/**
+ * How long after a rotation the key that signed before it may be retired: every instance must
+ * have read the keys again (a minute) and stopped signing with it first.
+ */
+export const RETIRE_AFTER_ROTATION_MS = 2 * KEY_REFRESH_MS;
 
 /**
  * Retires a key: it leaves the JWKS, and tokens it signed stop verifying. The key that signs is
  * refused while it is the only active one (rotate first); so is an unknown or retired `kid`.
  */
-export async function retireKey(store: KeyStore, kid: string, now: number): Promise<SigningKeyRecord> {
+export async function retireKey(
+  store: KeyStore,
+  kid: string,
+  now: number,
+  /** Retire even a key that instances may still sign with (a compromised key, say). */
+  force = false,
+): Promise<SigningKeyRecord> {
   const records = await store.list();
   const record = records.find((candidate) => candidate.kid === kid);
   if (!record) throw new KeyError(`No signing key has the kid ${kid}.`);
@@ -149,6 +176,13 @@ export async function retireKey(store: KeyStore, kid: string, now: number): Prom
   const active = records.filter((candidate) => candidate.state === 'active');
   if (record.state === 'active' && active.length === 1) {
     throw new KeyError(`The key ${kid} is the only one that signs: rotate first, then retire it.`);
+  }
+  const lastRotation = Math.max(...active.map((candidate) => candidate.activatedAt ?? 0));
+  if (record.state === 'active' && !force && now - lastRotation < RETIRE_AFTER_ROTATION_MS) {
+    const wait = Math.ceil((RETIRE_AFTER_ROTATION_MS - (now - lastRotation)) / 1000);
+    throw new KeyError(
+      `Instances may still sign with ${kid} until they read the rotation (within a minute): retire it in ${wait} s, or force it if the key is compromised.`,
+    );
   }
   const retired = { ...record, state: 'retired' as const, retiredAt: now };
   await store.save(retired);
@@ -160,21 +194,31 @@ export class KeyError extends Error {
   override name = 'KeyError';
 }
 
-/** How long an instance keeps the keys it read before reading them again. */
-export const KEY_REFRESH_MS = 60_000;
+/**
+ * How long an instance goes on with keys it could not read again (the storage down) before it
+ * refuses to sign: a retired key must not sign on for long.
+ */
+export const KEY_STALE_LIMIT_MS = 5 * KEY_REFRESH_MS;
 
 /**
  * The keys of one server: read from the source at most once per {@link KEY_REFRESH_MS} (a
  * rotation reaches every instance within that time), the first keys made when the storage has
  * none. A failed refresh keeps the keys already read; the first read's failure is the caller's.
  */
-export function keyRing(source: KeySource, storage: Storage, clock: () => number) {
+export function keyRing(
+  source: KeySource,
+  storage: Storage,
+  clock: () => number,
+  /** Told each time reading the keys again failed and the keys read before are used. */
+  onStale: (error: unknown) => void = () => undefined,
+) {
   let current: { set: KeySet; readAt: number } | undefined;
   let loading: Promise<KeySet> | undefined;
 
   async function load(): Promise<KeySet> {
     if (source.kind === 'host') return hostKeySet(source.keys);
     let records = await source.store.list();
+    await checkSecretOpens(records, source.keySecret);
     if (!signingRecord(records) || !records.some((record) => record.state === 'next')) {
       records = await bootstrap(source, storage, clock, records);
     }
@@ -197,8 +241,9 @@ export function keyRing(source: KeySource, storage: Storage, clock: () => number
         current = { set, readAt: now };
         return set;
       } catch (err) {
-        if (current) return current.set;
-        throw err;
+        if (!current || now - current.readAt >= KEY_STALE_LIMIT_MS) throw err;
+        onStale(err);
+        return current.set;
       }
     },
   };

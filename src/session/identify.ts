@@ -34,6 +34,7 @@ function identifyHostAccount(ctx: Context, account: HostAccount | null | undefin
     provider: '',
     viaHost: true,
     ...(typeof account.displayName === 'string' ? { displayName: account.displayName } : {}),
+    ...(Number.isSafeInteger(account.authTime) ? { authTime: account.authTime } : {}),
   };
 }
 

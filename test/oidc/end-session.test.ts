@@ -174,7 +174,7 @@ describe('RP-initiated logout', () => {
     const storage = app.storage as MemoryStorage;
     const [signing] = (await storage.keys.list()).filter((key) => key.state === 'active');
     await rotateKeys(storage.keys, KEY_SECRET, 'RS256', now);
-    await retireKey(storage.keys, signing!.kid, now);
+    await retireKey(storage.keys, signing!.kid, now, true);
     now += KEY_REFRESH_MS;
     const retired = await app.agent
       .get('/oauth/end-session')

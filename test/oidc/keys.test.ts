@@ -21,7 +21,7 @@ import {
   type AuthorizationServerOptions,
   type Storage,
 } from '../../src/index.js';
-import { KEY_REFRESH_MS } from '../../src/oidc/keys.js';
+import { KEY_REFRESH_MS, KEY_STALE_LIMIT_MS, keyRing, rotateKeys } from '../../src/oidc/keys.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
 
 const KEY_SECRET = 'a-key-secret-of-at-least-32-characters!!';
@@ -109,6 +109,9 @@ describe('signing keys', () => {
   it('a server with another keySecret cannot open the keys: 500 with no detail, the keys untouched', async () => {
     const storage = memoryStorage();
     await serverOn(storage).jwks();
+    // No next key (a rotation cut short): the server would make one, but not with a wrong secret.
+    const next = (await storage.keys.list()).find((key) => key.state === 'next')!;
+    await storage.keys.save({ ...next, state: 'retired', retiredAt: Date.now() });
     const before = await storage.keys.list();
     const errors: unknown[] = [];
     const other = createAuthorizationServer({
@@ -155,10 +158,71 @@ describe('signing keys', () => {
     [{ keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'h', alg: 'HS256' }] }, /oidc\.keys\.0.*asymmetric/],
     [{ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB', kid: 'pub', alg: 'RS256' }] }, /oidc\.keys\.0.*private/],
     [{ keySecret: 'short' }, /oidc\.keySecret/],
+    [
+      { keys: [{ kty: 'RSA', n: 'A'.repeat(171), e: 'AQAB', d: 'x', kid: 'small', alg: 'RS256' }] },
+      /2048 bits/,
+    ],
     [{}, /oidc\.keySecret/],
     [{ keySecret: KEY_SECRET, keys: [] }, /oidc\.keys|oidc\.keySecret/],
   ])('options %j are refused when the server is built', (oidc, message) => {
     expect(() => serverOn(memoryStorage(), oidc as AuthorizationServerOptions['oidc'])).toThrow(message);
+  });
+
+  it('two host keys with one kid are refused', async () => {
+    const key = {
+      ...(await exportJWK((await generateKeyPair('ES256', { extractable: true })).privateKey)),
+      alg: 'ES256',
+    };
+    expect(() =>
+      serverOn(memoryStorage(), {
+        keys: [
+          { ...key, kid: 'same' },
+          { ...key, kid: 'same' },
+        ],
+      }),
+    ).toThrow(/each key needs its own kid/);
+  });
+
+  it('the key secret never appears in an options error, misspelled or not', () => {
+    const secret = 'TOPSECRET-0123456789-0123456789-0123';
+    for (const oidc of [
+      { keySecret: secret, keys: [] },
+      { keysecret: secret },
+      { keySecret: secret.slice(0, 10) },
+    ]) {
+      expect(() => serverOn(memoryStorage(), oidc as never)).toThrow(/oidc/);
+      try {
+        serverOn(memoryStorage(), oidc as never);
+      } catch (err) {
+        expect((err as Error).message).not.toContain('TOPSECRET');
+      }
+    }
+  });
+
+  it('keys that cannot be read again are used for at most five minutes, each failure told', async () => {
+    const storage = memoryStorage();
+    let now = Date.now();
+    const told: unknown[] = [];
+    const ring = keyRing(
+      { kind: 'stored', store: storage.keys, keySecret: KEY_SECRET, algorithm: 'RS256' },
+      storage,
+      () => now,
+      (err) => told.push(err),
+    );
+    const { signer } = await ring.current();
+    storage.keys.list = () => Promise.reject(new Error('the database is down'));
+    now += KEY_REFRESH_MS;
+    expect((await ring.current()).signer.kid).toBe(signer.kid);
+    expect(told).toHaveLength(1);
+    now += KEY_STALE_LIMIT_MS;
+    await expect(ring.current()).rejects.toThrow('the database is down');
+  });
+
+  it('keys rotate keeps the algorithm of the key that signs unless told otherwise', async () => {
+    const storage = memoryStorage();
+    await serverOn(storage, { keySecret: KEY_SECRET, signingAlgorithm: 'ES256' }).jwks();
+    const rotated = await rotateKeys(storage.keys, KEY_SECRET, undefined, Date.now());
+    expect(rotated.map((key) => key.alg)).toEqual(['ES256', 'ES256', 'ES256']);
   });
 
   it('a storage without a keys store is refused with keySecret', () => {
@@ -267,7 +331,9 @@ describe.each([
         expect((await cli(url, env, 'keys', 'retire', 'no-such-kid')).error).toMatch(/No signing key/);
 
         // retire the first: gone from the JWKS; what it signed no longer verifies.
-        const retired = await cli(url, {}, 'keys', 'retire', first);
+        // Not at once: instances may sign with it until they read the rotation; --force does.
+        expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(/retire it in \d+ s/);
+        const retired = await cli(url, {}, 'keys', 'retire', first, '--force');
         expect(retired.error).toBeNull();
         expect(retired.keys.find((key) => key.kid === first)?.state).toBe('retired');
         one.advance(KEY_REFRESH_MS);
@@ -280,8 +346,12 @@ describe.each([
         expect((await cli(url, {}, 'keys', 'retire', next)).error).toMatch(/only one that signs/);
         expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(/already retired/);
 
-        // rotate needs the secret, from the environment only.
+        // rotate needs the secret, from the environment only, and the right one: nothing changes.
         expect((await cli(url, {}, 'keys', 'rotate')).error).toMatch(/OIDC_KEY_SECRET/);
+        const before = await a.keys.list();
+        const wrong = await cli(url, { OIDC_KEY_SECRET: 'w'.repeat(40) }, 'keys', 'rotate');
+        expect(wrong.error).toMatch(/cannot be opened.*nothing was changed/);
+        expect(await a.keys.list()).toEqual(before);
         const listed = await cli(url, {}, 'keys', 'list');
         expect(listed.keys).toHaveLength(3);
         expect(JSON.stringify(listed.keys)).not.toMatch(/sealed|"d"/);

@@ -149,4 +149,33 @@ describe('prompt and max_age', () => {
     const res = await off.agent.get('/oauth/authorize').query(query({ prompt: 'none' }));
     expect(res.status).toBe(200);
   });
+
+  it('a user the host signed in: auth_time only when the host says when; max_age and prompt=login then, or login_required', async () => {
+    const host: { authTime?: number } = {};
+    const app = await start({
+      oidc: { keySecret: 'k'.repeat(40) },
+      authenticatedAccount: () => ({ accountId: 'host-account-1', ...host }),
+    });
+    // Unknown login time: a fresh login cannot be vouched for, and no auth_time is made up.
+    for (const extra of [{ max_age: '0' }, { prompt: 'login' }, { prompt: 'none', max_age: '0' }] as Record<
+      string,
+      string
+    >[]) {
+      expect(back(await app.agent.get('/oauth/authorize').query(query(extra))).get('error')).toBe(
+        'login_required',
+      );
+    }
+    const consent = await app.agent.get('/oauth/authorize').query(query());
+    expect(consent.status).toBe(200);
+    const code = back(await answerConsent(app, consent.text, 'allow')).get('code')!;
+    expect(await idTokenOf(app, code)).not.toHaveProperty('auth_time');
+
+    // Known: checked like the library's own logins, and told.
+    host.authTime = now - 10_000;
+    const fresh = back(await app.agent.get('/oauth/authorize').query(query({ max_age: '60' }))).get('code')!;
+    expect((await idTokenOf(app, fresh)).auth_time).toBe(Math.floor(host.authTime / 1000));
+    expect(back(await app.agent.get('/oauth/authorize').query(query({ max_age: '5' }))).get('error')).toBe(
+      'login_required',
+    );
+  });
 });

@@ -22,6 +22,11 @@ import type { AuthorizeContext } from './request.js';
  */
 export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
   const { server, client, pending, provider } = ctx;
+  // A user the host signed in cannot be sent to log in again here: when the host's login is not
+  // known to be recent enough, the relying party learns so (it never gets an invented auth_time).
+  if (ctx.user?.viaHost && !freshEnough(ctx.user, pending)) {
+    throw new OAuthError('login_required', 'A more recent sign-in is required.');
+  }
   const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     const grant = await standingGrant(server, user.id, client.clientId);
@@ -73,7 +78,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
  * the host signed in (`authenticatedAccount`) logged in there, at a time the host vouches for.
  */
 function freshEnough(user: SessionUser, pending: PendingAuthorization): boolean {
-  if (pending.loginSince === undefined || user.viaHost) return true;
+  if (pending.loginSince === undefined) return true;
   return user.authTime !== undefined && user.authTime >= pending.loginSince;
 }
 
@@ -158,8 +163,8 @@ export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: Gra
       codeChallenge: pending.codeChallenge,
       codeChallengeMethod: pending.codeChallengeMethod,
       ...(pending.nonce === undefined ? {} : { nonce: pending.nonce }),
-      // A user the host signed in (authenticatedAccount) logged in there, at a time unknown here.
-      authTime: user.authTime ?? server.clock(),
+      // Unknown for a user the host signed in without saying when: no auth_time then.
+      ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
       ...(user.claims === undefined ? {} : { claims: user.claims }),
     });
     if (listened(server, 'code.issued')) {
