@@ -10,7 +10,13 @@ import { openIdProviderSchema } from '../login/openid/options.js';
 import { MAX_PROVIDER_NAME_LENGTH } from './limits.js';
 import type { Storage } from '../storage/types.js';
 import { describeIssue } from './messages.js';
-import type { AuthorizationServerOptions, ErrorHook, Logger, ResolvedOptions } from './types.js';
+import type {
+  AuthorizationServerOptions,
+  ErrorHook,
+  Logger,
+  OidcClaimsHook,
+  ResolvedOptions,
+} from './types.js';
 
 export type {
   AuthorizationServerOptions,
@@ -129,6 +135,8 @@ export const optionsSchema = z.strictObject({
         .optional(),
       signingAlgorithm: z.enum(['RS256', 'ES256']).default('RS256'),
       idTokenTtl: z.number().int().min(60).max(86_400).default(3600),
+      /** Your own claims per subject and scopes, for ID tokens and UserInfo. */
+      claims: fn<OidcClaimsHook>('(subject, scopes) => ({ claim: value })').optional(),
     })
     .refine((oidc) => (oidc.keySecret === undefined) !== (oidc.keys === undefined), {
       path: ['keySecret'],

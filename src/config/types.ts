@@ -238,7 +238,23 @@ export interface OidcOptions {
   signingAlgorithm?: 'RS256' | 'ES256';
   /** ID token lifetime in seconds, 60 to 86400. Default `3600`. */
   idTokenTtl?: number;
+  /**
+   * Your own claims for a subject (the user id tokens carry: yours with `accounts`), given the
+   * scopes granted: added to ID tokens and UserInfo answers after the login's claims. Names the
+   * issuer decides (`iss`, `sub`, `aud`, `exp`, `iat`, `auth_time`, `nonce`, `azp`, ...) are
+   * dropped; values must be JSON.
+   *
+   * @example
+   * claims: async (subject, scopes) => (scopes.includes('email') ? { email: await emailOf(subject) } : {})
+   */
+  claims?: OidcClaimsHook;
 }
+
+/** {@link OidcOptions.claims}. */
+export type OidcClaimsHook = (
+  subject: string,
+  scopes: readonly string[],
+) => Record<string, unknown> | Promise<Record<string, unknown>>;
 
 /** {@link AuthorizationServerOptions.session}. */
 export interface SessionOptions {
@@ -320,6 +336,7 @@ export interface ResolvedOptions {
     keys?: Jwk[];
     signingAlgorithm: 'RS256' | 'ES256';
     idTokenTtl: number;
+    claims?: OidcClaimsHook;
   };
   session: {
     secret?: string | string[];

@@ -1,11 +1,32 @@
 import { SignJWT } from 'jose';
 import type { AuthorizationServer } from '../config/server.js';
 import type { StoredCode } from '../storage/keys.js';
+import { RESERVED_CLAIMS } from './reserved-claims.js';
 
 /** The claims each scope releases (OpenID Connect Core 5.4), of those the login gave. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
   profile: ['name', 'preferred_username', 'steam_id'],
 };
+
+/**
+ * The host's own claims for `subject` and `scopes` (`oidc.claims`), reserved names dropped. A hook
+ * that throws fails the request (a 500, logged): its claims were asked for.
+ */
+export async function hostClaims(
+  server: AuthorizationServer,
+  subject: string,
+  scopes: readonly string[],
+): Promise<Record<string, unknown>> {
+  const hook = server.options.oidc?.claims;
+  if (!hook) return {};
+  const claims = await hook(subject, scopes);
+  if (typeof claims !== 'object' || claims === null || Array.isArray(claims)) {
+    throw new TypeError('oidc.claims must resolve an object of claims');
+  }
+  return Object.fromEntries(
+    Object.entries(claims).filter(([name, value]) => !RESERVED_CLAIMS.has(name) && value !== undefined),
+  );
+}
 
 /** The account's claims that `scopes` release. */
 export function releasedClaims(
@@ -33,8 +54,10 @@ export async function idTokenFor(
   if (!server.oidc || !scopes.includes('openid')) return undefined;
   const { signer } = await server.oidc.keys.current();
   const issuedAt = Math.floor(now / 1000);
+  const own = await hostClaims(server, code.userId, scopes);
   return new SignJWT({
     ...releasedClaims(code.claims, scopes),
+    ...own,
     azp: code.clientId,
     ...(code.authTime === undefined ? {} : { auth_time: Math.floor(code.authTime / 1000) }),
     ...(code.nonce === undefined ? {} : { nonce: code.nonce }),

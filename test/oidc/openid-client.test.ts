@@ -188,4 +188,31 @@ describe('openid-client 6 against the OpenID Connect provider', () => {
     });
     expect(tokens.claims()!.nonce).toBe(nonce);
   });
+
+  it("oidc.claims adds the host's own claims to the ID token and UserInfo, by scope; reserved names stay the issuer's", async () => {
+    const asked: string[][] = [];
+    const { t: app, config } = await start('generic', {
+      oidc: {
+        keySecret: KEY_SECRET,
+        claims: async (subject, scopes) => {
+          asked.push([...scopes]);
+          return {
+            email: `${subject}@host.example`,
+            sub: 'someone-else',
+            iss: 'https://evil.example',
+            ...(scopes.includes('profile') ? { website: 'https://host.example/u' } : {}),
+          };
+        },
+      },
+    });
+    const { tokens, claims } = await signIn(config, app, 'alice', 'openid');
+    const sub = await apiUser(app, tokens.access_token);
+    expect(claims).toMatchObject({ sub, iss: app.baseUrl, email: `${sub}@host.example` });
+    expect(claims).not.toHaveProperty('website');
+    expect(await client.fetchUserInfo(config, tokens.access_token, sub)).toEqual({
+      sub,
+      email: `${sub}@host.example`,
+    });
+    expect(asked).toEqual([['openid'], ['openid']]);
+  });
 });

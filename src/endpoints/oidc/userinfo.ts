@@ -2,14 +2,15 @@ import type { RequestHandler } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { json } from '../../http/answer.js';
 import { endpoint, handle, type Context, type Endpoint } from '../../http/pipeline.js';
-import { releasedClaims } from '../../oidc/id-token.js';
+import { hostClaims, releasedClaims } from '../../oidc/id-token.js';
 import { bearerOf, requireBearer } from '../bearer/require-bearer.js';
 
 /** Step: the claims of the token's subject that its scopes release, `sub` always. */
 async function answerClaims(ctx: Context): Promise<void> {
   const { userId, scopes } = bearerOf(ctx.res);
   const saved = (await ctx.server.storage.users.findClaims?.(userId)) ?? undefined;
-  ctx.answer = json({ ...releasedClaims(saved, scopes), sub: userId });
+  const own = await hostClaims(ctx.server, userId, scopes);
+  ctx.answer = json({ ...releasedClaims(saved, scopes), ...own, sub: userId });
 }
 
 const userinfo = (method: 'GET' | 'POST'): Endpoint<Context> =>

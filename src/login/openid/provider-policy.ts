@@ -1,3 +1,5 @@
+import { RESERVED_CLAIMS } from '../../oidc/reserved-claims.js';
+
 /** An OpenID provider the operator allows, by its OP identifier (or a claimed identifier). */
 export interface OpenIdProvider {
   /** Shown to users and stored with each user; unique among providers. */
@@ -131,25 +133,6 @@ export function accountOf(provider: ConfiguredProvider, verified: VerifiedAssert
     ...(claims && { claims }),
   };
 }
-
-/** Claims names an account may not set: those the ID token's issuer decides. */
-const RESERVED_CLAIMS = new Set([
-  'iss',
-  'sub',
-  'aud',
-  'exp',
-  'iat',
-  'auth_time',
-  'nonce',
-  'azp',
-  'acr',
-  'amr',
-  'at_hash',
-  'c_hash',
-  'jti',
-  'nbf',
-  'sid',
-]);
 
 /**
  * The claims of an account, kept only as strings of printable characters (at most 20 of them,
