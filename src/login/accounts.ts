@@ -73,3 +73,12 @@ export interface HostAccount {
 export type AuthenticatedAccountHook = (
   req: Request,
 ) => HostAccount | undefined | Promise<HostAccount | undefined>;
+
+/**
+ * Whether a host's account id can be the subject tokens carry: 1 to 255 characters, and with
+ * OpenID Connect on printable ASCII only, as an ID token's `sub` must be (Core 2).
+ */
+export function isSubject(server: { readonly oidc?: unknown }, id: string): boolean {
+  if (id === '' || id.length > 255) return false;
+  return server.oidc === undefined || /^[\x21-\x7e]+$/.test(id);
+}

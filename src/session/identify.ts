@@ -1,6 +1,6 @@
 import { OAuthError } from '../errors/oauth-error.js';
 import type { Context } from '../http/pipeline.js';
-import type { HostAccount } from '../login/accounts.js';
+import { isSubject, type HostAccount } from '../login/accounts.js';
 
 /**
  * Step: who is signed in. The host's own signed-in account comes first (`authenticatedAccount`:
@@ -22,10 +22,12 @@ function identifyHostAccount(ctx: Context, account: HostAccount | null | undefin
     ctx.user = ctx.session!.state.user;
     return;
   }
-  if (typeof account.accountId !== 'string' || account.accountId === '' || account.accountId.length > 255) {
+  if (typeof account.accountId !== 'string' || !isSubject(ctx.server, account.accountId)) {
     throw new OAuthError('server_error', 'The host returned no account.', {
       redirectable: false,
-      cause: new TypeError('authenticatedAccount must resolve { accountId: string, displayName?: string }'),
+      cause: new TypeError(
+        'authenticatedAccount must resolve { accountId (1 to 255 characters; printable ASCII with OpenID Connect on), displayName?, authTime? }',
+      ),
     });
   }
   ctx.user = {

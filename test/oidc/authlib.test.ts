@@ -2,7 +2,8 @@
  * OpenID Connect against Python's Authlib (Debian's python3-authlib 1.2), used unmodified as a
  * relying party (test/oidc/authlib-rp.py): discovery, the code flow with PKCE and a nonce, the ID
  * token validated against the JWKS with Authlib's own claim checks (`iss`, `aud`, `exp`, `nonce`),
- * UserInfo. Through the Steam-shaped development provider, with `sub` and `steam_id` checked. The
+ * UserInfo. Through the plain, Steam-shaped and Launchpad-shaped development providers (RS256 and
+ * ES256), with `sub` and the provider claims checked. The
  * person's part (login, consent) is the helpers' browser. Missing Authlib is reported, and is a
  * failure when CI is set.
  */
@@ -10,7 +11,7 @@ import { execFile, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerClient, steam } from '../../src/index.js';
+import { launchpad, registerClient, steam, type ProviderOptions } from '../../src/index.js';
 import { startDevelopmentProvider } from '../../src/testing/index.js';
 import { CODE_REDIRECT, createTestApp, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
@@ -61,13 +62,31 @@ afterEach(async () => {
 });
 
 describe(`Authlib as the relying party${authlib.ok ? '' : ` [NOT RUN: ${authlib.reason}]`}`, () => {
-  it.skipIf(!authlib.ok)(
-    'signs in through the Steam-shaped provider; the ID token and UserInfo check out',
-    async () => {
-      op = await startDevelopmentProvider({ shape: 'steam' });
+  it.skipIf(!authlib.ok).each([
+    { shape: 'generic' as const, user: 'alice', alg: 'RS256' as const, expected: {} },
+    {
+      shape: 'steam' as const,
+      user: '76561198000000042',
+      alg: 'ES256' as const,
+      expected: { steam_id: '76561198000000042' },
+    },
+    {
+      shape: 'launchpad' as const,
+      user: 'alice',
+      alg: 'RS256' as const,
+      expected: { preferred_username: 'alice', name: 'Alice' },
+    },
+  ])(
+    '$shape-shaped provider, $alg: the ID token and UserInfo check out',
+    async ({ shape, user, alg, expected }) => {
+      let providers: ProviderOptions[] | undefined;
+      if (shape !== 'generic') {
+        op = await startDevelopmentProvider({ shape });
+        providers = [(shape === 'steam' ? steam : launchpad)({ baseUrl: op.url })];
+      }
       t = await createTestApp({
-        oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars', signingAlgorithm: 'ES256' },
-        providers: [steam({ baseUrl: op.url })],
+        oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars', signingAlgorithm: alg },
+        ...(providers && { providers }),
       });
       const { clientId, clientSecret } = await registerClient(t.storage, {
         applicationName: 'Authlib app',
@@ -80,11 +99,7 @@ describe(`Authlib as the relying party${authlib.ok ? '' : ` [NOT RUN: ${authlib.
         nonce: string;
         verifier: string;
       };
-      let res = await authorizeWithLogin(
-        t,
-        Object.fromEntries(new URL(started.url).searchParams),
-        '76561198000000042',
-      );
+      let res = await authorizeWithLogin(t, Object.fromEntries(new URL(started.url).searchParams), user);
       if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
       const callback = res.headers.location!;
       expect(callback.startsWith(CODE_REDIRECT)).toBe(true);
@@ -103,9 +118,9 @@ describe(`Authlib as the relying party${authlib.ok ? '' : ` [NOT RUN: ${authlib.
         iss: t.baseUrl,
         aud: clientId,
         nonce: started.nonce,
-        steam_id: '76561198000000042',
+        ...expected,
       });
-      expect(finished.userinfo).toEqual({ sub: finished.claims.sub, steam_id: '76561198000000042' });
+      expect(finished.userinfo).toEqual({ sub: finished.claims.sub, ...expected });
     },
   );
 });

@@ -9,6 +9,7 @@ import * as client from 'openid-client';
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  connectStorage,
   launchpad,
   registerClient,
   steam,
@@ -17,17 +18,23 @@ import {
 } from '../../src/index.js';
 import { startDevelopmentProvider, type ProviderShape } from '../../src/testing/index.js';
 import { CODE_REDIRECT, createTestApp, type TestApp } from '../support/app.js';
+import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 
 const KEY_SECRET = 'an-oidc-key-secret-of-at-least-32-chars';
 
 let t: TestApp | undefined;
 let op: Awaited<ReturnType<typeof startDevelopmentProvider>> | undefined;
+/** Closes what a test opened besides the app (a PostgreSQL storage and its schema). */
+let cleanup: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await t?.close();
   await op?.close();
-  t = op = undefined;
+  await cleanup?.();
+  t = op = cleanup = undefined;
 });
+
+const postgres = await postgresAvailability();
 
 /** A test app with OpenID Connect on, its provider shaped as `shape`, and a client for `openid`. */
 async function start(shape: ProviderShape, overrides: Partial<AuthorizationServerOptions> = {}) {
@@ -92,6 +99,30 @@ async function apiUser(app: TestApp, accessToken: string): Promise<string> {
   const body = (await res.json()) as { realms: string[] };
   return body.realms[0]!.replace(/^realm-of-/, '');
 }
+
+describe('openid-client 6 against a host app on PostgreSQL', () => {
+  it.skipIf(!postgres.ok)(
+    'Steam-shaped sign-in, the ID token validated, UserInfo and refresh, keys in the database',
+    async () => {
+      const schema = uniqueSchema('oidc_rp');
+      const storage = await connectStorage(postgresUrlFor(schema), { migrate: true });
+      cleanup = async () => {
+        await storage.close();
+        await dropSchema(schema);
+      };
+      const { t: app, config } = await start('steam', { storage });
+      const { tokens, claims } = await signIn(config, app, '76561198000000042');
+      const sub = await apiUser(app, tokens.access_token);
+      expect(claims).toMatchObject({ iss: app.baseUrl, sub, steam_id: '76561198000000042' });
+      expect(await client.fetchUserInfo(config, tokens.access_token, sub)).toEqual({
+        sub,
+        steam_id: '76561198000000042',
+      });
+      expect((await client.refreshTokenGrant(config, tokens.refresh_token!)).access_token).toBeTruthy();
+      expect((await storage.keys.list()).map((key) => key.state).sort()).toEqual(['active', 'next']);
+    },
+  );
+});
 
 describe('openid-client 6 against the OpenID Connect provider', () => {
   it.each([
@@ -168,22 +199,24 @@ describe('openid-client 6 against the OpenID Connect provider', () => {
     expect(unknown.headers.get('www-authenticate')).toMatch(/error="invalid_token"/);
   });
 
-  it('a nonce of 1 KB with odd characters comes back as sent', async () => {
+  it('a nonce and a state of 1 KB with odd characters come back as sent', async () => {
     const { t: app, config } = await start('generic');
     const nonce = `${'ü &=+/?#%~'.repeat(100)}${'x'.repeat(24)}`;
+    const state = `${'"<>\\\'é;,'.repeat(128)}`.slice(0, 1024);
     expect(nonce.length).toBe(1024);
+    expect(state.length).toBe(1024);
     const verifier = client.randomPKCECodeVerifier();
     const url = client.buildAuthorizationUrl(config, {
       redirect_uri: CODE_REDIRECT,
       scope: 'openid',
       nonce,
-      state: 's',
+      state,
       code_challenge: await client.calculatePKCECodeChallenge(verifier),
       code_challenge_method: 'S256',
     });
     const tokens = await client.authorizationCodeGrant(config, await browserAuthorizes(app, url, 'alice'), {
       pkceCodeVerifier: verifier,
-      expectedState: 's',
+      expectedState: state,
       expectedNonce: nonce,
     });
     expect(tokens.claims()!.nonce).toBe(nonce);

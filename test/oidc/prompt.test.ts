@@ -178,4 +178,14 @@ describe('prompt and max_age', () => {
       'login_required',
     );
   });
+
+  it('with OpenID Connect on, a host account id must be printable ASCII: it becomes the sub', async () => {
+    const app = await start({
+      oidc: { keySecret: 'k'.repeat(40) },
+      authenticatedAccount: () => ({ accountId: 'Ålice' }),
+    });
+    const res = await app.agent.get('/oauth/authorize').query(query());
+    expect(res.status).toBe(500);
+    expect(res.text).not.toContain('Ålice');
+  });
 });

@@ -5,6 +5,7 @@ import { redirect } from '../../http/answer.js';
 import type { Context } from '../../http/pipeline.js';
 import { normalizeIdentifier } from '../../login/openid/normalize-identifier.js';
 import { findProvider } from '../../login/providers.js';
+import { isSubject } from '../../login/accounts.js';
 import { LOGIN_SESSION_KEY } from '../../session/state.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { UserRecord } from '../../storage/types.js';
@@ -107,10 +108,12 @@ export async function chooseAccount(ctx: CallbackContext): Promise<void> {
     throw new LoginFailed(message, server.urls.resume);
   }
   const accountId = (decision as { accountId?: unknown } | null)?.accountId;
-  if (typeof accountId !== 'string' || accountId === '' || accountId.length > 255) {
+  if (typeof accountId !== 'string' || !isSubject(server, accountId)) {
     throw new OAuthError('server_error', 'The sign-in could not be completed.', {
       redirectable: false,
-      cause: new TypeError('accounts must resolve { accountId: string, displayName?: string } or { refuse }'),
+      cause: new TypeError(
+        'accounts must resolve { accountId (1 to 255 characters; printable ASCII with OpenID Connect on), displayName? } or { refuse }',
+      ),
     });
   }
   const name = (decision as { displayName?: unknown }).displayName;
