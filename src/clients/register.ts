@@ -1,11 +1,7 @@
 import type { AuthorizationServer } from '../config/server.js';
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
-import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { ClientChanges, ClientGrantType, ClientRecord, ClientStore, Storage } from '../storage/types.js';
-import { registeredRedirectUriProblem } from './redirect-uri.js';
-
-/** The grant types a client may be registered for: the two this library implements. */
-export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'implicit'];
+import { checkClientFields } from './checks.js';
 
 /**
  * Refused because a client with this `client_id` is registered already. To change that client,
@@ -280,105 +276,6 @@ export async function updateClient(
 function narrowed(defaults: readonly string[], scopes: readonly string[]): string[] | null {
   const kept = defaults.filter((scope) => scopes.includes(scope));
   return kept.length ? kept : null;
-}
-
-/**
- * The checks of a registration or an update, each refusal a `TypeError` naming the field, the
- * value and the rule. A registration needs a name and a redirect URI; an update checks only the
- * fields it changes.
- */
-function checkClientFields(
-  fields: Partial<ClientRegistration> & { grantType: unknown },
-  context: RegistrationContext,
-  registering = false,
-  /** An update's client's scopes, which default scopes must be among when `scopes` stay. */
-  currentScopes: readonly string[] = [],
-): Partial<
-  Pick<
-    ClientRecord,
-    'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts' | 'postLogoutRedirectUris'
-  >
-> {
-  const refuse = (message: string): never => {
-    throw new TypeError(`openid-oauth-bridge: ${message}`);
-  };
-  if (!SUPPORTED_GRANT_TYPES.includes(fields.grantType as ClientGrantType)) {
-    refuse(
-      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default) or 'implicit'`,
-    );
-  }
-  if (fields.requirePkce && fields.grantType !== 'authorization_code') {
-    refuse('requirePkce applies to authorization_code clients only (PKCE protects the code)');
-  }
-  const out: ReturnType<typeof checkClientFields> = {};
-  if (registering || fields.applicationName !== undefined) {
-    const name = typeof fields.applicationName === 'string' ? fields.applicationName.trim() : '';
-    if (!name || name.length > 200) {
-      refuse(`applicationName must have 1 to 200 characters (got ${JSON.stringify(fields.applicationName)})`);
-    }
-    out.applicationName = name;
-  }
-  if (registering || fields.redirectUri !== undefined) {
-    out.redirectUri = checkRedirectUri(fields.redirectUri);
-  }
-  if (fields.scopes !== undefined) {
-    out.scopes = checkScopes('scopes', fields.scopes, context);
-  }
-  if (fields.defaultScopes !== undefined && fields.defaultScopes !== null) {
-    const defaults = checkScopes('defaultScopes', fields.defaultScopes, context);
-    const allowed = out.scopes ?? fields.scopes ?? currentScopes;
-    const outside = defaults.find((scope) => !allowed.includes(scope));
-    if (outside !== undefined) refuse(`defaultScopes: ${outside} is not one of the client's scopes`);
-    out.defaultScopes = defaults;
-  }
-  if (fields.contacts !== undefined) {
-    if (!Array.isArray(fields.contacts) || fields.contacts.some((c) => typeof c !== 'string' || !c.trim())) {
-      refuse('contacts must be a list of non-empty strings (e-mail addresses, say)');
-    }
-    out.contacts = fields.contacts;
-  }
-  if (fields.postLogoutRedirectUris !== undefined) {
-    if (!Array.isArray(fields.postLogoutRedirectUris)) {
-      refuse('postLogoutRedirectUris must be a list of redirect URIs');
-    }
-    out.postLogoutRedirectUris = [
-      ...new Set(fields.postLogoutRedirectUris.map((uri) => checkRedirectUri(uri, 'postLogoutRedirectUris'))),
-    ];
-  }
-  return out;
-}
-
-function checkScopes(field: string, scopes: unknown, context: RegistrationContext): string[] {
-  if (!Array.isArray(scopes) || scopes.length === 0) {
-    throw new TypeError(
-      `openid-oauth-bridge: ${field} must list at least one scope (got ${JSON.stringify(scopes)}), e.g. ['realms']`,
-    );
-  }
-  for (const scope of scopes) {
-    if (typeof scope !== 'string' || !SCOPE_TOKEN.test(scope)) {
-      throw new TypeError(
-        `openid-oauth-bridge: ${field}: ${JSON.stringify(scope)} is not a scope (RFC 6749 3.3: printable ASCII without spaces, quotes or backslashes; list each scope on its own)`,
-      );
-    }
-  }
-  const offered = context.offeredScopes ?? [];
-  const unknown = offered.length === 0 ? undefined : scopes.find((scope) => !offered.includes(scope));
-  if (unknown !== undefined) {
-    throw new TypeError(
-      `openid-oauth-bridge: ${field}: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')}); add it to the server's scopes option first`,
-    );
-  }
-  return [...new Set(scopes as string[])];
-}
-
-/** A redirect URI a client may be registered with: see {@link registeredRedirectUriProblem}. */
-function checkRedirectUri(uri: unknown, field = 'redirectUri'): string {
-  if (typeof uri !== 'string') {
-    throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} must be a string`);
-  }
-  const problem = registeredRedirectUriProblem(uri);
-  if (problem) throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} ${problem}`);
-  return uri;
 }
 
 /**
