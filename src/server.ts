@@ -56,6 +56,8 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     jwks: `${base}/oauth/jwks`,
     userinfo: `${base}/oauth/userinfo`,
     endSession: `${base}/oauth/end-session`,
+    deviceAuthorization: `${base}/oauth/device_authorization`,
+    device: `${base}/oauth/device`,
     origin: new URL(base).origin,
     resume: `${base}/oauth/authorize/resume`,
     consentDecision: `${base}/oauth/authorize/decision`,

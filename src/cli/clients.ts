@@ -1,7 +1,16 @@
 import { Option, type Command } from 'commander';
 import { operatorMethod, registerClient, rotateClientSecret, updateClient } from '../clients/register.js';
 import { CliError, unknownClient } from './errors.js';
-import { clientJson, describeClient, grantName, requireClient, scopeList, table } from './format.js';
+import {
+  GRANT_OF_NAME,
+  clientJson,
+  describeClient,
+  grantName,
+  requireClient,
+  scopeList,
+  table,
+  type GrantName,
+} from './format.js';
 import type { Storage } from '../storage/types.js';
 import type { Cli } from './cli.js';
 
@@ -15,11 +24,21 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
       'register a client; prints its client_id and, for a code client, its client_secret (shown this once)',
     )
     .requiredOption('--name <name>', 'the application name users see on the consent page')
-    .requiredOption('--redirect-uri <uri>', 'the registered redirect URI (https, or http on loopback)')
+    .option(
+      '--redirect-uri <uri>',
+      'the registered redirect URI: https, http on a loopback address, or (with --public) a private-use scheme such as com.example.app:/cb; not for --grant device',
+    )
     .addOption(
-      new Option('--grant <grant>', 'the grant the client uses')
-        .choices(['code', 'implicit'])
+      new Option(
+        '--grant <grant>',
+        'the grant the client uses: code (web apps; native apps that open a browser), device (CLI tools, bots, consoles: RFC 8628), implicit',
+      )
+        .choices(['code', 'device', 'implicit'])
         .default('code'),
+    )
+    .option(
+      '--public',
+      'a public client, with no secret (a desktop, mobile or command-line app: anything that cannot keep a secret); a code client then must use PKCE. Default: confidential, with a secret (a server)',
     )
     .requiredOption('--scope <scopes...>', 'scopes the client may request (at least one)', scopeList)
     .option(
@@ -40,8 +59,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
       (options: {
         migrate?: boolean;
         name: string;
-        redirectUri: string;
-        grant: 'code' | 'implicit';
+        redirectUri?: string;
+        grant: GrantName;
+        public?: boolean;
         scope: string[];
         defaultScope?: string[];
         contact: string[];
@@ -52,8 +72,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         withStorage(options.migrate === true, async (storage) => {
           const issued = await registerClient(storage, {
             applicationName: options.name,
-            redirectUri: options.redirectUri,
-            grantType: options.grant === 'code' ? 'authorization_code' : 'implicit',
+            ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
+            grantType: GRANT_OF_NAME[options.grant],
+            ...(options.public === true ? { public: true } : {}),
             scopes: options.scope,
             contacts: options.contact,
             ...(options.postLogoutRedirectUri.length
@@ -130,9 +151,11 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     .addOption(
       new Option(
         '--grant <grant>',
-        'another grant: to implicit the secret is dropped; to code a new secret is issued and shown once',
-      ).choices(['code', 'implicit']),
+        'another grant: to implicit the secret is dropped; from implicit a new secret is issued and shown once (unless --public); to device the redirect URI is dropped',
+      ).choices(['code', 'device', 'implicit']),
     )
+    .option('--public', 'make the client public: its secret is dropped (a code client then must use PKCE)')
+    .option('--confidential', 'make the client confidential: a new secret is issued and shown once')
     .option('--scope <scopes...>', 'replace the scopes the client may request', scopeList)
     .option('--default-scope <scopes...>', 'replace the scopes granted when a request names none', scopeList)
     .option('--all-scopes-default', 'grant all of its scopes when a request names none')
@@ -148,7 +171,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         options: {
           name?: string;
           redirectUri?: string;
-          grant?: 'code' | 'implicit';
+          grant?: GrantName;
+          public?: boolean;
+          confidential?: boolean;
           scope?: string[];
           defaultScope?: string[];
           allScopesDefault?: boolean;
@@ -163,12 +188,9 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           const changes = {
             ...(options.name === undefined ? {} : { applicationName: options.name }),
             ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
-            ...(options.grant === undefined
-              ? {}
-              : {
-                  grantType:
-                    options.grant === 'code' ? ('authorization_code' as const) : ('implicit' as const),
-                }),
+            ...(options.grant === undefined ? {} : { grantType: GRANT_OF_NAME[options.grant] }),
+            ...(options.public === true ? { public: true } : {}),
+            ...(options.confidential === true ? { public: false } : {}),
             ...(options.scope === undefined ? {} : { scopes: options.scope }),
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.allScopesDefault === true ? { defaultScopes: null } : {}),
@@ -180,7 +202,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           };
           if (Object.keys(changes).length === 0) {
             throw new CliError(
-              'nothing to change: give at least one of --name, --redirect-uri, --grant, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
+              'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
             );
           }
           const { clientSecret, ...client } = await updateClient(storage, clientId, changes);

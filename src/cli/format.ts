@@ -10,6 +10,7 @@ export function clientJson(client: ClientRecord) {
     application_name: client.applicationName,
     redirect_uri: client.redirectUri,
     grant_type: client.grantType,
+    public: client.secretHash === null,
     scope: client.scopes.join(' '),
     default_scope: (client.defaultScopes ?? client.scopes).join(' '),
     contacts: client.contacts ?? [],
@@ -25,8 +26,9 @@ export function describeClient(client: ClientRecord): string {
   return [
     `client_id         ${json.client_id}`,
     `application_name  ${json.application_name}`,
-    `redirect_uri      ${json.redirect_uri}`,
+    `redirect_uri      ${json.redirect_uri || '(none: device flow)'}`,
     `grant             ${grantName(client)}`,
+    `client type       ${json.public ? 'public (no secret)' : 'confidential (has a secret)'}`,
     `scope             ${json.scope || '(none)'}`,
     `default scope     ${json.default_scope || '(none)'}`,
     `contacts          ${json.contacts.join(', ') || '(none)'}`,
@@ -57,8 +59,20 @@ export async function requireClient(storage: Storage, clientId: string): Promise
   return client;
 }
 
-export const grantName = (client: ClientRecord) =>
-  client.grantType === 'authorization_code' ? 'code' : 'implicit';
+export const grantName = (client: ClientRecord) => GRANT_NAMES[client.grantType];
+
+/** The CLI's names of the grant types, and back. */
+export const GRANT_NAMES = {
+  authorization_code: 'code',
+  implicit: 'implicit',
+  device_code: 'device',
+} as const;
+export const GRANT_OF_NAME = {
+  code: 'authorization_code',
+  implicit: 'implicit',
+  device: 'device_code',
+} as const;
+export type GrantName = keyof typeof GRANT_OF_NAME;
 
 /** Columns padded to their widest cell; the last column is left ragged. */
 export function table(header: string[], rows: string[][]): string {

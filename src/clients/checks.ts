@@ -3,8 +3,12 @@ import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 import { registeredRedirectUriProblem } from './redirect-uri.js';
 import type { ClientRegistration, RegistrationContext } from './register.js';
 
-/** The grant types a client may be registered for: the two this library implements. */
-export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = ['authorization_code', 'implicit'];
+/** The grant types a client may be registered for: those this library implements. */
+export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = [
+  'authorization_code',
+  'implicit',
+  'device_code',
+];
 
 /**
  * The checks of a registration or an update, each refusal a `TypeError` naming the field, the
@@ -12,7 +16,7 @@ export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = ['authorization
  * fields it changes.
  */
 export function checkClientFields(
-  fields: Partial<ClientRegistration> & { grantType: unknown },
+  fields: Partial<ClientRegistration> & { grantType: unknown; public?: boolean },
   context: RegistrationContext,
   registering = false,
   /** An update's client's scopes, which default scopes must be among when `scopes` stay. */
@@ -28,12 +32,16 @@ export function checkClientFields(
   };
   if (!SUPPORTED_GRANT_TYPES.includes(fields.grantType as ClientGrantType)) {
     refuse(
-      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default) or 'implicit'`,
+      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default), 'device_code' or 'implicit'`,
     );
   }
   if (fields.requirePkce && fields.grantType !== 'authorization_code') {
     refuse('requirePkce applies to authorization_code clients only (PKCE protects the code)');
   }
+  if (fields.requirePkce === false && fields.public === true) {
+    refuse('a public code client always uses PKCE: nothing else protects its code (RFC 8252 8.1)');
+  }
+  const device = fields.grantType === 'device_code';
   const out: ReturnType<typeof checkClientFields> = {};
   if (registering || fields.applicationName !== undefined) {
     const name = typeof fields.applicationName === 'string' ? fields.applicationName.trim() : '';
@@ -42,8 +50,18 @@ export function checkClientFields(
     }
     out.applicationName = name;
   }
-  if (registering || fields.redirectUri !== undefined) {
-    out.redirectUri = checkRedirectUri(fields.redirectUri);
+  if (device) {
+    // The device flow sends nothing to a browser: a device client has no redirect URI.
+    if (fields.redirectUri !== undefined && fields.redirectUri !== '') {
+      refuse('a device_code client has no redirect URI: leave redirectUri out');
+    }
+    if (registering) out.redirectUri = '';
+  } else if (registering || fields.redirectUri !== undefined) {
+    if (fields.redirectUri === undefined) {
+      refuse(`a ${String(fields.grantType)} client needs a redirectUri (only a device_code client has none)`);
+    }
+    const privateUseScheme = fields.grantType === 'authorization_code' && fields.public === true;
+    out.redirectUri = checkRedirectUri(fields.redirectUri, 'redirectUri', privateUseScheme);
   }
   if (fields.scopes !== undefined) {
     out.scopes = checkScopes('scopes', fields.scopes, context);
@@ -96,11 +114,11 @@ function checkScopes(field: string, scopes: unknown, context: RegistrationContex
 }
 
 /** A redirect URI a client may be registered with: see {@link registeredRedirectUriProblem}. */
-function checkRedirectUri(uri: unknown, field = 'redirectUri'): string {
+function checkRedirectUri(uri: unknown, field = 'redirectUri', privateUseScheme = false): string {
   if (typeof uri !== 'string') {
     throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} must be a string`);
   }
-  const problem = registeredRedirectUriProblem(uri);
+  const problem = registeredRedirectUriProblem(uri, { privateUseScheme });
   if (problem) throw new TypeError(`openid-oauth-bridge: ${field} ${JSON.stringify(uri)} ${problem}`);
   return uri;
 }

@@ -99,6 +99,26 @@ function hasEmptySegment(path: string): boolean {
  */
 const LOOPBACK_HOSTS = /^(127(\.\d{1,3}){3}|\[::1\]|localhost)$/;
 
+/**
+ * A private-use URI scheme (RFC 8252 7.1), as `URL#protocol` spells it: a reverse domain name the
+ * app's developer controls (`com.example.app:`), so it has a dot; never one of the schemes a
+ * browser or the system handles itself.
+ */
+const PRIVATE_USE_SCHEME = /^[a-z][a-z0-9-]*(\.[a-z0-9-]+)+:$/;
+
+/**
+ * The loopback IP literal of an http URI and its port (RFC 8252 7.3), or `null`: `localhost` is
+ * not one (a name can resolve elsewhere, RFC 8252 8.3).
+ */
+const LOOPBACK_LITERAL = /^http:\/\/(127(?:\.\d{1,3}){3}|\[::1\])(?::(\d{1,5}))?(?=[/?]|$)/;
+
+/** `uri` without the port of its loopback IP literal, or `null` when it has none. */
+function withoutLoopbackPort(uri: string): { host: string; uri: string } | null {
+  const match = LOOPBACK_LITERAL.exec(uri);
+  if (!match) return null;
+  return { host: match[1]!, uri: `http://${match[1]}${uri.slice(match[0].length)}` };
+}
+
 /** Whether `hostname` (as `URL#hostname` spells it, IPv6 in brackets) is a loopback host. */
 export function isLoopbackHost(hostname: string): boolean {
   return LOOPBACK_HOSTS.test(hostname);
@@ -110,7 +130,10 @@ export function isLoopbackHost(hostname: string): boolean {
  * canonical form (as the WHATWG URL parser prints it), without userinfo, query, fragment
  * (RFC 6749 3.1.2) or wildcard.
  */
-export function registeredRedirectUriProblem(uri: string): string | null {
+export function registeredRedirectUriProblem(
+  uri: string,
+  options: { privateUseScheme?: boolean } = {},
+): string | null {
   if (uri.length > MAX_REDIRECT_URI_LENGTH) return 'is too long';
   if (!PRINTABLE_ASCII.test(uri)) return 'contains whitespace, control or non-ASCII characters';
   if (uri.includes('*')) return 'must not contain a wildcard: register the exact URI the client redirects to';
@@ -121,7 +144,14 @@ export function registeredRedirectUriProblem(uri: string): string | null {
   } catch {
     return 'is not an absolute URL';
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must use http or https';
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    if (!PRIVATE_USE_SCHEME.test(url.protocol)) {
+      return 'must use http or https (https, or http on a loopback address; a public native client may use a reverse-domain private-use scheme such as com.example.app:/cb)';
+    }
+    if (!options.privateUseScheme) {
+      return 'uses a private-use scheme: only a public code client (a native app) may register one (RFC 8252 7.1)';
+    }
+  }
   if (url.protocol === 'http:' && !isLoopbackHost(url.hostname)) {
     return 'must use https; plain http is allowed only on a loopback address such as http://127.0.0.1:8080/cb (RFC 8252 7.3)';
   }
@@ -138,7 +168,19 @@ export function registeredRedirectUriProblem(uri: string): string | null {
  * Whether `requested` is acceptable for a client registered with `registered` (see the module
  * documentation for the rule). Pure and synchronous: it is on every authorization request.
  */
-export function redirectUriMatches(registered: string, requested: string): boolean {
+export function redirectUriMatches(
+  registered: string,
+  requested: string,
+  options: { anyLoopbackPort?: boolean } = {},
+): boolean {
+  if (options.anyLoopbackPort && registered.startsWith('http://')) {
+    // RFC 8252 7.3: a native app's loopback redirect may name any port; the rest must match.
+    const base = withoutLoopbackPort(registered);
+    const asked = base && withoutLoopbackPort(requested);
+    if (base && asked && base.host === asked.host) {
+      return canonical(requested) && redirectUriMatches(base.uri, asked.uri);
+    }
+  }
   if (requested.length > MAX_REDIRECT_URI_LENGTH || !requested.startsWith(registered)) return false;
   if (requested.length === registered.length) return true;
   const continuation = requested.slice(registered.length);
@@ -163,4 +205,13 @@ export function redirectUriMatches(registered: string, requested: string): boole
     !url.password &&
     !hasEmptySegment(url.pathname)
   );
+}
+
+/** Whether `uri` is written as the URL parser writes it (a valid port, nothing rewritten). */
+function canonical(uri: string): boolean {
+  try {
+    return new URL(uri).href === uri;
+  } catch {
+    return false;
+  }
 }

@@ -2,6 +2,7 @@ import type { AuthorizationServer } from '../config/server.js';
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
 import type { ClientChanges, ClientGrantType, ClientRecord, ClientStore, Storage } from '../storage/types.js';
 import { checkClientFields } from './checks.js';
+import { isPublicClient } from './kind.js';
 
 /**
  * Refused because a client with this `client_id` is registered already. To change that client,
@@ -65,11 +66,25 @@ export interface ClientRegistration {
   applicationName: string;
   /**
    * Base redirect URI (the spec's `redirect_URI`), in canonical form: absolute https, or http on a
-   * loopback address (`http://127.0.0.1:8080/cb`, RFC 8252 7.3); no query, fragment or wildcard.
+   * loopback address (`http://127.0.0.1:8080/cb`, RFC 8252 7.3); for a public code client also a
+   * reverse-domain private-use scheme (`com.example.app:/cb`, RFC 8252 7.1). No query, fragment or
+   * wildcard. Required, except for a `device_code` client, which has none.
    */
-  redirectUri: string;
-  /** `authorization_code` (the default) or `implicit`: the grants this library implements. */
+  redirectUri?: string;
+  /**
+   * The grant the client uses: `authorization_code` (the default: web apps, and native apps that
+   * open a browser), `device_code` (RFC 8628: command-line tools, bots, consoles, which cannot
+   * receive a redirect) or `implicit`. See docs/native-apps.md.
+   */
   grantType?: ClientGrantType;
+  /**
+   * A public client (RFC 6749 2.1): no secret, it names itself with `client_id` alone. For apps
+   * that cannot keep a secret: a desktop or mobile app, a command-line tool. A public code client
+   * must use PKCE (S256), may name any port of a loopback IP redirect URI, and has its refresh
+   * tokens rotated (RFC 9700 4.14). Code and device clients only; an implicit client is always
+   * public. Default `false`.
+   */
+  public?: boolean;
   /**
    * Scopes the client may request: at least one, each an RFC 6749 scope-token, and each offered by
    * the server when the server names its scopes (see {@link RegistrationContext}). Left out: all of
@@ -87,14 +102,17 @@ export interface ClientRegistration {
   postLogoutRedirectUris?: string[];
   /** Choose the id yourself (e.g. for a fixed demo client); default a random UUID. */
   clientId?: string;
-  /** Require PKCE (`code_challenge`, S256) on every request; code clients only. Default `false`. */
+  /**
+   * Require PKCE (`code_challenge`, S256) on every request; code clients only. Default `false`
+   * (`true`, and not changeable, for a public code client).
+   */
   requirePkce?: boolean;
 }
 
 /** What the operator sends back to the applicant. The secret is shown this once only. */
 export interface IssuedClient {
   clientId: string;
-  /** Only for `authorization_code` clients; stored hashed, never retrievable again. */
+  /** Only for confidential code and device clients; stored hashed, never retrievable again. */
   clientSecret?: string;
 }
 
@@ -110,6 +128,22 @@ function targetOf(target: RegistrationTarget, context: RegistrationContext) {
   if (!('options' in target)) return { storage: target, context };
   const offered = Object.keys(target.options.scopes);
   return { storage: target.storage, context: { offeredScopes: offered, ...context } };
+}
+
+/**
+ * Whether a client of `grantType` is public: an implicit client always is; a code or device client
+ * when registered so.
+ */
+function publicFlag(value: unknown, grantType: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new TypeError(`openid-oauth-bridge: public must be true or false (got ${JSON.stringify(value)})`);
+  }
+  if (grantType === 'implicit') {
+    if (value === false)
+      throw new TypeError('openid-oauth-bridge: an implicit client is always public: it has no secret');
+    return true;
+  }
+  return value === true;
 }
 
 /**
@@ -134,11 +168,13 @@ export async function registerClient(
     throw new TypeError('openid-oauth-bridge: registerClient needs { applicationName, redirectUri, scopes }');
   }
   const grantType = registration.grantType ?? 'authorization_code';
+  const isPublic = publicFlag(registration.public, grantType);
   const offered = context.offeredScopes ?? [];
   const checked = checkClientFields(
     {
       ...registration,
       grantType,
+      public: isPublic,
       // Without scopes, a client of a server that names its scopes may request all of them.
       ...(registration.scopes === undefined && offered.length > 0 ? { scopes: [...offered] } : {}),
     },
@@ -153,7 +189,7 @@ export async function registerClient(
       );
     }
   }
-  const clientSecret = grantType === 'authorization_code' ? generateSecret() : undefined;
+  const clientSecret = isPublic ? undefined : generateSecret();
   try {
     await operatorMethod(
       storage,
@@ -171,7 +207,9 @@ export async function registerClient(
         ? { postLogoutRedirectUris: checked.postLogoutRedirectUris }
         : {}),
       disabled: false,
-      ...(registration.requirePkce ? { requirePkce: true } : {}),
+      ...(registration.requirePkce || (isPublic && grantType === 'authorization_code')
+        ? { requirePkce: true }
+        : {}),
       createdAt: Date.now(),
     });
   } catch (err) {
@@ -189,10 +227,16 @@ export interface ClientUpdate {
   redirectUri?: string;
   /**
    * Another grant: to `implicit` the secret is dropped (the client's refresh tokens stop working:
-   * a refresh needs the secret); to `authorization_code` a new secret is issued, returned once as
-   * `clientSecret`.
+   * a refresh needs the secret); from `implicit` to a code or device grant a new secret is issued,
+   * returned once as `clientSecret` (unless `public: true`). To `device_code` the redirect URI is
+   * dropped; from it, give `redirectUri`.
    */
   grantType?: ClientGrantType;
+  /**
+   * Make a code or device client public (its secret is dropped; a code client then must use PKCE)
+   * or confidential (a new secret is issued, returned once as `clientSecret`).
+   */
+  public?: boolean;
   scopes?: string[];
   /** `null`: all of `scopes`. */
   defaultScopes?: string[] | null;
@@ -229,11 +273,24 @@ export async function updateClient(
         ? narrowed(client.defaultScopes, update.scopes)
         : undefined;
   const grantType = update.grantType ?? client.grantType;
+  // A client stays public or confidential unless told; an implicit one turning into a code or
+  // device client becomes confidential, as it always did.
+  const wasPublic = isPublicClient(client) && client.grantType !== 'implicit';
+  const isPublic = publicFlag(update.public ?? (grantType === 'implicit' ? undefined : wasPublic), grantType);
+  const kindChanges = grantType !== client.grantType || isPublic !== isPublicClient(client);
+  // A change of grant or of kind checks the redirect URI the client ends up with.
+  const redirectUri =
+    update.redirectUri ??
+    (kindChanges && client.grantType !== 'device_code' ? client.redirectUri : undefined);
+  if (kindChanges && grantType !== 'device_code' && redirectUri === undefined) {
+    throw new TypeError(`openid-oauth-bridge: a ${grantType} client needs a redirectUri`);
+  }
   const checked = checkClientFields(
     {
       grantType,
+      public: isPublic,
       ...(update.applicationName === undefined ? {} : { applicationName: update.applicationName }),
-      ...(update.redirectUri === undefined ? {} : { redirectUri: update.redirectUri }),
+      ...(redirectUri === undefined ? {} : { redirectUri }),
       ...(update.scopes === undefined ? {} : { scopes }),
       ...(update.contacts === undefined ? {} : { contacts: update.contacts }),
       ...(update.postLogoutRedirectUris === undefined
@@ -257,14 +314,23 @@ export async function updateClient(
       : { postLogoutRedirectUris: checked.postLogoutRedirectUris }),
     ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
   };
-  // A new grant: an implicit client has no secret; a code client gets a new one, shown once.
-  const clientSecret =
-    grantType !== client.grantType && grantType === 'authorization_code' ? generateSecret() : undefined;
-  if (grantType !== client.grantType) {
+  // A new kind: a public client has no secret; one that becomes confidential gets a new one,
+  // shown once; a public code client always uses PKCE, an implicit one never.
+  const clientSecret = kindChanges && !isPublic && isPublicClient(client) ? generateSecret() : undefined;
+  if (kindChanges) {
     Object.assign(changes, {
       grantType,
-      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
-      ...(grantType === 'implicit' ? { requirePkce: false } : {}),
+      ...(isPublic
+        ? { secretHash: null }
+        : clientSecret === undefined
+          ? {}
+          : { secretHash: hashSecret(clientSecret) }),
+      ...(grantType === 'device_code' ? { redirectUri: '' } : {}),
+      ...(grantType === 'implicit' || grantType === 'device_code'
+        ? { requirePkce: false }
+        : isPublic
+          ? { requirePkce: true }
+          : {}),
     });
   }
   const updated = await operatorMethod(storage, 'update')(clientId, changes);
@@ -288,8 +354,8 @@ function narrowed(defaults: readonly string[], scopes: readonly string[]): strin
 export async function rotateClientSecret(storage: Storage, clientId: string): Promise<string> {
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
-  if (client.grantType !== 'authorization_code')
-    throw new TypeError(`openid-oauth-bridge: client ${clientId} is an implicit client: it has no secret`);
+  if (isPublicClient(client))
+    throw new TypeError(`openid-oauth-bridge: client ${clientId} is a public client: it has no secret`);
   const secret = generateSecret();
   await operatorMethod(storage, 'update')(clientId, { secretHash: hashSecret(secret) });
   return secret;

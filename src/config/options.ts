@@ -110,9 +110,23 @@ export const optionsSchema = z.strictObject({
       /** Authorization code lifetime in seconds (RFC 6749 4.1.2 recommends at most 10 minutes). */
       codeTtl: z.number().int().min(1).max(600).default(60),
       /** Issue a new refresh token at each refresh and revoke the grant if an old one is reused. */
-      rotateRefreshTokens: z.boolean().default(false),
+      rotateRefreshTokens: z.union([z.boolean(), z.literal('public-clients')]).default('public-clients'),
       /** Refuse a refresh without `redirect_uri` (the spec's strict reading of RFC 6749 6). */
       requireRedirectUriOnRefresh: z.boolean().default(false),
+    })
+    .prefault({}),
+  device: z
+    .strictObject({
+      /** Lifetime of a device code and its user code, in seconds. */
+      codeTtl: z.number().int().min(60).max(1800).default(600),
+      /** The polling interval given to devices, in seconds. */
+      interval: z.number().int().min(1).max(60).default(5),
+      /** Device authorization requests of one client per minute. */
+      maxRequestsPerClient: z.union([z.number().int().min(1), z.literal(false)]).default(300),
+      /** Wrong user codes from one address per minute before every attempt from it waits. */
+      maxUserCodeFailuresPerAddress: z.number().int().min(1).max(1000).default(10),
+      /** Wrong user codes from all addresses together per minute before every attempt waits. */
+      maxUserCodeFailures: z.number().int().min(1).default(1000),
     })
     .prefault({}),
   oidc: z

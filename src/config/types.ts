@@ -56,6 +56,11 @@ export interface AuthorizationServerOptions {
   /** Lifetimes and rules of codes and tokens. Default: all defaults below. */
   tokens?: TokenOptions;
   /**
+   * The device authorization grant (RFC 8628) for clients registered for it: code lifetime,
+   * polling interval and abuse limits. Default: all defaults below. See docs/device-flow.md.
+   */
+  device?: DeviceOptions;
+  /**
    * Turns on OpenID Connect: the `openid` and `profile` scopes, ID tokens from the token endpoint,
    * the UserInfo endpoint, `/.well-known/openid-configuration` and the JWKS. Default: off, and
    * requests behave as plain OAuth 2.0. See docs/openid-connect.md.
@@ -205,9 +210,11 @@ export interface TokenOptions {
   codeTtl?: number;
   /**
    * Issue a new refresh token at each refresh, and revoke the grant when an old one is used again
-   * (RFC 9700 4.14.2). Default `false`: the refresh token stays the same until revoked.
+   * (RFC 9700 4.14.2): `true` for every client, `false` for none. Default `'public-clients'`: the
+   * refresh tokens of public clients (native apps, devices: no secret binds their tokens to them)
+   * rotate, as RFC 9700 4.14 advises; those of confidential clients stay the same until revoked.
    */
-  rotateRefreshTokens?: boolean;
+  rotateRefreshTokens?: boolean | 'public-clients';
   /**
    * Refuse a refresh (`grant_type=refresh_token`) that does not repeat `redirect_uri`, as the
    * service specification's token request lists it. Default `false`: RFC 6749 section 6 defines no
@@ -215,6 +222,33 @@ export interface TokenOptions {
    * sent, it is checked against the registered redirect URI either way.
    */
   requireRedirectUriOnRefresh?: boolean;
+}
+
+/** {@link AuthorizationServerOptions.device}. */
+export interface DeviceOptions {
+  /**
+   * Lifetime of a device code and its user code, in seconds (`expires_in`), 60 to 1800. Default
+   * `600`: ten minutes to pick up a phone, sign in and approve.
+   */
+  codeTtl?: number;
+  /** The polling interval given to devices, in seconds, 1 to 60. Default `5` (RFC 8628 3.2). */
+  interval?: number;
+  /**
+   * Device authorization requests of one client per minute, whoever sends them, before `429`
+   * (each user of a command-line tool shares its `client_id`); `false`: no limit. Default `300`.
+   */
+  maxRequestsPerClient?: number | false;
+  /**
+   * Wrong user codes typed from one address (`req.ip`) per minute, 1 to 1000: past it every
+   * attempt from that address, the right code included, waits for the minute to end (RFC 8628
+   * 5.1). Default `10`.
+   */
+  maxUserCodeFailuresPerAddress?: number;
+  /**
+   * Wrong user codes from every address together per minute: past it every attempt waits for
+   * the minute to end, so guessing from many addresses stays slow too. Default `1000`.
+   */
+  maxUserCodeFailures?: number;
 }
 
 /**
@@ -331,6 +365,7 @@ export interface ResolvedOptions {
   providers: ProviderOptions[];
   login: { strategy?: Strategy; timeoutMs: number; maxResponseBytes: number };
   tokens: Required<TokenOptions>;
+  device: Required<DeviceOptions>;
   oidc?: {
     keySecret?: string;
     keys?: Jwk[];

@@ -15,6 +15,8 @@ import { jwksEndpoint } from './oidc/jwks.js';
 import { userinfoHandler } from './oidc/userinfo.js';
 import { revocationEndpoint } from './revocation/endpoint.js';
 import { tokenEndpoint } from './token/endpoint.js';
+import { deviceAuthorizationEndpoint } from './device/authorization.js';
+import { deviceEntryEndpoint, deviceSubmitEndpoint } from './device/verification.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint has its own context
 type AnyEndpoint = Endpoint<any>;
@@ -61,6 +63,8 @@ const browserEndpoints = [
   loginEndpoint,
   callbackEndpoint,
   logoutEndpoint,
+  deviceEntryEndpoint,
+  deviceSubmitEndpoint,
 ];
 
 /**
@@ -68,7 +72,8 @@ const browserEndpoints = [
  * OpenID 2.0 login, consent, sign-out. Mount it at the path of `baseUrl`.
  *
  * Routes: `GET /oauth/authorize`, `GET /oauth/authorize/resume`, `POST /oauth/authorize/decision`,
- * `GET /oauth/login`, `GET /oauth/login/callback`, `POST /oauth/logout`; with OpenID Connect on,
+ * `GET /oauth/login`, `GET /oauth/login/callback`, `POST /oauth/logout`, the device verification
+ * page `GET`/`POST /oauth/device` (RFC 8628); with OpenID Connect on,
  * `GET /oauth/end-session` (RP-initiated logout).
  *
  * @example
@@ -84,14 +89,16 @@ function browserEndpointsOf(server: AuthorizationServer): AnyEndpoint[] {
 }
 
 /**
- * The token endpoint (RFC 6749 3.2): `POST /oauth/token`, and with OpenID Connect on the UserInfo
+ * The token endpoint (RFC 6749 3.2): `POST /oauth/token`, the device authorization endpoint
+ * (RFC 8628 3.1): `POST /oauth/device_authorization`, and with OpenID Connect on the UserInfo
  * endpoint (`GET`/`POST /oauth/userinfo`). Mount it at the path of `baseUrl`.
  *
  * @example
  * app.use(tokenRouter(server));
  */
 export function tokenRouter(server: AuthorizationServer): RequestHandler {
-  return mounted(server, routeTable([...routesOf(server, [tokenEndpoint]), ...oidcApiRoutes(server)]));
+  const endpoints = [tokenEndpoint, deviceAuthorizationEndpoint];
+  return mounted(server, routeTable([...routesOf(server, endpoints), ...oidcApiRoutes(server)]));
 }
 
 /** With OpenID Connect on, the UserInfo endpoint (GET and POST), served with the token endpoint. */
@@ -200,7 +207,11 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
  */
 export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): RequestHandler {
   const { discovery = true, applications = true, revocation = true, introspection = true } = options;
-  const endpoints: AnyEndpoint[] = [tokenEndpoint, ...browserEndpointsOf(server)];
+  const endpoints: AnyEndpoint[] = [
+    tokenEndpoint,
+    deviceAuthorizationEndpoint,
+    ...browserEndpointsOf(server),
+  ];
   if (revocation) endpoints.push(revocationEndpoint);
   if (introspection) endpoints.push(introspectionEndpoint(options));
   if (applications) endpoints.push(applicationsEndpoint, revokeApplicationEndpoint);

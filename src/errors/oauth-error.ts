@@ -20,7 +20,11 @@ export type OAuthErrorCode =
   // OpenID Connect Core 3.1.2.6, for `prompt=none`.
   | 'login_required'
   | 'consent_required'
-  | 'interaction_required';
+  | 'interaction_required'
+  // RFC 8628 3.5, the device access token response.
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /**
  * The single status table: RFC 6749 section 5.2 (every token endpoint error is 400 except
@@ -44,6 +48,9 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   login_required: 403,
   consent_required: 403,
   interaction_required: 403,
+  authorization_pending: 400,
+  slow_down: 400,
+  expired_token: 400,
 };
 
 export interface OAuthErrorOptions {
@@ -60,7 +67,7 @@ export interface OAuthErrorOptions {
    * Transport-level status that overrides the table (413 for an oversized body, 429 when rate
    * limited); OAuth-level outcomes always take the table's status.
    */
-  httpStatus?: 413 | 429;
+  httpStatus?: 400 | 413 | 429;
 }
 
 /**

@@ -88,7 +88,7 @@ export interface CodeReplayedEvent extends ServerEventBase {
 /** Access token (and, for the code grant, refresh token) issued for a new grant. */
 export interface TokenIssuedEvent extends ServerEventBase {
   type: 'token.issued';
-  grantType: 'authorization_code' | 'implicit';
+  grantType: 'authorization_code' | 'device_code' | 'implicit';
   clientId: string;
   userId: string;
   grantId: string;
@@ -124,7 +124,7 @@ export interface ClientAuthenticationFailedEvent extends ServerEventBase {
   type: 'client.authentication_failed';
   /** The `client_id` presented, if any; it may name no registered client. */
   clientId?: string;
-  endpoint: 'token' | 'revocation' | 'introspection';
+  endpoint: 'token' | 'revocation' | 'introspection' | 'device_authorization';
 }
 
 /** A client revoked a token at the revocation endpoint (RFC 7009). */
@@ -137,11 +137,51 @@ export interface TokenRevokedEvent extends ServerEventBase {
   tokenType: 'access_token' | 'refresh_token';
 }
 
+/** A device asked for a device code and a user code (RFC 8628 3.1). */
+export interface DeviceRequestedEvent extends ServerEventBase {
+  type: 'device.requested';
+  clientId: string;
+  scopes: string[];
+}
+
+/** A person approved a device's request on the verification page; its next poll gets the tokens. */
+export interface DeviceAuthorizedEvent extends ServerEventBase {
+  type: 'device.authorized';
+  userId: string;
+  clientId: string;
+  scopes: string[];
+  grantId: string;
+}
+
+/** A person denied a device's request on the verification page. */
+export interface DeviceDeniedEvent extends ServerEventBase {
+  type: 'device.denied';
+  userId: string;
+  clientId: string;
+}
+
+/**
+ * A user code typed on the verification page matched no live request (wrong, expired or used), or
+ * was not tried because its address (or everyone) typed too many wrong ones (`limited`).
+ */
+export interface DeviceUserCodeRejectedEvent extends ServerEventBase {
+  type: 'device.user_code_rejected';
+  limited: boolean;
+}
+
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
   /** Where it happened: the browser's routes are `authorization`, `requireBearer` is `bearer`. */
-  endpoint: 'authorization' | 'token' | 'revocation' | 'introspection' | 'bearer' | 'jwks' | 'userinfo';
+  endpoint:
+    | 'authorization'
+    | 'token'
+    | 'revocation'
+    | 'introspection'
+    | 'device_authorization'
+    | 'bearer'
+    | 'jwks'
+    | 'userinfo';
   /**
    * The status answered: 500 for a bug, 502 for a provider that does not answer, 503 for an
    * outage. Absent for a write after a commit point that failed: the request succeeded.
@@ -170,6 +210,10 @@ export type ServerEvent =
   | RefreshTokenReusedEvent
   | ClientAuthenticationFailedEvent
   | TokenRevokedEvent
+  | DeviceRequestedEvent
+  | DeviceAuthorizedEvent
+  | DeviceDeniedEvent
+  | DeviceUserCodeRejectedEvent
   | ServerErrorEvent;
 
 /** The name of an event, e.g. `'token.issued'`. */

@@ -1,13 +1,14 @@
 import { createHash } from 'node:crypto';
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
-import { emit, listened, type EventContext } from '../events/emit.js';
+import { emit, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
 import type { ClientRecord } from '../storage/types.js';
+import { pkceRequired } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { standingGrant } from './grant.js';
-import { newToken, standingScopes, tokenResponse, type TokenResponse } from './tokens.js';
+import { issuedTokens, newToken, standingScopes, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -116,18 +117,7 @@ export async function exchangeCode(
     await replayed(deps, code, client, context);
     throw invalidGrant('The authorization code has already been used.');
   }
-
-  if (listened(deps, 'token.issued')) {
-    emit(deps, {
-      type: 'token.issued',
-      grantType: 'authorization_code',
-      ...subject,
-      refreshToken: true,
-      ...context(),
-    });
-  }
-  const response = tokenResponse(access, deps, refresh.token);
-  return idToken === undefined ? response : { ...response, id_token: idToken };
+  return issuedTokens(deps, 'authorization_code', { access, refresh, idToken }, context);
 }
 
 /** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */
@@ -146,7 +136,7 @@ function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange,
   } else if (verifier !== undefined) {
     // RFC 9700 4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
     throw invalidGrant('This code was issued without a code_challenge.');
-  } else if (client.requirePkce) {
+  } else if (pkceRequired(client)) {
     throw invalidGrant('This client must use PKCE.');
   }
 }

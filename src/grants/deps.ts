@@ -14,8 +14,11 @@ export interface GrantDeps {
       readonly accessTokenTtl: number;
       /** Authorization code lifetime in seconds. */
       readonly codeTtl: number;
-      /** Replace the refresh token at each refresh; reuse of a replaced one revokes the grant. */
-      readonly rotateRefreshTokens: boolean;
+      /**
+       * Replace the refresh token at each refresh (`true`, or `'public-clients'`: only those of
+       * public clients); reuse of a replaced one revokes the grant.
+       */
+      readonly rotateRefreshTokens: boolean | 'public-clients';
     };
   };
   readonly events: ServerEvents;

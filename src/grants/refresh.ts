@@ -4,6 +4,7 @@ import { emit, listened, type EventContext } from '../events/emit.js';
 import { requestedScopes } from './scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/types.js';
+import { isPublicClient } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import {
@@ -33,7 +34,8 @@ export interface RefreshExchange {
 
 /**
  * Exchanges a refresh token for a new access token (RFC 6749 6). By default the same refresh
- * token stays valid until revoked (the spec). With `tokens.rotateRefreshTokens` a new one
+ * token of a confidential client stays valid until revoked (the spec). With rotation (`tokens.rotateRefreshTokens`,
+ * by default for public clients) a new one
  * replaces it: the new tokens are saved first and the rotation is committed last, by exactly one
  * of racing callers; the losers, and any later use of a replaced token, revoke the grant
  * (RFC 9700 4.14.2). A failure before the commit leaves the presented token as it was.
@@ -72,7 +74,8 @@ export async function refreshAccessToken(
   const subject = { clientId: client.clientId, userId: presented.userId, scopes, grantId: presented.grantId };
   let access: IssuedToken;
   let refreshToken = params.refreshToken;
-  if (deps.options.tokens.rotateRefreshTokens) {
+  const rotation = deps.options.tokens.rotateRefreshTokens;
+  if (rotation === true || (rotation === 'public-clients' && isPublicClient(client))) {
     access = newToken(deps, 'access_token', subject, 'refresh_token', now);
     // RFC 6749 6: the new refresh token has the scope of the one it replaces; every refresh
     // narrows what it grants to what the consent and the client still allow.

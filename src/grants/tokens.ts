@@ -1,6 +1,7 @@
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
+import { emit, listened, type EventContext } from '../events/emit.js';
 
 /** The JSON of a successful token response (RFC 6749 5.1). */
 export interface TokenResponse {
@@ -146,4 +147,24 @@ export function tokenResponse(access: IssuedToken, deps: GrantDeps, refreshToken
   if (refreshToken !== undefined) response.refresh_token = refreshToken;
   if (access.record.scopes.length) response.scope = access.record.scopes.join(' ');
   return response;
+}
+
+/**
+ * The answer of a code exchange or a device poll that has committed: the token response with the
+ * refresh token (and the ID token, if any), reported as a `token.issued` event.
+ */
+export function issuedTokens(
+  deps: GrantDeps,
+  grantType: 'authorization_code' | 'device_code',
+  issued: { access: IssuedToken; refresh: IssuedToken; idToken: string | undefined },
+  context: () => EventContext,
+): TokenResponse {
+  const { access, refresh, idToken } = issued;
+  if (listened(deps, 'token.issued')) {
+    const { clientId, userId, scopes, grantId } = access.record;
+    const subject = { clientId, userId, scopes, grantId };
+    emit(deps, { type: 'token.issued', grantType, ...subject, refreshToken: true, ...context() });
+  }
+  const response = tokenResponse(access, deps, refresh.token);
+  return idToken === undefined ? response : { ...response, id_token: idToken };
 }

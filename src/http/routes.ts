@@ -17,15 +17,19 @@ export interface Route {
  * `req.path`).
  */
 export function routeTable(routes: readonly Route[]): RequestHandler {
-  const table = new Map<string, Route>();
+  // A path has one route, or one per method (a page and the form it posts back to itself).
+  const table = new Map<string, Route[]>();
   for (const route of routes) {
     const key = routeKey(route.path);
-    if (table.has(key)) throw new Error(`two routes for ${route.path}`);
-    table.set(key, route);
+    const same = table.get(key) ?? [];
+    if (same.some(({ method }) => method === route.method || method === 'ALL' || route.method === 'ALL')) {
+      throw new Error(`two routes for ${route.method} ${route.path}`);
+    }
+    table.set(key, [...same, route]);
   }
   return function oauthRoutes(req, res, next) {
-    const route = table.get(routeKey(req.path));
-    if (route === undefined || !takes(route.method, req.method)) return next();
+    const route = table.get(routeKey(req.path))?.find(({ method }) => takes(method, req.method));
+    if (route === undefined) return next();
     route.handler(req, res, next);
   };
 }

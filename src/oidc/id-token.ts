@@ -39,7 +39,7 @@ export function releasedClaims(
 }
 
 /**
- * The ID token of a code exchange (OpenID Connect Core 2, 3.1.3.6): signed by the key that signs
+ * The ID token of a code exchange (OpenID Connect Core 2, 3.1.3.6) or of a device code: signed by the key that signs
  * now, with `iss`, `sub` (the user id tokens carry), `aud` and `azp` (the client), `iat`, `exp`,
  * `auth_time` (the login the code was issued after), the request's `nonce` when it sent one, and
  * the claims the granted scopes release. `undefined` when OpenID Connect is off or `openid` was
@@ -47,7 +47,7 @@ export function releasedClaims(
  */
 export async function idTokenFor(
   server: AuthorizationServer,
-  code: StoredCode,
+  code: Pick<StoredCode, 'clientId' | 'userId' | 'claims' | 'authTime' | 'nonce'>,
   scopes: readonly string[],
   now: number,
 ): Promise<string | undefined> {

@@ -2,6 +2,8 @@ import { html, type SafeHtml } from './html.js';
 import type {
   ApplicationsPageData,
   ConsentPageData,
+  DeviceCodePageData,
+  DeviceDonePageData,
   ErrorPageData,
   PageRenderers,
   ProviderChoice,
@@ -24,7 +26,13 @@ button.secondary{background:#fff;color:#2f5bd3}
 .muted{color:#5b6473;font-size:.9rem}
 .apps{list-style:none;padding:0}.apps li{border-top:1px solid #e3e6eb;padding:.75rem 0}
 .apps h2{font-size:1.05rem;margin:0}.apps p{margin:.25rem 0}
-.notice{background:#e8f3ec;border-radius:8px;padding:.5rem .75rem}`;
+.notice{background:#e8f3ec;border-radius:8px;padding:.5rem .75rem}
+label{display:block;font-weight:600;margin:.5rem 0 .25rem}
+.code-input{display:block;width:100%;box-sizing:border-box;padding:.75rem;font:600 1.4rem/1.2 ui-monospace,monospace;
+letter-spacing:.15em;text-transform:uppercase;border:1px solid #8a94a6;border-radius:8px}
+.code-input:focus,button:focus,a:focus{outline:3px solid #f0b400;outline-offset:2px}
+.error{background:#fdecea;color:#8a1c12;border-radius:8px;padding:.5rem .75rem}
+.user-code{font:600 1.2rem ui-monospace,monospace;letter-spacing:.1em}`;
 
 function layout(title: string, body: SafeHtml): string {
   return html`<!doctype html>
@@ -68,6 +76,14 @@ function consent(data: ConsentPageData): string {
         <strong>${data.applicationName}</strong> wants to access your account. It will not see your password.
       </p>
       ${scopes}
+      ${
+        data.userCode
+          ? html`<p class="code-check">
+              Approve only if your device shows this code:
+              <strong class="user-code">${data.userCode}</strong>
+            </p>`
+          : ''
+      }
       <form method="post" action="${data.action}">
         <input type="hidden" name="transaction" value="${data.fields.transaction}" />
         <input type="hidden" name="csrf" value="${data.fields.csrf}" />
@@ -76,7 +92,10 @@ function consent(data: ConsentPageData): string {
         </button>
         <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
       </form>
-      <p class="muted">You will not be asked again for this application. Client id: ${data.clientId}</p>
+      <p class="muted">
+        ${data.userCode ? 'Each device asks for itself.' : 'You will not be asked again for this application.'}
+        Client id: ${data.clientId}
+      </p>
       ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
       ${data.switchAccount ? signOutForm(data.switchAccount, 'Not you? Sign in as someone else') : ''}`,
   );
@@ -155,7 +174,57 @@ function applications(data: ApplicationsPageData): string {
 }
 
 /** The built-in pages: plain HTML with no scripts, readable on a phone. */
-export const defaultPages: PageRenderers = { selection, consent, error, applications, signOut };
+export const defaultPages: PageRenderers = {
+  selection,
+  consent,
+  error,
+  applications,
+  signOut,
+  deviceCode,
+  deviceDone,
+};
+
+function deviceCode(data: DeviceCodePageData): string {
+  return layout(
+    'Connect a device',
+    html`<h1>Connect a device</h1>
+      <p>Enter the code your device shows.</p>
+      ${data.error ? html`<p class="error" role="alert" id="code-error">${data.error}</p>` : ''}
+      <form method="post" action="${data.action}">
+        <label for="user_code">Code</label>
+        <input
+          id="user_code"
+          name="user_code"
+          class="code-input"
+          value="${data.userCode ?? ''}"
+          placeholder="XXXX-XXXX"
+          autocomplete="one-time-code"
+          autocapitalize="characters"
+          spellcheck="false"
+          maxlength="20"
+          required
+          autofocus
+          ${data.error ? html`aria-invalid="true" aria-describedby="code-error"` : ''}
+        />
+        <button class="primary" type="submit">Continue</button>
+      </form>
+      ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}</p>` : ''}`,
+  );
+}
+
+function deviceDone(data: DeviceDonePageData): string {
+  return data.approved
+    ? layout(
+        'Device connected',
+        html`<h1>Device connected</h1>
+          <p>${data.applicationName} is signing in on your device. You can close this page.</p>`,
+      )
+    : layout(
+        'Request denied',
+        html`<h1>Request denied</h1>
+          <p>${data.applicationName} was not given access. You can close this page.</p>`,
+      );
+}
 
 function signOut(data: SignOutPageData): string {
   if (!data.form) {

@@ -34,6 +34,11 @@ export interface ConsentPageData {
   /** The provider the user signed in at; absent for an account the host signed in itself. */
   provider?: string;
   /**
+   * A device's request (RFC 8628): the user code it shows, for the person to compare with the one
+   * on their device before approving. Absent for a browser's request.
+   */
+  userCode?: string;
+  /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
    */
@@ -101,6 +106,28 @@ export interface SignOutPageData {
 }
 
 /**
+ * The device verification page (RFC 8628 3.3): where a person types the user code their device
+ * shows. The form posts `user_code` to `action`.
+ */
+export interface DeviceCodePageData {
+  /** The form's target (POST). */
+  action: string;
+  /** The code to prefill (from `verification_uri_complete`); the person still confirms it. */
+  userCode?: string;
+  /** Why the last code was refused, for the person to try again. */
+  error?: string;
+  /** Who is signed in already, if anyone. */
+  signedInAs?: string;
+}
+
+/** The page after the person answered a device's request on the consent page. */
+export interface DeviceDonePageData {
+  applicationName: string;
+  /** Approved: the device signs in now. Denied: it learns so. */
+  approved: boolean;
+}
+
+/**
  * Renders the library's HTML pages. Each receives typed data and returns a complete HTML document;
  * a host replaces any of them with `pages: { consent: (data) => ... }`. A replacement must escape
  * every value it shows.
@@ -113,4 +140,8 @@ export interface PageRenderers {
   applications(data: ApplicationsPageData): string;
   /** The OpenID Connect sign-out page (RP-initiated logout). */
   signOut(data: SignOutPageData): string;
+  /** The device verification page (RFC 8628): type the code shown on the device. */
+  deviceCode(data: DeviceCodePageData): string;
+  /** The device flow's last page: approved or denied, go back to the device. */
+  deviceDone(data: DeviceDonePageData): string;
 }

@@ -20,8 +20,12 @@ export interface PendingAuthorization {
   /** Random id carried by the consent form, tying a decision to this very request. */
   id: string;
   clientId: string;
+  /** The verified redirect URI; `''` for a device request, which goes back to no browser. */
   redirectUri: string;
-  responseType: 'code' | 'token';
+  /** `device`: a device's request (RFC 8628), its user code typed on the verification page. */
+  responseType: 'code' | 'token' | 'device';
+  /** The device request this is, when `responseType` is `device`. */
+  device?: { hash: string; userCode: string };
   state: string | null;
   scopes: string[];
   codeChallenge: string | null;

@@ -23,7 +23,49 @@ export const ephemeralKeys = {
   revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,
   /** The commit point of a refresh token rotation: exactly one caller adds it. */
   rotated: (tokenHash: string) => `rotated:${tokenHash}`,
+  /** A device authorization request (RFC 8628): its {@link StoredDevice}, taken by the successful poll. */
+  device: (deviceCodeHash: string) => `device:${deviceCodeHash}`,
+  /** A user code not yet answered: the hash of its device code. */
+  deviceUserCode: (userCodeHash: string) => `device-user:${userCodeHash}`,
+  /** The person's answer to a device request, added once: its {@link DeviceDecision}. */
+  deviceDecision: (deviceCodeHash: string) => `device-decision:${deviceCodeHash}`,
+  /** When the device may poll next, and at what interval: its {@link DevicePoll}. */
+  devicePoll: (deviceCodeHash: string) => `device-poll:${deviceCodeHash}`,
 } as const;
+
+/** A device authorization request as stored under {@link ephemeralKeys.device}. */
+export interface StoredDevice {
+  clientId: string;
+  scopes: string[];
+  /** The user code, as shown (`WDJB-MJHT`). */
+  userCode: string;
+  createdAt: number;
+  /** When the device code and the user code expire (`expires_in`); the entry is kept longer, to say so. */
+  expiresAt: number;
+  /** The polling interval first given, in seconds. */
+  interval: number;
+}
+
+/** The person's answer, under {@link ephemeralKeys.deviceDecision}. */
+export type DeviceDecision =
+  | { approved: false; userId: string }
+  | {
+      approved: true;
+      userId: string;
+      /** The grant the consent recorded: the tokens belong to it. */
+      grantId: string;
+      /** OpenID Connect: the login's time and the account's claims. */
+      authTime?: number;
+      claims?: Record<string, string>;
+    };
+
+/** The pace of a device's polling, under {@link ephemeralKeys.devicePoll}. */
+export interface DevicePoll {
+  /** The interval now, in seconds: the first one, plus 5 for each `slow_down`. */
+  interval: number;
+  /** The earliest time of the next poll (epoch ms). */
+  next: number;
+}
 
 /** An authorization code as stored under {@link ephemeralKeys.code}. */
 export interface StoredCode {

@@ -66,8 +66,11 @@ export interface EphemeralStore {
   prune?(now: number): Promise<number>;
 }
 
-/** The grant a client is registered for. */
-export type ClientGrantType = 'authorization_code' | 'implicit';
+/**
+ * The grant a client is registered for: `authorization_code` (and refresh), `device_code` (RFC
+ * 8628, and refresh) or `implicit`.
+ */
+export type ClientGrantType = 'authorization_code' | 'implicit' | 'device_code';
 
 /**
  * A registered client application, as the {@link ClientStore} keeps it. Registered out of band
@@ -80,11 +83,17 @@ export interface ClientRecord {
   clientId: string;
   /** User-friendly name shown on the consent page. */
   applicationName: string;
-  /** The registered redirect URI (see the redirect URI rule in docs/reference.md). */
+  /**
+   * The registered redirect URI (see the redirect URI rule in docs/reference.md); `''` for a
+   * `device_code` client, which has none.
+   */
   redirectUri: string;
-  /** `authorization_code` clients have a secret; `implicit` clients have none. */
+  /** The grant the client uses. */
   grantType: ClientGrantType;
-  /** SHA-256 of the client secret; `null` for implicit clients. */
+  /**
+   * SHA-256 of the client secret; `null` for a public client (RFC 6749 2.1: implicit clients, and
+   * code or device clients registered as public), which names itself with `client_id` alone.
+   */
   secretHash: string | null;
   /** Scopes the client may request. */
   scopes: string[];
@@ -240,10 +249,11 @@ export interface TokenRecord {
   /** `null`: valid until revoked (refresh tokens, by default). */
   expiresAt: number | null;
   /**
-   * How it was issued: `authorization_code`, `refresh_token` or `implicit` (access tokens in a
-   * redirect fragment). Refresh tokens: `authorization_code` or `refresh_token` (rotation).
+   * How it was issued: `authorization_code`, `device_code`, `refresh_token` or `implicit` (access
+   * tokens in a redirect fragment). Refresh tokens: `authorization_code`, `device_code` or
+   * `refresh_token` (rotation).
    */
-  origin: 'authorization_code' | 'refresh_token' | 'implicit';
+  origin: 'authorization_code' | 'device_code' | 'refresh_token' | 'implicit';
   /** Refresh tokens: when rotation replaced it; presented again, it reveals a leak. */
   rotatedAt: number | null;
 }

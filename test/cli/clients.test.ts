@@ -140,7 +140,7 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
 
       const implicit = await cli('clients', 'rotate-secret', t.implicitClient.clientId);
       expect(implicit).toMatchObject({ code: 1 });
-      expect(implicit.stderr).toMatch(/implicit client: it has no secret/);
+      expect(implicit.stderr).toMatch(/public client: it has no secret/);
     } finally {
       await close();
     }

@@ -48,12 +48,16 @@ describe('redirect URI rule: documented examples', () => {
 });
 
 describe('redirect URI rule: registration', () => {
+  const NOT_HTTP =
+    'must use http or https (https, or http on a loopback address; a public native client may use a reverse-domain private-use scheme such as com.example.app:/cb)';
+  const PRIVATE_USE =
+    'uses a private-use scheme: only a public code client (a native app) may register one (RFC 8252 7.1)';
   it.each([
     ['https://app.example/cb', null],
     ['http://127.0.0.1:8080/cb', null],
     ['https://app.example', 'must be written in canonical form (https://app.example/)'],
     ['https://App.example/cb', 'must be written in canonical form (https://app.example/cb)'],
-    ['javascript:alert(1)', 'must use http or https'],
+    ['javascript:alert(1)', NOT_HTTP],
     ['https://user@app.example/cb', 'must not contain userinfo'],
     ['https://app.example/cb?x=1', 'must not contain a query'],
     ['https://app.example/cb#x', 'must not contain a fragment (RFC 6749 3.1.2)'],
@@ -62,13 +66,27 @@ describe('redirect URI rule: registration', () => {
       'https://app.example/cb%0a',
       'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @',
     ],
-    ['data:text/html,x', 'must use http or https'],
+    ['data:text/html,x', NOT_HTTP],
+    ['myapp:/cb', NOT_HTTP],
+    ['com.example.app:/cb', PRIVATE_USE],
     [
       'https://app.example//cb',
       'must not contain dot segments, empty segments, encoded dots, slashes or control characters, or @',
     ],
   ])('%s: %s', (uri, problem) => {
     expect(registeredRedirectUriProblem(uri)).toBe(problem);
+  });
+
+  it.each([
+    ['com.example.app:/oauth2redirect', null],
+    ['com.example.app://callback/path', null],
+    ['com.example.app:/cb?x=1', 'must not contain a query'],
+    ['com.example.app:/cb#x', 'must not contain a fragment (RFC 6749 3.1.2)'],
+    ['com.example.app:/cb/../x', 'must be written in canonical form (com.example.app:/x)'],
+    ['Com.Example.App:/cb', 'must be written in canonical form (com.example.app:/cb)'],
+    ['app:/cb', NOT_HTTP],
+  ])('for a public code client, %s: %s', (uri, problem) => {
+    expect(registeredRedirectUriProblem(uri, { privateUseScheme: true })).toBe(problem);
   });
 
   const HTTP_ONLY_ON_LOOPBACK =

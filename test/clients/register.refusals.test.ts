@@ -58,7 +58,7 @@ describe.each([
   it('refuses grant types the library does not implement', async () => {
     for (const grantType of ['client_credentials', 'password', 'refresh_token']) {
       expect(await refusal(registerClient(storage(), { ...base, grantType: grantType as never }))).toBe(
-        `openid-oauth-bridge: grantType "${grantType}" is not supported: use 'authorization_code' (the default) or 'implicit'`,
+        `openid-oauth-bridge: grantType "${grantType}" is not supported: use 'authorization_code' (the default), 'device_code' or 'implicit'`,
       );
     }
   });

@@ -34,6 +34,7 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['login']>, Keys<SchemaInput['login']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['rateLimit']>, Keys<SchemaInput['rateLimit']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
+  Expect<Equal<Keys<AuthorizationServerOptions['device']>, Keys<SchemaInput['device']>>>,
   Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
@@ -47,6 +48,7 @@ describe('AuthorizationServerOptions', () => {
       providers: true,
       login: true,
       tokens: true,
+      device: true,
       oidc: true,
       session: true,
       scopes: true,

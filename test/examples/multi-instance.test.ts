@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
+import {
+  REDIS_URL,
+  dropSchema,
+  postgresAvailability,
+  postgresUrlFor,
+  redisAvailability,
+  uniqueSchema,
+} from '../support/databases.js';
 import { freePort, runCodeFlow, runExample } from './run-example.js';
 
 /*
@@ -9,25 +15,6 @@ import { freePort, runCodeFlow, runExample } from './run-example.js';
  * round-robin load balancer, answered by both instances. A missing PostgreSQL or Redis is reported
  * and skips; with CI set it fails, as in test/support/databases.ts.
  */
-
-const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-async function redisAvailability(): Promise<{ ok: true } | { ok: false; reason: string }> {
-  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    await client.ping();
-    return { ok: true };
-  } catch (err) {
-    const reason = `Redis at ${REDIS_URL} unreachable: ${(err as Error).message}`;
-    if (process.env.CI) throw new Error(`${reason} (CI is set: Redis must be tested)`);
-    console.warn(`NOT TESTED: ${reason}. Set REDIS_URL to test the multi-instance example.`);
-    return { ok: false, reason };
-  } finally {
-    await client.close().catch(() => undefined);
-  }
-}
 
 const postgres = await postgresAvailability();
 const redis = await redisAvailability();

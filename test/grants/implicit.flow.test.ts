@@ -63,14 +63,14 @@ describe('implicit grant, end to end through the development provider', () => {
     expect(redirectParams(location.href)).toMatchObject({ error: 'access_denied', state: 'abc' });
   });
 
-  it('never gives an implicit client a token at the token endpoint: it has no secret', async () => {
+  it('never gives an implicit client a token at the token endpoint: it is not registered for a grant there', async () => {
     const res = await t.agent.post('/oauth/token').type('form').send({
       grant_type: 'authorization_code',
       code: 'x',
       client_id: 'implicit-client',
       redirect_uri: IMPLICIT_REDIRECT,
     });
-    expect(res.status).toBe(401);
-    expect(res.body.error).toBe('invalid_client');
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('unauthorized_client');
   });
 });

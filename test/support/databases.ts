@@ -1,3 +1,4 @@
+import { createClient } from 'redis';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -168,4 +169,27 @@ export function appOnFreshDatabase(engine: SqlEngine) {
       return app;
     },
   };
+}
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/**
+ * Whether Redis answers at REDIS_URL. Without it a test reports NOT TESTED and skips; with CI set
+ * it throws, since CI must test Redis.
+ */
+export async function redisAvailability(): Promise<Availability> {
+  const client = createClient({ url: REDIS_URL, socket: { connectTimeout: 2000, reconnectStrategy: false } });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.ping();
+    return { ok: true };
+  } catch (err) {
+    const reason = `Redis at ${REDIS_URL} unreachable: ${(err as Error).message}`;
+    if (process.env.CI) throw new Error(`${reason} (CI is set: Redis must be tested)`);
+    console.warn(`NOT TESTED: ${reason}. Set REDIS_URL to test with Redis.`);
+    return { ok: false, reason };
+  } finally {
+    await client.close().catch(() => undefined);
+  }
 }

@@ -1,5 +1,5 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import { redirectUriMatches } from '../../clients/redirect-uri.js';
+import { clientRedirectUriMatches } from '../../clients/kind.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
@@ -29,7 +29,8 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   }
   const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
-    const grant = await standingGrant(server, user.id, client.clientId);
+    // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing.
+    const grant = pending.device ? null : await standingGrant(server, user.id, client.clientId);
     if (grant && scopesCover(grant.scopes, pending.scopes) && pending.prompt !== 'consent') {
       ctx.session!.clearPending();
       return issue(ctx, user, grant);
@@ -52,6 +53,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
+        ...(pending.device ? { userCode: pending.device.userCode } : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -117,12 +119,12 @@ export function readPending(ctx: AuthorizeContext): void {
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   const { server, pending } = ctx;
   const client = await server.storage.clients.find(pending.clientId);
-  const expectedGrant = pending.responseType === 'code' ? 'authorization_code' : 'implicit';
+  const expectedGrant = GRANT_OF[pending.responseType];
   if (
     !client ||
     client.disabled ||
     client.grantType !== expectedGrant ||
-    !redirectUriMatches(client.redirectUri, pending.redirectUri) ||
+    (pending.responseType !== 'device' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
     !scopesCover(client.scopes, pending.scopes) ||
     unofferedScope(server.options.scopes, pending.scopes) !== undefined
   ) {
@@ -131,13 +133,21 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     });
   }
   ctx.client = client;
-  ctx.redirectTarget = targetOf(server, pending);
+  // A device's request has no browser to go back to: its errors are pages.
+  if (pending.responseType !== 'device') ctx.redirectTarget = targetOf(server, pending, pending.responseType);
 }
 
-function targetOf(server: AuthorizationServer, pending: PendingAuthorization): RedirectTarget {
+/** The grant a client must be registered for, per kind of request. */
+const GRANT_OF = { code: 'authorization_code', token: 'implicit', device: 'device_code' } as const;
+
+function targetOf(
+  server: AuthorizationServer,
+  pending: PendingAuthorization,
+  responseType: 'code' | 'token',
+): RedirectTarget {
   return {
     redirectUri: pending.redirectUri,
-    responseType: pending.responseType,
+    responseType,
     state: pending.state,
     issuer: server.urls.issuer,
   };
@@ -149,6 +159,8 @@ function targetOf(server: AuthorizationServer, pending: PendingAuthorization): R
  */
 export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
   const { server, pending, req } = ctx;
+  if (pending.responseType === 'device')
+    throw new Error('a device request is answered by the decision, not issued');
   const subject = {
     clientId: pending.clientId,
     userId: user.id,

@@ -5,6 +5,9 @@ import { recordConsent } from '../../grants/grant.js';
 import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint } from '../../http/pipeline.js';
 import { backToClient } from '../../http/redirect.js';
+import { page } from '../../http/answer.js';
+import { answerDevice, findByUserCode } from '../../grants/device.js';
+import { deviceGone } from '../device/verification.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
@@ -63,6 +66,7 @@ function checkConsentForm(ctx: ConsentContext): void {
 async function decide(ctx: ConsentContext): Promise<void> {
   const { server, pending, user, req } = ctx;
   const decision = ctx.params.get('decision');
+  if (pending.device) return decideDevice(ctx, pending.device, decision);
   if (decision === 'deny') {
     ctx.session!.clearPending();
     emit(server, {
@@ -87,4 +91,49 @@ async function decide(ctx: ConsentContext): Promise<void> {
   });
   ctx.session!.clearPending();
   await issue(ctx, user, grant);
+}
+
+/**
+ * The person's answer to a device's request (RFC 8628 3.3): recorded once for the device's next
+ * poll, and a page that says so (there is no browser redirect to send it back with). An approval
+ * records the consent as a browser's does: the device's grant is on the applications page, and
+ * revoking it ends the device's tokens.
+ */
+async function decideDevice(
+  ctx: ConsentContext,
+  device: { hash: string; userCode: string },
+  decision: string | undefined,
+): Promise<void> {
+  const { server, pending, user, client, req } = ctx;
+  if (decision !== 'allow' && decision !== 'deny')
+    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  const live = await findByUserCode(server, device.userCode);
+  if (live === null || live.hash !== device.hash) throw deviceGone();
+  ctx.session!.clearPending();
+  if (decision === 'deny') {
+    if (!(await answerDevice(server, live, { approved: false, userId: user.id }))) throw deviceGone();
+    emit(server, { type: 'device.denied', userId: user.id, clientId: client.clientId, ...eventContext(req) });
+  } else {
+    const grant = await recordConsent(server, user.id, client.clientId, pending.scopes, client);
+    const approved = {
+      approved: true as const,
+      userId: user.id,
+      grantId: grant.grantId,
+      ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+      ...(user.claims === undefined ? {} : { claims: user.claims }),
+    };
+    if (!(await answerDevice(server, live, approved))) throw deviceGone();
+    const { clientId } = client;
+    emit(server, {
+      type: 'consent.given',
+      userId: user.id,
+      clientId,
+      scopes: pending.scopes,
+      ...eventContext(req),
+    });
+    const authorized = { userId: user.id, clientId, scopes: pending.scopes, grantId: grant.grantId };
+    emit(server, { type: 'device.authorized', ...authorized, ...eventContext(req) });
+  }
+  const done = { applicationName: client.applicationName, approved: decision === 'allow' };
+  ctx.answer = page(server.pages.deviceDone(done));
 }

@@ -1,4 +1,4 @@
-import { redirectUriMatches } from '../../clients/redirect-uri.js';
+import { clientRedirectUriMatches, pkceRequired } from '../../clients/kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import type { ConfiguredProvider } from '../../config/server.js';
@@ -50,6 +50,13 @@ export async function loadClient(ctx: AuthorizeContext): Promise<void> {
  */
 export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   const { server, client, query: params } = ctx;
+  if (client.grantType === 'device_code') {
+    throw new OAuthError(
+      'unauthorized_client',
+      'This client application uses the device flow: it signs in through the device verification page, not here.',
+      { redirectable: false },
+    );
+  }
   const redirectUri = verifiedRedirectUri(client, params);
   const stateParam = params.repeated.has('state') ? null : (params.values.get('state') ?? null);
   ctx.redirectTarget = {
@@ -170,7 +177,7 @@ function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string
   if (params.repeated.has('redirect_uri')) throw pageError('The parameter redirect_uri must be given once.');
   const redirectUri = params.values.get('redirect_uri');
   if (!redirectUri) throw pageError('The request has no redirect_uri.');
-  if (!redirectUriMatches(client.redirectUri, redirectUri)) {
+  if (!clientRedirectUriMatches(client, redirectUri)) {
     throw pageError('The redirect_uri is not registered for this client application.');
   }
   return redirectUri;
@@ -183,7 +190,7 @@ function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client:
     if (method !== undefined)
       throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
     // RFC 7636 4.4.1: the very error and description a client that requires PKCE expects.
-    if (responseType === 'code' && client.requirePkce)
+    if (responseType === 'code' && pkceRequired(client))
       throw new OAuthError('invalid_request', 'code challenge required');
     return { codeChallenge, codeChallengeMethod: null };
   }

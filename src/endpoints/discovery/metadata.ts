@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import { routeTable } from '../../http/routes.js';
 import type { AuthorizationServer } from '../../config/server.js';
+import { DEVICE_CODE_GRANT } from '../token/grants.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
 export interface MetadataOptions {
@@ -17,6 +18,8 @@ export interface AuthorizationServerMetadata {
   issuer: string;
   authorization_endpoint: string;
   token_endpoint: string;
+  /** RFC 8628 4. */
+  device_authorization_endpoint: string;
   revocation_endpoint?: string;
   revocation_endpoint_auth_methods_supported?: string[];
   introspection_endpoint?: string;
@@ -56,8 +59,13 @@ export const CLAIMS_SUPPORTED = [
   'steam_id',
 ];
 
-/** RFC 6749 2.3.1, both ways the token endpoint accepts (RFC 8414 2 / IANA names). */
-const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
+/**
+ * RFC 6749 2.3.1, both ways the token endpoint accepts a secret, and `none`: a public client
+ * names itself with `client_id` alone (RFC 8414 2 / IANA names).
+ */
+const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'];
+/** Introspection is for confidential clients (resource servers) only. */
+const INTROSPECTION_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'];
 
 /**
  * The metadata document (RFC 8414 2) of the server: every URL absolute and built from `baseUrl`,
@@ -78,6 +86,7 @@ export function authorizationServerMetadata(
     issuer: urls.issuer,
     authorization_endpoint: urls.authorization,
     token_endpoint: urls.token,
+    device_authorization_endpoint: urls.deviceAuthorization,
     ...(options.revocation === false
       ? {}
       : {
@@ -88,13 +97,13 @@ export function authorizationServerMetadata(
       ? {}
       : {
           introspection_endpoint: urls.introspection,
-          introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
+          introspection_endpoint_auth_methods_supported: INTROSPECTION_AUTH_METHODS,
         }),
     // Only the operator's configured scopes: clients may be registered with others of their own.
     ...(scopes.length ? { scopes_supported: scopes } : {}),
     response_types_supported: ['code', 'token'],
     response_modes_supported: ['query', 'fragment'],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token'],
+    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', DEVICE_CODE_GRANT],
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,

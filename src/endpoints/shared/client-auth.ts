@@ -10,7 +10,9 @@ import type { Step } from '../../http/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { readRows } from '../../storage/read.js';
 import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
+import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
+import { isPublicClient } from '../../clients/kind.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
@@ -31,6 +33,8 @@ export interface ClientContext extends FormContext {
   token?: FoundTokenRecord | null;
   /** The authorization code the request names: its hash and the entry stored under it, if any. */
   code?: { hash: string; entry: string | null };
+  /** The device code the request names (RFC 8628): its hash and its entries, as read. */
+  device?: DevicePollRows;
   /** Why authentication failed; thrown once the rate limit has counted it. */
   authFailure?: OAuthError;
 }
@@ -51,6 +55,8 @@ export interface NamedRows {
   code?: string;
   /** The hash of an access or refresh token. */
   token?: string;
+  /** The hash of a device code (RFC 8628). */
+  device?: string;
 }
 
 /** The hash of a parameter's value, when it is there; a missing one is the handler's to refuse. */
@@ -69,7 +75,7 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     const { server, req, params } = ctx;
     const { id, secret } = presentedCredentials(req, params);
     const limits = clientAuthLimits(server, req, id);
-    const { code, token } = named(ctx);
+    const { code, token, device } = named(ctx);
     const rows = await readRows(
       server.storage,
       {
@@ -77,6 +83,13 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
         ephemeral: [
           ...limits.map(({ key }) => key),
           ...(code === undefined ? [] : [ephemeralKeys.code(code)]),
+          ...(device === undefined
+            ? []
+            : [
+                ephemeralKeys.device(device),
+                ephemeralKeys.deviceDecision(device),
+                ephemeralKeys.devicePoll(device),
+              ]),
         ],
         ...(token === undefined ? {} : { token }),
       },
@@ -86,6 +99,10 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     ctx.presented = { id, secret, presentsSecret, client: rows.client };
     ctx.limits = limits.map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }));
     if (code !== undefined) ctx.code = { hash: code, entry: rows.ephemeral[limits.length] ?? null };
+    if (device !== undefined) {
+      const [request = null, decision = null, poll = null] = rows.ephemeral.slice(limits.length);
+      ctx.device = { hash: device, request, decision, poll };
+    }
     if (token !== undefined) ctx.token = rows.token;
   };
 }
@@ -104,13 +121,15 @@ export function authenticateClient(ctx: ClientContext): void {
 }
 
 /**
- * Step of the revocation endpoint: a public client (registered for the implicit grant, it has no
- * secret) names itself with `client_id` alone, to revoke its own tokens (RFC 7009 section 5);
- * every other client authenticates ({@link authenticateClient}).
+ * Step of the endpoints a public client uses (token, device authorization, revocation): a public
+ * client (it has no secret: an implicit client, or a code or device client registered as public)
+ * names itself with `client_id` alone and presents no secret (RFC 6749 2.1 and 3.2.1, RFC 7009
+ * 5); every other client authenticates ({@link authenticateClient}). What the client may do is
+ * the endpoint's to check (the token endpoint's grants check the client is registered for them).
  */
 export function authenticateOrNamePublicClient(ctx: ClientContext): void {
   const { client, presentsSecret } = ctx.presented;
-  if (!presentsSecret && client && !client.disabled && client.grantType === 'implicit') {
+  if (!presentsSecret && client && !client.disabled && isPublicClient(client)) {
     ctx.client = client;
     return;
   }
@@ -161,7 +180,7 @@ function presentedCredentials(
 
 /**
  * Authenticates the client by its presented id and secret. An unknown client, a missing or
- * wrong secret, a disabled client and an implicit client (it has no secret) all give the same
+ * wrong secret, a disabled client and a public client (it has no secret) all give the same
  * `invalid_client`, reported as a `client.authentication_failed` event of the endpoint.
  */
 function verifyClient(ctx: ClientContext): ClientRecord {
@@ -175,7 +194,7 @@ function verifyClient(ctx: ClientContext): ClientRecord {
   };
   if (id === undefined || secret === undefined) throw failed();
   const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
-  if (!client || !matches || client.disabled || client.grantType !== 'authorization_code') {
+  if (!client || !matches || client.disabled || isPublicClient(client)) {
     throw failed();
   }
   return client;

@@ -92,7 +92,7 @@ function tooManyFailures(msLeft: number): OAuthError {
  * The address a request is counted under: `req.ip` (so the host's `trust proxy` setting applies);
  * an IPv6 address by its /56, one site's usual allocation, or as the IPv4 address it carries.
  */
-function addressKey(server: AuthorizationServer, req: Request): string | undefined {
+export function addressKey(server: AuthorizationServer, req: Request): string | undefined {
   warnOfProxySetting(server, req);
   const ip = req.ip;
   return ip !== undefined && isIPv6(ip) ? ipv6Key(ip) : ip;

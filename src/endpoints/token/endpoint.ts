@@ -2,7 +2,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { readClientForm } from '../../http/form.js';
 import { requiredParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
-import { authenticateClient, limitFailures, loadClientRows } from '../shared/client-auth.js';
+import { authenticateOrNamePublicClient, limitFailures, loadClientRows } from '../shared/client-auth.js';
 import { grantTypes, type TokenContext } from './grants.js';
 
 /**
@@ -23,7 +23,7 @@ export const tokenEndpoint = endpoint<TokenContext>({
     readClientForm('8kb', 20),
     chooseGrant,
     loadClientRows<TokenContext>((ctx) => ctx.grantType.names(ctx)),
-    authenticateClient,
+    authenticateOrNamePublicClient,
     limitFailures,
     issueTokens,
   ],
@@ -33,7 +33,10 @@ function chooseGrant(ctx: TokenContext): void {
   const grantType = requiredParam(ctx.params, 'grant_type');
   const chosen = Object.hasOwn(grantTypes, grantType) ? grantTypes[grantType] : undefined;
   if (!chosen) {
-    throw new OAuthError('unsupported_grant_type', 'grant_type must be authorization_code or refresh_token.');
+    throw new OAuthError(
+      'unsupported_grant_type',
+      'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:device_code.',
+    );
   }
   ctx.grantType = chosen;
 }

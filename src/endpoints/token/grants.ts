@@ -1,10 +1,12 @@
-import { redirectUriMatches } from '../../clients/redirect-uri.js';
+import { clientRedirectUriMatches } from '../../clients/kind.js';
+import { pollDevice } from '../../grants/device.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
 import { json } from '../../http/answer.js';
 import { idTokenFor } from '../../oidc/id-token.js';
 import type { StoredCode } from '../../storage/keys.js';
+import type { ClientRecord } from '../../storage/types.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { paramHash, type ClientContext, type NamedRows } from '../shared/client-auth.js';
 
@@ -29,6 +31,7 @@ const authorizationCode: GrantType = {
   names: ({ params }) => ({ code: paramHash(params, 'code') }),
   async handler(ctx) {
     const { params } = ctx;
+    registeredFor(ctx, 'authorization_code');
     requiredParam(params, 'code');
     const redirectUri = requiredParam(params, 'redirect_uri');
     const codeVerifier = optionalParam(params, 'code_verifier');
@@ -54,11 +57,14 @@ const refreshToken: GrantType = {
   names: ({ params }) => ({ token: paramHash(params, 'refresh_token') }),
   async handler(ctx) {
     const { server, client, params } = ctx;
+    registeredFor(ctx, 'authorization_code', 'device_code');
     const presented = requiredParam(params, 'refresh_token');
-    const redirectUri = server.options.tokens.requireRedirectUriOnRefresh
-      ? requiredParam(params, 'redirect_uri')
-      : optionalParam(params, 'redirect_uri');
-    if (redirectUri !== undefined && !redirectUriMatches(client.redirectUri, redirectUri)) {
+    // A device client has no redirect URI to repeat.
+    const redirectUri =
+      server.options.tokens.requireRedirectUriOnRefresh && client.grantType !== 'device_code'
+        ? requiredParam(params, 'redirect_uri')
+        : optionalParam(params, 'redirect_uri');
+    if (redirectUri !== undefined && !clientRedirectUriMatches(client, redirectUri)) {
       throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
     }
     const refresh = { refreshToken: presented, found: ctx.token!, scope: optionalParam(params, 'scope') };
@@ -66,8 +72,34 @@ const refreshToken: GrantType = {
   },
 };
 
+/** `grant_type=urn:ietf:params:oauth:grant-type:device_code` (RFC 8628 3.4). */
+const deviceCode: GrantType = {
+  names: ({ params }) => ({ device: paramHash(params, 'device_code') }),
+  async handler(ctx) {
+    registeredFor(ctx, 'device_code');
+    requiredParam(ctx.params, 'device_code');
+    const poll = {
+      rows: ctx.device!,
+      idToken: (subject: Parameters<typeof idTokenFor>[1], scopes: string[], now: number) =>
+        idTokenFor(ctx.server, subject, scopes, now),
+    };
+    ctx.answer = json(await pollDevice(ctx.server, ctx.client, poll, () => eventContext(ctx.req)));
+  },
+};
+
+/** The grant type of RFC 8628. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
 /** The grant types of the token endpoint, keyed by `grant_type`. */
 export const grantTypes: Readonly<Record<string, GrantType>> = {
   authorization_code: authorizationCode,
   refresh_token: refreshToken,
+  [DEVICE_CODE_GRANT]: deviceCode,
 };
+
+/** A client may use a grant type only if registered for it (RFC 6749 5.2 `unauthorized_client`). */
+function registeredFor(ctx: TokenContext, ...grants: ClientRecord['grantType'][]): void {
+  if (!grants.includes(ctx.client.grantType)) {
+    throw new OAuthError('unauthorized_client', 'This client is not registered for this grant type.');
+  }
+}

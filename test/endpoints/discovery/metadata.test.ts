@@ -61,8 +61,12 @@ function expectValidMetadata(doc: Record<string, unknown>, baseUrl: string): voi
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
   });
-  // Public clients cannot use the token endpoint, so "none" must not be advertised.
-  expect(doc.token_endpoint_auth_methods_supported).not.toContain('none');
+  // Public clients (native apps, devices) name themselves with client_id alone at the token
+  // endpoint; introspection stays for confidential clients.
+  expect(doc.token_endpoint_auth_methods_supported).toContain('none');
+  expect(doc.introspection_endpoint_auth_methods_supported).not.toContain('none');
+  expect(doc.device_authorization_endpoint).toBe(`${doc.issuer}/oauth/device_authorization`);
+  expect(doc.grant_types_supported).toContain('urn:ietf:params:oauth:grant-type:device_code');
 }
 
 describe('metadata of an issuer at the origin root', () => {

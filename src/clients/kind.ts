@@ -1,0 +1,36 @@
+import type { ClientRecord } from '../storage/types.js';
+import { redirectUriMatches } from './redirect-uri.js';
+
+/**
+ * Whether a client has no secret (RFC 6749 2.1): a native app, a command-line tool, a device, a
+ * browser app. It names itself with `client_id` alone; what protects its grants is PKCE (code
+ * clients), the person's approval on another screen (device clients) and refresh token rotation.
+ */
+export function isPublicClient(client: Pick<ClientRecord, 'secretHash'>): boolean {
+  return client.secretHash === null;
+}
+
+/**
+ * Whether the client's authorization requests must carry a PKCE challenge: registered so, or a
+ * public code client, whose code nothing else protects (RFC 8252 8.1, RFC 9700 2.1.1).
+ */
+export function pkceRequired(
+  client: Pick<ClientRecord, 'grantType' | 'secretHash' | 'requirePkce'>,
+): boolean {
+  return client.requirePkce === true || (client.grantType === 'authorization_code' && isPublicClient(client));
+}
+
+/**
+ * Whether `requested` is a redirect URI of the client ({@link redirectUriMatches}). A public code
+ * client registered with a loopback IP literal (`http://127.0.0.1/cb`, `http://[::1]/cb`) may name
+ * any port (RFC 8252 7.3: a native app listens on whatever port it is given); `localhost` and every
+ * confidential client keep the exact rule. A client without a redirect URI (the device flow) has none.
+ */
+export function clientRedirectUriMatches(
+  client: Pick<ClientRecord, 'redirectUri' | 'grantType' | 'secretHash'>,
+  requested: string,
+): boolean {
+  if (client.redirectUri === '') return false;
+  const anyPort = client.grantType === 'authorization_code' && isPublicClient(client);
+  return redirectUriMatches(client.redirectUri, requested, { anyLoopbackPort: anyPort });
+}

@@ -1,0 +1,90 @@
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import { startDeviceAuthorization } from '../../grants/device.js';
+import { requestedScopes, unofferedScope } from '../../grants/scopes.js';
+import { json } from '../../http/answer.js';
+import { readClientForm } from '../../http/form.js';
+import { optionalParam } from '../../http/params.js';
+import { endpoint } from '../../http/pipeline.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+import {
+  authenticateOrNamePublicClient,
+  limitFailures,
+  loadClientRows,
+  type ClientContext,
+} from '../shared/client-auth.js';
+
+/** The window of the per-client limit on device authorization requests. */
+const WINDOW_MS = 60_000;
+
+/**
+ * The device authorization endpoint (RFC 8628 3.1): `POST /oauth/device_authorization`. A client
+ * registered for the device grant asks for a device code and a user code, authenticating as at
+ * the token endpoint (a public client names itself with `client_id` alone); the answer tells the
+ * device where the person goes (`verification_uri`) and how often it may poll.
+ *
+ * @see RFC 8628 sections 3.1, 3.2
+ */
+export const deviceAuthorizationEndpoint = endpoint<ClientContext>({
+  name: 'device_authorization',
+  method: 'POST',
+  path: '/oauth/device_authorization',
+  kind: 'json',
+  steps: [
+    readClientForm('4kb', 10),
+    loadClientRows(() => ({})),
+    authenticateOrNamePublicClient,
+    limitFailures,
+    startDevice,
+  ],
+});
+
+async function startDevice(ctx: ClientContext): Promise<void> {
+  const { server, client, params, req } = ctx;
+  if (client.grantType !== 'device_code') {
+    throw new OAuthError('unauthorized_client', 'This client is not registered for the device flow.');
+  }
+  const scopes = requestedScopes(
+    optionalParam(params, 'scope'),
+    client.scopes,
+    'The client may not request some of these scopes.',
+    client.defaultScopes ?? client.scopes,
+  );
+  if (unofferedScope(server.options.scopes, scopes) !== undefined) {
+    throw new OAuthError('invalid_scope', 'The requested scope is not offered by this server.');
+  }
+  await limitRequests(ctx);
+  const { codeTtl, interval } = server.options.device;
+  const response = await startDeviceAuthorization(server, client, scopes, {
+    codeTtl,
+    interval,
+    verificationUri: server.urls.device,
+  });
+  emit(server, { type: 'device.requested', clientId: client.clientId, scopes, ...eventContext(req) });
+  ctx.answer = json(response);
+}
+
+/**
+ * A flood of requests of one client is refused with 429 until the minute ends: each one leaves a
+ * user code live that a person could be tricked into typing, and guessing gets easier the more
+ * there are.
+ */
+async function limitRequests(ctx: ClientContext): Promise<void> {
+  const { server, client } = ctx;
+  const max = server.options.device.maxRequestsPerClient;
+  if (max === false) return;
+  const now = server.clock();
+  const key = ephemeralKeys.rateLimit(`device:client:${client.clientId}`);
+  const counter = await server.storage.ephemeral.increment(key, now + WINDOW_MS, now);
+  if (counter.count > max) {
+    const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
+    throw new OAuthError(
+      'temporarily_unavailable',
+      'Too many device authorization requests. Try again later.',
+      {
+        httpStatus: 429,
+        headers: { 'Retry-After': String(seconds) },
+      },
+    );
+  }
+}

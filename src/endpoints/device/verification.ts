@@ -1,0 +1,160 @@
+import { continueAuthorization, loadActiveClient } from '../authorize/continue.js';
+import type { AuthorizeContext } from '../authorize/request.js';
+import { addressKey } from '../shared/client-rate-limit.js';
+import { findByUserCode, normalizeUserCode } from '../../grants/device.js';
+import { randomId } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import { page } from '../../http/answer.js';
+import { readPageForm, type FormContext } from '../../http/form.js';
+import { endpoint, type Context } from '../../http/pipeline.js';
+import { sameOrigin } from '../../http/same-origin.js';
+import { loadSession } from '../../session/load.js';
+import { identifyUser } from '../../session/identify.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+
+/** The window of the limits on wrong user codes: a limited address waits at most this long. */
+const WINDOW_MS = 60_000;
+
+/**
+ * The verification page (RFC 8628 3.3): `GET /oauth/device`, where a person types the code their
+ * device shows. `verification_uri_complete` fills the code in (`?user_code=`); the person still
+ * confirms it (RFC 8628 5.4): nothing is looked up before they submit.
+ */
+export const deviceEntryEndpoint = endpoint<Context>({
+  name: 'authorization',
+  method: 'GET',
+  path: '/oauth/device',
+  kind: 'page',
+  steps: [loadSession, identifyUser, showEntry],
+});
+
+/**
+ * `POST /oauth/device`: the code typed. A live one starts the authorization as the authorization
+ * endpoint does (sign-in at a provider if needed, then the consent page, which always asks for a
+ * device); a wrong, expired or used one shows the page again saying so. Wrong codes are limited
+ * per address and overall ({@link limitGuesses}).
+ */
+export const deviceSubmitEndpoint = endpoint<DeviceContext>({
+  name: 'authorization',
+  method: 'POST',
+  path: '/oauth/device',
+  kind: 'page',
+  steps: [
+    sameOrigin('The code was submitted from another site.'),
+    readPageForm('2kb', 5),
+    loadSession,
+    identifyUser,
+    limitGuesses,
+    findDevice,
+    loadActiveClient,
+    continueAuthorization,
+  ],
+});
+
+interface DeviceContext extends AuthorizeContext, FormContext {
+  /** The counters of the limits on wrong codes this request falls under. */
+  guessLimits: string[];
+}
+
+function showEntry(ctx: Context): void {
+  const { server, req, user } = ctx;
+  const given = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
+  // Prefilled only with something that can be a code: nothing else of the URL is shown.
+  const userCode = given === undefined ? undefined : (normalizeUserCode(given) ?? undefined);
+  ctx.answer = page(
+    server.pages.deviceCode({
+      action: server.urls.device,
+      ...(userCode === undefined ? {} : { userCode }),
+      ...(user ? { signedInAs: user.displayName ?? user.identifier } : {}),
+    }),
+  );
+}
+
+/**
+ * Step: past the limit of wrong codes from its address, or from everyone, a request is refused
+ * with 429 and `Retry-After` until the window ends, the right code included, so the limit cannot
+ * tell a right guess from a wrong one. The overall limit keeps guessing from many addresses slow;
+ * it holds a fresh address for no longer than the window.
+ */
+async function limitGuesses(ctx: DeviceContext): Promise<void> {
+  const { server, req } = ctx;
+  const { maxUserCodeFailuresPerAddress, maxUserCodeFailures } = server.options.device;
+  const address = addressKey(server, req);
+  const limits = [
+    ...(address === undefined
+      ? []
+      : [
+          {
+            key: ephemeralKeys.rateLimit(`device-code:address:${address}`),
+            max: maxUserCodeFailuresPerAddress,
+          },
+        ]),
+    { key: ephemeralKeys.rateLimit('device-code:all'), max: maxUserCodeFailures },
+  ];
+  ctx.guessLimits = limits.map(({ key }) => key);
+  const now = server.clock();
+  const counts = await Promise.all(limits.map(({ key }) => server.storage.ephemeral.get(key, now)));
+  const over = limits.find(({ max }, i) => counts[i] !== null && Number(counts[i]) >= max);
+  if (over === undefined) return;
+  // Counted once more, to learn when the window ends.
+  const counter = await server.storage.ephemeral.increment(over.key, now + WINDOW_MS, now);
+  const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
+  emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
+  ctx.res.setHeader('Retry-After', String(seconds));
+  ctx.answer = page(
+    server.pages.deviceCode({
+      action: server.urls.device,
+      error: `Too many wrong codes were tried. Wait ${seconds} seconds, then try again.`,
+    }),
+    429,
+  );
+}
+
+/** Step: the live device request of the code typed, as the pending authorization of this browser. */
+async function findDevice(ctx: DeviceContext): Promise<void> {
+  const { server, req, params } = ctx;
+  const typed = params.get('user_code') ?? '';
+  const userCode = normalizeUserCode(typed);
+  const found = userCode === null ? null : await findByUserCode(server, userCode);
+  if (found === null) {
+    const now = server.clock();
+    await Promise.all(
+      ctx.guessLimits.map((key) => server.storage.ephemeral.increment(key, now + WINDOW_MS, now)),
+    );
+    emit(server, { type: 'device.user_code_rejected', limited: false, ...eventContext(req) });
+    ctx.answer = page(
+      server.pages.deviceCode({
+        action: server.urls.device,
+        ...(userCode === null ? {} : { userCode }),
+        error:
+          userCode === null
+            ? 'That is not a code: it has eight letters, such as BDFH-JKLM.'
+            : 'That code is wrong, has expired or was used already. Check the code on your device, or start again there.',
+      }),
+      400,
+    );
+    return;
+  }
+  const { request } = found;
+  ctx.pending = {
+    id: randomId(),
+    clientId: request.clientId,
+    redirectUri: '',
+    responseType: 'device',
+    device: { hash: found.hash, userCode: request.userCode },
+    state: null,
+    scopes: request.scopes,
+    codeChallenge: null,
+    codeChallengeMethod: null,
+    createdAt: server.clock(),
+  };
+}
+
+/** Refused when the device request ended while the person was signing in or reading the page. */
+export const deviceGone = () =>
+  new OAuthError(
+    'invalid_request',
+    'This code has expired or was answered already. Start again on your device.',
+    { redirectable: false },
+  );
