@@ -106,14 +106,35 @@ async function main(): Promise<void> {
     clientId: 'demo-oidc-client',
     scopes: ['openid', 'profile', REALMS_SCOPE],
   };
+  // Native apps (docs/native-apps.md): public clients, without a secret. A command-line tool signs
+  // in with the device flow (examples/device-cli.ts), a desktop app through a loopback redirect on
+  // any port (examples/native-app.ts).
+  const deviceClient = {
+    applicationName: 'Demo realm CLI',
+    clientId: 'demo-device-client',
+    grantType: 'device_code' as const,
+    public: true,
+    scopes: [REALMS_SCOPE],
+  };
+  const nativeClient = {
+    applicationName: 'Demo desktop app',
+    redirectUri: 'http://127.0.0.1/callback',
+    clientId: 'demo-native-client',
+    public: true,
+    scopes: [REALMS_SCOPE],
+  };
   const {
     code: issuedCode,
     implicit: issuedImplicit,
     oidc: issuedOidc,
+    device: issuedDevice,
+    native: issuedNative,
   } = await demoClients(storage, databaseUrl, {
     code: codeClient,
     implicit: implicitClient,
     oidc: oidcClient,
+    device: deviceClient,
+    native: nativeClient,
   });
 
   await listen('Authorization server', app, port);
@@ -146,12 +167,21 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
     client_id      ${issuedOidc.clientId}
     client_secret  ${issuedOidc.clientSecret}
     redirect_uri   ${oidcClient.redirectUri}
+  ${deviceClient.applicationName}, device flow, public (try: ISSUER=${publicUrl} CLIENT_ID=${issuedDevice.clientId} npx tsx examples/device-cli.ts)
+    client_id      ${issuedDevice.clientId}
+  ${nativeClient.applicationName}, authorization code grant with PKCE, public (try: ISSUER=${publicUrl} CLIENT_ID=${issuedNative.clientId} npx tsx examples/native-app.ts)
+    client_id      ${issuedNative.clientId}
+    redirect_uri   ${nativeClient.redirectUri} (any port)
 
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 `);
 }
+
+/** The demo's registered clients. */
+const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native'] as const;
+type DemoClient = (typeof DEMO_CLIENTS)[number];
 
 /** Where the demo client application keeps the credentials the operator sent it. */
 const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';
@@ -164,8 +194,8 @@ const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';
 async function demoClients(
   storage: Storage,
   databaseUrl: string,
-  registrations: { code: ClientRegistration; implicit: ClientRegistration; oidc: ClientRegistration },
-): Promise<{ code: IssuedClient; implicit: IssuedClient; oidc: IssuedClient }> {
+  registrations: Record<DemoClient, ClientRegistration>,
+): Promise<Record<DemoClient, IssuedClient>> {
   // Kept per database: credentials belong to the database that stores their hashes.
   let file: Record<string, Record<string, IssuedClient>> = {};
   try {
@@ -181,7 +211,8 @@ async function demoClients(
     const taken = clientId !== undefined && (await storage.clients.find(clientId)) !== null;
     return (saved[key] = await registerClient(storage, taken ? registration : registrations[key]));
   };
-  const issued = { code: await issue('code'), implicit: await issue('implicit'), oidc: await issue('oidc') };
+  const issued = {} as Record<DemoClient, IssuedClient>;
+  for (const key of DEMO_CLIENTS) issued[key] = await issue(key);
   // An in-memory database is gone at exit: nothing worth keeping.
   if (databaseUrl !== 'sqlite::memory:') {
     mkdirSync(dirname(CLIENT_CREDENTIALS_FILE), { recursive: true });

@@ -21,7 +21,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
   clients
     .command('add')
     .description(
-      'register a client; prints its client_id and, for a code client, its client_secret (shown this once)',
+      'register a client; prints its client_id and, for a confidential client, its client_secret (shown this once)',
     )
     .requiredOption('--name <name>', 'the application name users see on the consent page')
     .option(

@@ -7,6 +7,7 @@ import { connectStorage } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { runCli } from '../support/cli.js';
 import { sqlEngines } from '../support/databases.js';
+import { answerDevice } from '../support/device.js';
 import { exchangeCode, obtainCode, parseForm } from '../support/flow.js';
 
 // Every command is a process of its own (Node + tsx start-up each time).
@@ -239,6 +240,91 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
         t.codeClient.clientId,
       );
       expect(nothing.code).toBe(1);
+    } finally {
+      await close();
+    }
+  });
+
+  test(`registers public native and device clients; a device grant is listed and revoked like any${suffix}`, async () => {
+    const { t, cli, close } = await appAndCli();
+    try {
+      const help = (await cli('clients', 'add', '--help')).stdout.replace(/\s+/g, ' ');
+      expect(help).toContain('device (CLI tools, bots, consoles: RFC 8628)');
+      expect(help).toContain('--public a public client, with no secret');
+
+      const device = await cli(
+        '--json',
+        'clients',
+        'add',
+        '--name',
+        'Realm CLI',
+        '--grant',
+        'device',
+        '--public',
+        '--scope',
+        'realms',
+      );
+      expect(device.code).toBe(0);
+      const json = JSON.parse(device.stdout);
+      expect(json).toMatchObject({ grant_type: 'device_code', public: true, redirect_uri: '' });
+      expect(json.client_secret).toBeUndefined();
+      const shown = await cli('clients', 'show', json.client_id);
+      expect(shown.stdout).toMatch(/redirect_uri\s+\(none: device flow\)/);
+      expect(shown.stdout).toMatch(/client type\s+public \(no secret\)/);
+
+      const native = await cli(
+        '--json',
+        'clients',
+        'add',
+        '--name',
+        'Desktop',
+        '--public',
+        '--redirect-uri',
+        'http://127.0.0.1/callback',
+        '--scope',
+        'realms',
+      );
+      expect(JSON.parse(native.stdout)).toMatchObject({
+        grant_type: 'authorization_code',
+        public: true,
+        require_pkce: true,
+      });
+      const refused = await cli(
+        'clients',
+        'add',
+        '--name',
+        'X',
+        '--grant',
+        'device',
+        '--redirect-uri',
+        'https://x.example/cb',
+        '--scope',
+        'realms',
+      );
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/device_code client has no redirect URI/);
+      const missing = await cli('clients', 'add', '--name', 'X', '--scope', 'realms');
+      expect(missing.stderr).toMatch(/needs a redirectUri/);
+
+      // The device flow through the app, then the operator's view of it.
+      const started = await t.agent
+        .post('/oauth/device_authorization')
+        .type('form')
+        .send({ client_id: json.client_id });
+      await answerDevice(t, started.body.user_code, 'allow');
+      const grants = JSON.parse((await cli('--json', 'grants', 'list', '--client', json.client_id)).stdout);
+      expect(grants).toHaveLength(1);
+      const revoked = await cli('grants', 'revoke', '--user', grants[0].user_id, '--client', json.client_id);
+      expect(revoked.code).toBe(0);
+      const poll = await t.agent.post('/oauth/token').type('form').send({
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: started.body.device_code,
+        client_id: json.client_id,
+      });
+      expect(poll.body.error).toBe('invalid_grant');
+
+      const confidential = await cli('--json', 'clients', 'update', json.client_id, '--confidential');
+      expect(JSON.parse(confidential.stdout).client_secret).toBeTruthy();
     } finally {
       await close();
     }
