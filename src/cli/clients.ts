@@ -54,6 +54,10 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     )
     .option('--client-id <id>', 'choose the client_id (default: a random UUID)')
     .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
+    .option(
+      '--allowed-team <teams...>',
+      'only members of these Launchpad teams (names without ~; the provider must be asked about them) may use the client',
+    )
     .addOption(migrateOption())
     .action(
       (options: {
@@ -68,6 +72,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         postLogoutRedirectUri: string[];
         clientId?: string;
         requirePkce?: boolean;
+        allowedTeam?: string[];
       }) =>
         withStorage(options.migrate === true, async (storage) => {
           const issued = await registerClient(storage, {
@@ -83,6 +88,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
             ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
             ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
             ...(options.requirePkce === true ? { requirePkce: true } : {}),
+            ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam }),
           });
           const client = (await storage.clients.find(issued.clientId))!;
           const json = {
@@ -164,6 +170,8 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     .option('--no-post-logout-redirect-uri', 'remove every post-logout redirect URI')
     .option('--require-pkce', 'refuse requests without a PKCE code_challenge (code clients)')
     .option('--no-require-pkce', 'accept requests without PKCE again')
+    .option('--allowed-team <teams...>', 'replace the Launchpad teams whose members alone may use the client')
+    .option('--no-allowed-team', 'let anyone use the client again')
     .addOption(migrateOption())
     .action(
       (
@@ -180,6 +188,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           contact?: string[];
           postLogoutRedirectUri?: string[] | false;
           requirePkce?: boolean;
+          allowedTeam?: string[] | false;
           migrate?: boolean;
         },
       ) =>
@@ -199,10 +208,11 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
               ? {}
               : { postLogoutRedirectUris: options.postLogoutRedirectUri || [] }),
             ...(options.requirePkce === undefined ? {} : { requirePkce: options.requirePkce }),
+            ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam || [] }),
           };
           if (Object.keys(changes).length === 0) {
             throw new CliError(
-              'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce',
+              'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce, --allowed-team, --no-allowed-team',
             );
           }
           const { clientSecret, ...client } = await updateClient(storage, clientId, changes);

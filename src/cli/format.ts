@@ -17,6 +17,7 @@ export function clientJson(client: ClientRecord) {
     post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
     disabled: client.disabled,
     require_pkce: client.requirePkce === true,
+    allowed_teams: client.allowedTeams ?? [],
     created_at: new Date(client.createdAt).toISOString(),
   };
 }
@@ -34,6 +35,7 @@ export function describeClient(client: ClientRecord): string {
     `contacts          ${json.contacts.join(', ') || '(none)'}`,
     `post-logout URIs  ${json.post_logout_redirect_uris.join(' ') || '(none)'}`,
     `require PKCE      ${json.require_pkce ? 'yes' : 'no'}`,
+    `allowed teams     ${json.allowed_teams.map((team) => `~${team}`).join(' ') || '(anyone)'}`,
     `status            ${client.disabled ? 'disabled' : 'active'}`,
     `created_at        ${json.created_at}`,
   ].join('\n');

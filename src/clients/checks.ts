@@ -1,6 +1,7 @@
 import { SCOPE_TOKEN } from '../grants/scopes.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 import { registeredRedirectUriProblem } from './redirect-uri.js';
+import { TEAM_NAME } from '../login/openid/teams.js';
 import type { ClientRegistration, RegistrationContext } from './register.js';
 
 /** The grant types a client may be registered for: those this library implements. */
@@ -24,7 +25,13 @@ export function checkClientFields(
 ): Partial<
   Pick<
     ClientRecord,
-    'applicationName' | 'redirectUri' | 'scopes' | 'defaultScopes' | 'contacts' | 'postLogoutRedirectUris'
+    | 'applicationName'
+    | 'redirectUri'
+    | 'scopes'
+    | 'defaultScopes'
+    | 'contacts'
+    | 'postLogoutRedirectUris'
+    | 'allowedTeams'
   >
 > {
   const refuse = (message: string): never => {
@@ -86,6 +93,19 @@ export function checkClientFields(
     out.postLogoutRedirectUris = [
       ...new Set(fields.postLogoutRedirectUris.map((uri) => checkRedirectUri(uri, 'postLogoutRedirectUris'))),
     ];
+  }
+  if (fields.allowedTeams !== undefined) {
+    const teams = fields.allowedTeams;
+    if (
+      !Array.isArray(teams) ||
+      teams.length > 50 ||
+      teams.some((team) => typeof team !== 'string' || !TEAM_NAME.test(team))
+    ) {
+      refuse(
+        `allowedTeams must list at most 50 Launchpad team names, lowercase and without ~ (got ${JSON.stringify(teams)})`,
+      );
+    }
+    out.allowedTeams = [...new Set(teams)];
   }
   return out;
 }

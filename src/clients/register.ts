@@ -107,6 +107,12 @@ export interface ClientRegistration {
    * (`true`, and not changeable, for a public code client).
    */
   requirePkce?: boolean;
+  /**
+   * Only members of at least one of these Launchpad teams (names without `~`) may use the client:
+   * anyone else gets `access_denied` after signing in. The provider must be asked about them
+   * (`launchpad({ teams })`). Default: anyone.
+   */
+  allowedTeams?: string[];
 }
 
 /** What the operator sends back to the applicant. The secret is shown this once only. */
@@ -210,6 +216,7 @@ export async function registerClient(
       ...(registration.requirePkce || (isPublic && grantType === 'authorization_code')
         ? { requirePkce: true }
         : {}),
+      ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
       createdAt: Date.now(),
     });
   } catch (err) {
@@ -244,6 +251,8 @@ export interface ClientUpdate {
   /** Replaces the post-logout redirect URIs (`[]`: none). */
   postLogoutRedirectUris?: string[];
   requirePkce?: boolean;
+  /** Replaces the teams whose members alone may use the client (`[]`: anyone). */
+  allowedTeams?: string[];
 }
 
 /**
@@ -298,6 +307,7 @@ export async function updateClient(
         : { postLogoutRedirectUris: update.postLogoutRedirectUris }),
       ...(defaultScopes ? { defaultScopes } : {}),
       ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
+      ...(update.allowedTeams === undefined ? {} : { allowedTeams: update.allowedTeams }),
     },
     context,
     false,
@@ -313,6 +323,7 @@ export async function updateClient(
       ? {}
       : { postLogoutRedirectUris: checked.postLogoutRedirectUris }),
     ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
+    ...(checked.allowedTeams === undefined ? {} : { allowedTeams: checked.allowedTeams }),
   };
   // A new kind: a public client has no secret; one that becomes confidential gets a new one,
   // shown once; a public code client always uses PKCE, an implicit one never.

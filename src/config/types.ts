@@ -176,6 +176,10 @@ export interface ProviderOptions {
   sreg?: readonly SregField[];
   /** The account key and display name of a verified assertion. Default: the claimed identifier. */
   account?: ProviderPreset['account'];
+  /** Launchpad teams to ask about (`launchpad({ teams })`). Default: none. */
+  teams?: readonly string[];
+  /** Where the account's profile is read after a login (`steam({ webApi })`). Default: none. */
+  profile?: ProviderPreset['profile'];
 }
 
 /** {@link AuthorizationServerOptions.login}. */

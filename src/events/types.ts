@@ -137,6 +137,22 @@ export interface TokenRevokedEvent extends ServerEventBase {
   tokenType: 'access_token' | 'refresh_token';
 }
 
+/**
+ * A login went on without the account's public profile (Steam's persona name and avatar): the
+ * profile is private, or the source (the Steam Web API) failed, was slow or answered nonsense.
+ * Never carries the source's URL or key.
+ */
+export interface ProfileUnavailableEvent extends ServerEventBase {
+  type: 'profile.unavailable';
+  /** The configured provider's name. */
+  provider: string;
+  /** The profile source, e.g. `Steam Web API`. */
+  source: string;
+  reason: 'private' | 'timeout' | 'too_large' | 'bad_status' | 'error' | 'malformed';
+  /** The outcome of an earlier read, reused (cached) rather than asked again. */
+  cached: boolean;
+}
+
 /** A device asked for a device code and a user code (RFC 8628 3.1). */
 export interface DeviceRequestedEvent extends ServerEventBase {
   type: 'device.requested';
@@ -210,6 +226,7 @@ export type ServerEvent =
   | RefreshTokenReusedEvent
   | ClientAuthenticationFailedEvent
   | TokenRevokedEvent
+  | ProfileUnavailableEvent
   | DeviceRequestedEvent
   | DeviceAuthorizedEvent
   | DeviceDeniedEvent

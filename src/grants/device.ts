@@ -3,7 +3,7 @@ import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import type { EventContext } from '../events/emit.js';
 import { ephemeralKeys, type DeviceDecision, type DevicePoll, type StoredDevice } from '../storage/keys.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { AccountClaims, ClientRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { standingGrant } from './grant.js';
 import { issuedTokens, newToken, standingScopes, type TokenResponse } from './tokens.js';
@@ -193,7 +193,7 @@ export interface DevicePollRows {
 export interface DevicePollParams {
   rows: DevicePollRows;
   idToken?: (
-    subject: { clientId: string; userId: string; authTime?: number; claims?: Record<string, string> },
+    subject: { clientId: string; userId: string; authTime?: number; claims?: AccountClaims },
     scopes: string[],
     now: number,
   ) => Promise<string | undefined>;

@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import type { ProfileFacts } from './openid/provider-policy.js';
 
 /**
  * A login the provider has just verified, as the `accounts` hook receives it: who the user is at
@@ -18,6 +19,17 @@ export interface VerifiedLogin {
   displayName?: string;
   /** The signed attribute values the provider sent (sreg), by name. */
   attributes: Readonly<Record<string, string>>;
+  /**
+   * The teams the provider signed the user a member of, among those its preset asks about
+   * (`launchpad({ teams })`); absent when it asks about none.
+   */
+  teams?: readonly string[];
+  /**
+   * The account's public profile read at this login (`steam({ webApi })`: persona name, avatar,
+   * profile URL); absent when the provider has no profile source, or the profile is private or
+   * could not be read.
+   */
+  profile?: ProfileFacts;
   /**
    * The library's own user id for this identity, created at its first login. Tokens and consents
    * issued before `accounts` was configured carry it: return it as the `accountId` of an account
@@ -61,6 +73,8 @@ export interface HostAccount {
    * refused with `login_required` and ID tokens carry no `auth_time`.
    */
   authTime?: number;
+  /** The user's teams, if you know them: what a client's `allowedTeams` is checked against. */
+  teams?: string[];
 }
 
 /**

@@ -1,11 +1,12 @@
 import { SignJWT } from 'jose';
 import type { AuthorizationServer } from '../config/server.js';
 import type { StoredCode } from '../storage/keys.js';
+import type { AccountClaims } from '../storage/types.js';
 import { RESERVED_CLAIMS } from './reserved-claims.js';
 
 /** The claims each scope releases (OpenID Connect Core 5.4), of those the login gave. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
-  profile: ['name', 'preferred_username', 'steam_id'],
+  profile: ['name', 'preferred_username', 'steam_id', 'picture', 'profile', 'groups'],
 };
 
 /**
@@ -30,9 +31,9 @@ export async function hostClaims(
 
 /** The account's claims that `scopes` release. */
 export function releasedClaims(
-  claims: Readonly<Record<string, string>> | undefined,
+  claims: Readonly<AccountClaims> | undefined,
   scopes: readonly string[],
-): Record<string, string> {
+): AccountClaims {
   if (claims === undefined) return {};
   const names = new Set(scopes.flatMap((scope) => SCOPE_CLAIMS[scope] ?? []));
   return Object.fromEntries(Object.entries(claims).filter(([name]) => names.has(name)));

@@ -32,7 +32,8 @@ label{display:block;font-weight:600;margin:.5rem 0 .25rem}
 letter-spacing:.15em;text-transform:uppercase;border:1px solid #8a94a6;border-radius:8px}
 .code-input:focus,button:focus,a:focus{outline:3px solid #f0b400;outline-offset:2px}
 .error{background:#fdecea;color:#8a1c12;border-radius:8px;padding:.5rem .75rem}
-.user-code{font:600 1.2rem ui-monospace,monospace;letter-spacing:.1em}`;
+.user-code{font:600 1.2rem ui-monospace,monospace;letter-spacing:.1em}
+.account{display:flex;align-items:center;gap:.5rem}.avatar{border-radius:4px;flex:none}`;
 
 function layout(title: string, body: SafeHtml): string {
   return html`<!doctype html>
@@ -96,7 +97,7 @@ function consent(data: ConsentPageData): string {
         ${data.userCode ? 'Each device asks for itself.' : 'You will not be asked again for this application.'}
         Client id: ${data.clientId}
       </p>
-      ${data.signedInAs ? html`<p class="muted">Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
+      ${data.signedInAs ? html`<p class="muted account">${avatar(data.picture)}Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
       ${data.switchAccount ? signOutForm(data.switchAccount, 'Not you? Sign in as someone else') : ''}`,
   );
 }
@@ -106,6 +107,11 @@ function consent(data: ConsentPageData): string {
 function providerButton(p: ProviderChoice): SafeHtml {
   const icon = p.icon ? html`<img class="icon" src="${p.icon}" alt="" />` : '';
   return html`<li><a href="${p.loginUrl}">${icon}${p.name}</a></li>`;
+}
+
+/** The signed-in account's avatar, beside its name; nothing without one. */
+function avatar(picture: string | undefined): SafeHtml | '' {
+  return picture ? html`<img class="avatar" src="${picture}" alt="" width="32" height="32" />` : '';
 }
 
 /** A sign-out button: its own form, so the page's main form stays the first one. */
@@ -164,7 +170,7 @@ function applications(data: ApplicationsPageData): string {
           ? ''
           : html`<p class="notice" role="status">${data.revoked} no longer has access to your account.</p>`
       }
-      <p class="muted">Signed in as ${data.signedInAs}</p>
+      <p class="muted account">${avatar(data.picture)}Signed in as ${data.signedInAs}</p>
       ${list}
       <p class="muted">
         Revoking ends the application's access at once; it must ask you again to use your account.

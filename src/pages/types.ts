@@ -31,6 +31,8 @@ export interface ConsentPageData {
   fields: { transaction: string; csrf: string };
   /** The signed-in account: its display name, else its identifier (the OpenID claimed identifier). */
   signedInAs?: string;
+  /** The signed-in account's avatar (Steam's, with `steam({ webApi })`): an https URL. */
+  picture?: string;
   /** The provider the user signed in at; absent for an account the host signed in itself. */
   provider?: string;
   /**
@@ -72,8 +74,10 @@ export interface ErrorPageData {
 
 /** What the authorized-applications page shows: the applications the user trusts, to revoke. */
 export interface ApplicationsPageData {
-  /** The signed-in user's external identifier (the OpenID claimed identifier). */
+  /** The signed-in account: its display name, else its identifier (the OpenID claimed identifier). */
   signedInAs: string;
+  /** The signed-in account's avatar: an https URL. */
+  picture?: string;
   applications: {
     clientId: string;
     applicationName: string;

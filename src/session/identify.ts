@@ -37,6 +37,9 @@ function identifyHostAccount(ctx: Context, account: HostAccount | null | undefin
     viaHost: true,
     ...(typeof account.displayName === 'string' ? { displayName: account.displayName } : {}),
     ...(Number.isSafeInteger(account.authTime) ? { authTime: account.authTime } : {}),
+    ...(Array.isArray(account.teams) && account.teams.every((team) => typeof team === 'string')
+      ? { teams: account.teams }
+      : {}),
   };
 }
 

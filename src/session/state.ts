@@ -1,4 +1,4 @@
-import type { UserRecord } from '../storage/types.js';
+import type { AccountClaims, UserRecord } from '../storage/types.js';
 
 /**
  * The signed-in user, as the session keeps it. `id` is the account tokens and consents are issued
@@ -11,9 +11,23 @@ export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'> & {
   viaHost?: boolean;
   /** When the user logged in at the provider (the server's clock, epoch ms): OpenID Connect's `auth_time`. */
   authTime?: number;
-  /** The account's OpenID Connect claims from that login (`steam_id`, `name`, `preferred_username`). */
-  claims?: Record<string, string>;
+  /**
+   * The account's claims from that login (`steam_id`, `name`, `preferred_username`, `picture`,
+   * `profile`, `groups`): what ID tokens release, and the picture the pages show.
+   */
+  claims?: AccountClaims;
+  /**
+   * The teams the provider verified the user a member of, when it was asked about teams (or the
+   * host said, for a user it signed in): what a client's `allowedTeams` is checked against.
+   */
+  teams?: string[];
 };
+
+/** The signed-in user's avatar, an https URL (the `picture` of its latest login), for the pages. */
+export function pictureOf(user: SessionUser): string | undefined {
+  const picture = user.claims?.picture;
+  return typeof picture === 'string' && picture.startsWith('https://') ? picture : undefined;
+}
 
 /** A validated authorization request waiting for login or consent. */
 export interface PendingAuthorization {

@@ -5,6 +5,8 @@
  * @internal
  */
 
+import type { AccountClaims } from './types.js';
+
 /** Length-prefixed, so that two parts never join to the same key as two other parts. */
 const pair = (a: string, b: string) => `${a.length}:${a}${b}`;
 
@@ -23,6 +25,8 @@ export const ephemeralKeys = {
   revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,
   /** The commit point of a refresh token rotation: exactly one caller adds it. */
   rotated: (tokenHash: string) => `rotated:${tokenHash}`,
+  /** An account's public profile as its provider's profile source read it (or why not). */
+  profile: (provider: string, accountKey: string) => `profile:${pair(provider, accountKey)}`,
   /** A device authorization request (RFC 8628): its {@link StoredDevice}, taken by the successful poll. */
   device: (deviceCodeHash: string) => `device:${deviceCodeHash}`,
   /** A user code not yet answered: the hash of its device code. */
@@ -56,7 +60,7 @@ export type DeviceDecision =
       grantId: string;
       /** OpenID Connect: the login's time and the account's claims. */
       authTime?: number;
-      claims?: Record<string, string>;
+      claims?: AccountClaims;
     };
 
 /** The pace of a device's polling, under {@link ephemeralKeys.devicePoll}. */
@@ -82,7 +86,7 @@ export interface StoredCode {
   /** OpenID Connect: the request's `nonce`, the login's time and the account's claims. */
   nonce?: string;
   authTime?: number;
-  claims?: Record<string, string>;
+  claims?: AccountClaims;
   createdAt: number;
   expiresAt: number;
 }

@@ -1,4 +1,5 @@
 import type {
+  AccountClaims,
   ClientRecord,
   EphemeralStore,
   GrantRecord,
@@ -37,7 +38,7 @@ export function memoryStorage(): MemoryStorage {
   const grantPairs = new Map<string, string>();
   const tokens = new Map<string, TokenRecord>();
   const keys = new Map<string, SigningKeyRecord>();
-  const claimsBySubject = new Map<string, Record<string, string>>();
+  const claimsBySubject = new Map<string, AccountClaims>();
   const ephemeral = memoryEphemeralStore();
 
   const pairKey = (a: string, b: string) => `${a.length}:${a}${b}`;

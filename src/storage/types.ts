@@ -119,6 +119,12 @@ export interface ClientRecord {
    * carry a PKCE `code_challenge` (RFC 7636 4.4.1), and no code issued without one is exchanged.
    */
   requirePkce?: boolean;
+  /**
+   * Optional; absent or empty: anyone may use the client. Otherwise only members of at least one
+   * of these teams (as the provider verified them at the person's login: Launchpad's teams
+   * extension) are authorized; anyone else gets `access_denied`.
+   */
+  allowedTeams?: string[];
   createdAt: number;
 }
 
@@ -136,6 +142,7 @@ export type ClientChanges = Partial<
     | 'postLogoutRedirectUris'
     | 'disabled'
     | 'requirePkce'
+    | 'allowedTeams'
   >
 >;
 
@@ -194,14 +201,21 @@ export interface UserStore {
   /** Optional (the CLI shows identifiers with it). The user with this id, or `null`. */
   find?(id: string): Promise<UserRecord | null>;
   /**
-   * Optional, with {@link UserStore.findClaims} (OpenID Connect's UserInfo serves them).
-   * Replaces the claims of `subject` (the id tokens carry: a user's id, or the host's account
-   * id) with those of its latest login (`steam_id`, `name`, ...).
+   * Optional, with {@link UserStore.findClaims} (OpenID Connect's UserInfo serves them, and
+   * `requireBearer` and introspection read the `groups`). Replaces the claims of `subject` (the
+   * id tokens carry: a user's id, or the host's account id) with those of its latest login
+   * (`steam_id`, `name`, `picture`, `groups`, ...), written as given.
    */
-  saveClaims?(subject: string, claims: Record<string, string>): Promise<void>;
+  saveClaims?(subject: string, claims: AccountClaims): Promise<void>;
   /** Optional, with {@link UserStore.saveClaims}. The claims last saved for `subject`, or `null`. */
-  findClaims?(subject: string): Promise<Record<string, string> | null>;
+  findClaims?(subject: string): Promise<AccountClaims | null>;
 }
+
+/**
+ * An account's claims from its latest login: strings (`steam_id`, `name`, `picture`), and lists of
+ * strings (`groups`, the user's teams). Stored as they are (JSON, in the SQL adapter).
+ */
+export type AccountClaims = Record<string, string | string[]>;
 
 /**
  * A user's trust in an application: the consent ("asked once per application") and the grant

@@ -40,6 +40,7 @@ const SCHEMA: Record<string, TableSchema> = {
       "contacts text not null default ''",
       "post_logout_redirect_uris text not null default ''",
       'require_pkce integer not null default 0',
+      "allowed_teams text not null default ''",
     ],
     keys: [],
     indexes: [],
@@ -278,7 +279,7 @@ describe.each(engines.engines)('the migrations on $name', (engine) => {
     const raw = await openRaw(databaseUrl);
     try {
       expect(await storage.migrate()).toEqual(NAMES);
-      expect(NAMES).toEqual(['001-initial', '002-signing-keys', '003-user-claims']);
+      expect(NAMES).toEqual(['001-initial', '002-signing-keys', '003-user-claims', '004-client-allowed-teams']);
       expect(await raw.schema()).toEqual(SCHEMA);
     } finally {
       await storage.close();

@@ -7,6 +7,7 @@ import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
+import { pictureOf } from '../../session/state.js';
 import { providerChoices, signOutForm } from '../shared/login-links.js';
 
 /**
@@ -61,6 +62,7 @@ async function showApplications(ctx: Context): Promise<void> {
   ctx.answer = page(
     server.pages.applications({
       signedInAs: user.displayName ?? user.identifier,
+      ...(pictureOf(user) === undefined ? {} : { picture: pictureOf(user)! }),
       applications,
       revokeAction: server.urls.applicationsRevoke,
       csrf,

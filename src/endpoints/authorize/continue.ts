@@ -8,7 +8,7 @@ import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
 import { scopesCover, unofferedScope } from '../../grants/scopes.js';
-import type { PendingAuthorization, SessionUser } from '../../session/state.js';
+import { pictureOf, type PendingAuthorization, type SessionUser } from '../../session/state.js';
 import type { GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
 import type { AuthorizeContext } from './request.js';
@@ -29,6 +29,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   }
   const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
+    checkAllowedTeams(ctx, user);
     // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing.
     const grant = pending.device ? null : await standingGrant(server, user.id, client.clientId);
     if (grant && scopesCover(grant.scopes, pending.scopes) && pending.prompt !== 'consent') {
@@ -53,6 +54,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
+        ...(pictureOf(user) === undefined ? {} : { picture: pictureOf(user)! }),
         ...(pending.device ? { userCode: pending.device.userCode } : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
@@ -72,6 +74,23 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       applicationName: client.applicationName,
       providers: providerChoices(server),
     }),
+  );
+}
+
+/**
+ * A client only members of some teams may use (`allowedTeams`) refuses anyone else with
+ * `access_denied`: on a page that says why, whose way back takes the error to the client when its
+ * redirect URI is verified (with `prompt=none`, straight to the client: no page). The teams are
+ * those the provider verified at the user's login (or the host's, for a user it signed in).
+ */
+export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): void {
+  const allowed = ctx.client.allowedTeams ?? [];
+  if (allowed.length === 0 || allowed.some((team) => user.teams?.includes(team))) return;
+  const teams = allowed.map((team) => `~${team}`).join(', ');
+  throw new OAuthError(
+    'access_denied',
+    `${ctx.client.applicationName} is only for members of ${teams}, and the account you signed in with is not one.`,
+    { redirectable: ctx.pending.prompt === 'none' },
   );
 }
 

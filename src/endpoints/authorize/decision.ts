@@ -12,7 +12,7 @@ import { sameOrigin } from '../../http/same-origin.js';
 import type { SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
-import { issue, loadActiveClient } from './continue.js';
+import { checkAllowedTeams, issue, loadActiveClient } from './continue.js';
 import type { AuthorizeContext } from './request.js';
 
 interface ConsentContext extends AuthorizeContext, FormContext {
@@ -66,6 +66,7 @@ function checkConsentForm(ctx: ConsentContext): void {
 async function decide(ctx: ConsentContext): Promise<void> {
   const { server, pending, user, req } = ctx;
   const decision = ctx.params.get('decision');
+  checkAllowedTeams(ctx, user);
   if (pending.device) return decideDevice(ctx, pending.device, decision);
   if (decision === 'deny') {
     ctx.session!.clearPending();

@@ -18,6 +18,12 @@ export interface BearerContext {
   scopes: readonly string[];
   /** Epoch milliseconds after which the token stops working. */
   expiresAt: number;
+  /**
+   * With `requireBearer(server, { teams: true })`: the user's teams as the provider verified them
+   * at their latest login (Launchpad's teams extension; `[]` when none). A membership lost since
+   * then counts until the user signs in again.
+   */
+  teams?: readonly string[];
 }
 
 /** `res.locals` behind {@link requireBearer}: `Response<Body, BearerLocals>`. */
@@ -30,6 +36,11 @@ export interface RequireBearerOptions {
   scopes?: readonly string[];
   /** The `realm` of the `WWW-Authenticate` challenge; defaults to the base URL's host. */
   realm?: string;
+  /**
+   * Put the user's teams on the bearer context (`bearerOf(res).teams`): one more read of the
+   * storage per request (`users.findClaims`). Default `false`.
+   */
+  teams?: boolean;
 }
 
 interface GuardContext extends Context {
@@ -64,6 +75,11 @@ export function requireBearer(
 ): RequestHandler {
   const realm = (options.realm ?? new URL(server.urls.base).host).replace(/["\\]/g, '');
   const required = options.scopes ?? [];
+  if (options.teams && typeof server.storage.users.findClaims !== 'function') {
+    throw new TypeError(
+      'openid-oauth-bridge: requireBearer teams: the storage has no users.findClaims to read the teams from',
+    );
+  }
   // A scope the server does not offer could never be granted: a typo, refused now, not as a 403
   // a client's developer cannot explain.
   const unknown = unofferedScope(server.options.scopes, required);
@@ -108,6 +124,17 @@ export function requireBearer(
             grantAccess(ctx, found),
           );
         },
+        function pass(ctx) {
+          if (!options.teams) {
+            ctx.answer = { kind: 'next' };
+            return;
+          }
+          const bearer = (ctx.res.locals as BearerLocals).oauth;
+          return teamsOf(server, bearer.userId).then((teams) => {
+            bearer.teams = teams;
+            ctx.answer = { kind: 'next' };
+          });
+        },
       ],
     }),
   );
@@ -123,7 +150,6 @@ export function requireBearer(
       throw refuse('insufficient_scope', 'The access token lacks a required scope.');
     }
     (ctx.res.locals as BearerLocals).oauth = { userId, clientId, scopes, expiresAt: expiresAt! };
-    ctx.answer = { kind: 'next' };
   }
 }
 
@@ -147,4 +173,14 @@ export function bearerOf(res: Response): BearerContext {
   const context = (res.locals as Partial<BearerLocals>).oauth;
   if (!context) throw new Error('requireBearer() must run before bearerOf()');
   return context;
+}
+
+/**
+ * The teams of `subject` as its latest login saved them (the `groups` of `users.findClaims`); `[]`
+ * when it has none, or the storage keeps no claims.
+ */
+export async function teamsOf(server: AuthorizationServer, subject: string): Promise<string[]> {
+  const claims = await server.storage.users.findClaims?.(subject);
+  const groups = claims?.groups;
+  return Array.isArray(groups) ? groups.filter((team) => typeof team === 'string') : [];
 }

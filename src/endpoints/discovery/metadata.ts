@@ -57,6 +57,9 @@ export const CLAIMS_SUPPORTED = [
   'name',
   'preferred_username',
   'steam_id',
+  'picture',
+  'profile',
+  'groups',
 ];
 
 /**

@@ -1,3 +1,4 @@
+import { teamsOf } from '../bearer/require-bearer.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
@@ -39,6 +40,8 @@ export type IntrospectionResponse =
       /** The library's id of the user, the same for every client. */
       sub: string;
       iss: string;
+      /** The user's teams as of their latest login (Launchpad's teams extension); absent when none. */
+      groups?: string[];
     };
 
 const INACTIVE: IntrospectionResponse = { active: false };
@@ -67,7 +70,7 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
       loadClientRows(({ params }) => ({ token: paramHash(params, 'token') })),
       authenticateClient,
       limitFailures,
-      function introspect(ctx) {
+      async function introspect(ctx) {
         const { server, params, client } = ctx;
         requiredParam(params, 'token');
         // RFC 7662 2.1: the hint is advisory; one lookup finds either kind.
@@ -76,7 +79,14 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
         const visible =
           found !== null &&
           (found.token.clientId === client.clientId || resourceServers.has(client.clientId));
-        ctx.answer = json(visible ? describe(server, found) : INACTIVE);
+        const answer = visible ? describe(server, found) : INACTIVE;
+        if (!answer.active) {
+          ctx.answer = json(answer);
+          return;
+        }
+        // The user's teams, for the resource server (an extension member, RFC 7662 2.2).
+        const groups = await teamsOf(server, answer.sub);
+        ctx.answer = json(groups.length > 0 ? { ...answer, groups } : answer);
       },
     ],
   });

@@ -8,7 +8,9 @@ import { findProvider } from '../../login/providers.js';
 import { isSubject } from '../../login/accounts.js';
 import { LOGIN_SESSION_KEY } from '../../session/state.js';
 import type { PendingAuthorization } from '../../session/state.js';
-import type { UserRecord } from '../../storage/types.js';
+import type { AccountClaims, UserRecord } from '../../storage/types.js';
+import type { ProfileFacts } from '../../login/openid/provider-policy.js';
+import { readProfile } from '../../login/profile.js';
 import { LoginFailed } from '../../errors/login-failed.js';
 import { reportLoginFailure, runLogin, type LoginIdentity } from './run-login.js';
 
@@ -22,6 +24,8 @@ export interface CallbackContext extends Context {
   providerName: string;
   /** The account the login signs in to: the library's user, or the host's account (`accounts`). */
   account: { id: string; displayName?: string };
+  /** The account's public profile, when its provider has a profile source and it could be read. */
+  profile?: ProfileFacts;
 }
 
 /**
@@ -54,6 +58,22 @@ export async function verifyAtProvider(ctx: CallbackContext): Promise<void> {
   if (identity !== undefined) ctx.identity = identity;
 }
 
+/**
+ * Step: the account's public profile from its provider's profile source (Steam's Web API), when it
+ * has one: read (or reused from the cache) within the source's bounds; a login never waits longer
+ * or fails for it ({@link readProfile}).
+ */
+export async function readAccountProfile(ctx: CallbackContext): Promise<void> {
+  const { server, identity } = ctx;
+  const provider = identity.provider === undefined ? undefined : findProvider(server, identity.provider);
+  if (provider?.profile === undefined) return;
+  const key = identity.accountKey ?? identity.identifier;
+  const profile = await readProfile(server, provider.name, provider.profile, key, () =>
+    eventContext(ctx.req),
+  );
+  if (profile !== undefined) ctx.profile = profile;
+}
+
 /** Step: the user of the verified identity, created at the first login. */
 export async function findOrCreateUser(ctx: CallbackContext): Promise<void> {
   const { server, identity } = ctx;
@@ -84,8 +104,8 @@ const OPENID_NAMESPACE = 'openid';
  * for the user; otherwise the account is the library's user.
  */
 export async function chooseAccount(ctx: CallbackContext): Promise<void> {
-  const { server, identity, libraryUser } = ctx;
-  const displayName = identity.displayName;
+  const { server, identity, libraryUser, profile } = ctx;
+  const displayName = identity.displayName ?? profile?.name;
   const hook = server.options.accounts;
   if (hook === undefined) {
     ctx.account = { id: libraryUser.id, ...(displayName === undefined ? {} : { displayName }) };
@@ -98,6 +118,8 @@ export async function chooseAccount(ctx: CallbackContext): Promise<void> {
       accountKey: identity.accountKey ?? libraryUser.identifier,
       ...(displayName === undefined ? {} : { displayName }),
       attributes: identity.attributes ?? {},
+      ...(identity.teams === undefined ? {} : { teams: identity.teams }),
+      ...(profile === undefined ? {} : { profile }),
       userId: libraryUser.id,
     },
     ctx.req,
@@ -135,9 +157,11 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
     ...eventContext(ctx.req),
   });
-  // UserInfo serves the claims of the latest login of the account tokens are issued to.
-  const { claims } = ctx.identity;
-  if (claims !== undefined && server.oidc) await server.storage.users.saveClaims?.(account.id, claims);
+  // UserInfo, requireBearer's and introspection's teams read the claims of the latest login of
+  // the account tokens are issued to: saved at every login, none included.
+  const claims = claimsOfLogin(ctx);
+  await server.storage.users.saveClaims?.(account.id, claims);
+  const { teams } = ctx.identity;
   const state = await ctx.session!.regenerate();
   state.user = {
     id: account.id,
@@ -145,7 +169,8 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     provider: providerName,
     ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
     authTime: server.clock(),
-    ...(ctx.identity.claims === undefined ? {} : { claims: ctx.identity.claims }),
+    ...(Object.keys(claims).length === 0 ? {} : { claims }),
+    ...(teams === undefined ? {} : { teams }),
   };
   if (purpose === 'applications') {
     ctx.answer = redirect(server.urls.applications, 303);
@@ -153,6 +178,20 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
   }
   state.pending = purpose;
   ctx.answer = redirect(server.urls.resume, 303);
+}
+
+/**
+ * The account's claims of this login: the provider's (`steam_id`, `name`, ...), the public
+ * profile's (`name`, `picture`, `profile`) and, when the provider was asked about teams, `groups`.
+ */
+function claimsOfLogin({ identity, profile }: CallbackContext): AccountClaims {
+  return {
+    ...(profile?.name === undefined ? {} : { name: profile.name }),
+    ...(profile?.picture === undefined ? {} : { picture: profile.picture }),
+    ...(profile?.profileUrl === undefined ? {} : { profile: profile.profileUrl }),
+    ...identity.claims,
+    ...(identity.teams === undefined ? {} : { groups: identity.teams }),
+  };
 }
 
 /** The provider of the built-in login in progress, read before the strategy clears its state. */

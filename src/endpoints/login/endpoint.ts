@@ -4,6 +4,7 @@ import {
   checkLoginInProgress,
   chooseAccount,
   findOrCreateUser,
+  readAccountProfile,
   signIn,
   verifyAtProvider,
   type CallbackContext,
@@ -19,7 +20,15 @@ export const loginEndpoint = endpoint<StartContext>({
   method: 'GET',
   path: '/oauth/login',
   kind: 'page',
-  steps: [loadSession, chooseProvider, startAtProvider, findOrCreateUser, chooseAccount, signIn],
+  steps: [
+    loadSession,
+    chooseProvider,
+    startAtProvider,
+    readAccountProfile,
+    findOrCreateUser,
+    chooseAccount,
+    signIn,
+  ],
 });
 
 /**
@@ -32,5 +41,13 @@ export const callbackEndpoint = endpoint<CallbackContext>({
   method: 'GET',
   path: '/oauth/login/callback',
   kind: 'page',
-  steps: [loadSession, checkLoginInProgress, verifyAtProvider, findOrCreateUser, chooseAccount, signIn],
+  steps: [
+    loadSession,
+    checkLoginInProgress,
+    verifyAtProvider,
+    readAccountProfile,
+    findOrCreateUser,
+    chooseAccount,
+    signIn,
+  ],
 });

@@ -24,6 +24,11 @@ export interface LoginIdentity {
    * verified login only: they go into ID tokens and UserInfo answers as they are.
    */
   claims?: Record<string, string>;
+  /**
+   * The teams the provider verified the user a member of (Launchpad's teams extension), when it
+   * was asked about teams: the user's `groups`, and what a client's `allowedTeams` is checked against.
+   */
+  teams?: string[];
 }
 
 /**
@@ -121,6 +126,12 @@ function isLoginIdentity(user: unknown): user is LoginIdentity {
       (typeof identity.claims === 'object' &&
         identity.claims !== null &&
         Object.keys(identity.claims).length <= 20 &&
-        Object.values(identity.claims).every((value) => typeof value === 'string' && value.length <= 1024)))
+        Object.values(identity.claims).every(
+          (value) => typeof value === 'string' && value.length <= 1024,
+        ))) &&
+    (identity.teams === undefined ||
+      (Array.isArray(identity.teams) &&
+        identity.teams.length <= 50 &&
+        identity.teams.every((team) => typeof team === 'string' && team.length > 0 && team.length <= 64)))
   );
 }

@@ -42,3 +42,24 @@ export function readCallbackMessage(callbackUrl: URL): OpenIdMessage {
 export function field(message: OpenIdMessage, name: string): string | undefined {
   return message.get(`openid.${name}`);
 }
+
+/**
+ * The alias of an extension in a positive assertion, when the provider signed its declaration
+ * (`openid.ns.<alias>` in `openid.signed`) under exactly one alias for one of `namespaces`; else
+ * `undefined`: an extension declared twice, or unsigned, is read as absent. With the set of
+ * signed field names, to check each of the extension's values against.
+ *
+ * @see OpenID 2.0 sections 10.1 and 12
+ */
+export function signedExtension(
+  message: OpenIdMessage,
+  namespaces: readonly string[],
+): { alias: string; signed: ReadonlySet<string> } | undefined {
+  const signed = new Set((field(message, 'signed') ?? '').split(','));
+  const aliases: string[] = [];
+  for (const [key, value] of message) {
+    if (!key.startsWith('openid.ns.') || !namespaces.includes(value)) continue;
+    if (signed.has(key.slice('openid.'.length))) aliases.push(key.slice('openid.ns.'.length));
+  }
+  return aliases.length === 1 ? { alias: aliases[0]!, signed } : undefined;
+}

@@ -15,10 +15,12 @@ export interface NonceStore {
   use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
 }
 import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
+import { TEAM_NAME } from './teams.js';
 import {
   SREG_FIELDS,
   type ConfiguredProvider,
   type OpenIdProvider,
+  type ProfileSource,
   type ProviderPreset,
   type SregField,
 } from './provider-policy.js';
@@ -114,8 +116,23 @@ export const openIdProviderSchema = z.object({
     .refine((list) => new Set(list).size === list.length, 'sreg fields must be unique')
     .readonly()
     .optional(),
+  teams: z
+    .array(z.string().regex(TEAM_NAME, 'teams must be Launchpad team names (lowercase, without ~)'))
+    .min(1)
+    .max(50)
+    .refine((list) => new Set(list).size === list.length, 'teams must be unique')
+    .readonly()
+    .optional(),
   account: z
     .custom<ProviderPreset['account']>((v) => typeof v === 'function', 'account must be a function')
+    .optional(),
+  profile: z
+    .custom<ProfileSource>(
+      (v) =>
+        typeof (v as ProfileSource | null)?.url === 'function' &&
+        typeof (v as ProfileSource).parse === 'function',
+      "profile must be a profile source (a preset's)",
+    )
     .optional(),
 });
 

@@ -1,6 +1,13 @@
 import { isLoopbackHost } from '../../clients/redirect-uri.js';
 import { parseHttpUrl } from './realm.js';
-import type { AccountOfLogin, ProviderPreset, SregField, VerifiedAssertion } from './provider-policy.js';
+import type {
+  AccountOfLogin,
+  ProfileFacts,
+  ProfileSource,
+  ProviderPreset,
+  SregField,
+  VerifiedAssertion,
+} from './provider-policy.js';
 
 /** Options every preset takes. */
 export interface PresetOptions {
@@ -30,19 +37,51 @@ const STEAM_ICON = monogram('S', '#171a21');
 const LAUNCHPAD_ICON = monogram('L', '#4f4f4f');
 const UBUNTU_ONE_ICON = monogram('U', '#e95420');
 
+/** Options of {@link steam}. */
+export interface SteamOptions extends PresetOptions {
+  /**
+   * Read each user's public Steam profile (persona name, avatar, profile URL) at login through the
+   * Steam Web API (`ISteamUser/GetPlayerSummaries`), with your key from
+   * https://steamcommunity.com/dev/apikey. Without it a Steam account is only its SteamID64.
+   */
+  webApi?: SteamWebApiOptions;
+}
+
+/** {@link SteamOptions.webApi}. */
+export interface SteamWebApiOptions {
+  /** The Web API key: keep it out of the code (an environment variable). Never logged or shown. */
+  key: string;
+  /**
+   * Per request, in milliseconds, 100 to 10000: past it the login goes on without the profile.
+   * Default `2000`.
+   */
+  timeoutMs?: number;
+  /**
+   * How long a profile is reused before a later login reads it again, in seconds, 60 to 604800, so
+   * a burst of logins spends one request per account of the key's daily quota. Default `3600`.
+   */
+  cacheSeconds?: number;
+  /**
+   * **For tests only**: where the Web API is, instead of `https://api.steampowered.com`: the URL of
+   * `startSteamWebApi()` from `openid-oauth-bridge/testing`. https, or http on a loopback host.
+   */
+  baseUrl?: string;
+}
+
 /**
  * Sign in through Steam: `https://steamcommunity.com/openid`, identifier select, the one endpoint
  * `https://steamcommunity.com/openid/login`, claimed ids
  * `https://steamcommunity.com/openid/id/<SteamID64>` (17 digits) and nothing else, no sreg or
- * attribute exchange (Steam sends none). The account key is the SteamID64; there is no display
- * name (Steam's persona name is only in its Web API).
+ * attribute exchange (Steam sends none). The account key is the SteamID64. With `webApi`, the
+ * persona name, avatar and profile URL of a public profile are read from the Steam Web API at
+ * login (they are only there); a private profile, or an API that fails or is slow, leaves them out.
  *
  * @example
- * createAuthorizationServer({ ..., providers: [steam()] });
+ * createAuthorizationServer({ ..., providers: [steam({ webApi: { key: process.env.STEAM_API_KEY! } })] });
  * // in tests: steam({ baseUrl: (await startDevelopmentProvider({ shape: 'steam' })).url })
  * @see https://steamcommunity.com/dev ("Sign in through Steam")
  */
-export function steam(options: PresetOptions = {}): ProviderPreset {
+export function steam(options: SteamOptions = {}): ProviderPreset {
   const base = baseOf(options.baseUrl, 'https://steamcommunity.com');
   const claimedId = new RegExp(`^${escapeRegExp(base)}/openid/id/([0-9]{17})$`);
   return Object.freeze({
@@ -55,19 +94,93 @@ export function steam(options: PresetOptions = {}): ProviderPreset {
       const key = captured(claimedId, verified);
       return { key, claims: { steam_id: key } };
     },
+    ...(options.webApi !== undefined && { profile: steamWebApi(options.webApi) }),
+  });
+}
+
+/** The Steam Web API's `GetPlayerSummaries` as a {@link ProfileSource}. */
+function steamWebApi(options: SteamWebApiOptions): ProfileSource {
+  const { key, timeoutMs = 2000, cacheSeconds = 3600 } = options;
+  if (typeof key !== 'string' || !/^[A-Za-z0-9]{16,64}$/.test(key)) {
+    // The key itself is never repeated in a message.
+    throw new TypeError(
+      'steam({ webApi }): key must be your Steam Web API key (16 to 64 letters and digits)',
+    );
+  }
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 100 || timeoutMs > 10_000) {
+    throw new TypeError('steam({ webApi }): timeoutMs must be an integer from 100 to 10000');
+  }
+  if (!Number.isInteger(cacheSeconds) || cacheSeconds < 60 || cacheSeconds > 604_800) {
+    throw new TypeError('steam({ webApi }): cacheSeconds must be an integer from 60 to 604800');
+  }
+  const base = baseOf(options.baseUrl, 'https://api.steampowered.com');
+  return Object.freeze({
+    name: 'Steam Web API',
+    timeoutMs,
+    cacheSeconds,
+    url(steamId: string): URL {
+      const url = new URL(`${base}/ISteamUser/GetPlayerSummaries/v0002/`);
+      url.searchParams.set('key', key);
+      url.searchParams.set('steamids', steamId);
+      return url;
+    },
+    parse: steamProfile,
   });
 }
 
 /**
+ * The public profile in a `GetPlayerSummaries` answer: the player of this SteamID64 whose
+ * profile is public (`communityvisibilitystate` 3); anything else is private or absent (`null`).
+ * Only well-formed values are kept: a name of printable characters, https URLs.
+ */
+function steamProfile(body: unknown, steamId: string): ProfileFacts | null {
+  const players = (body as { response?: { players?: unknown } } | null)?.response?.players;
+  if (!Array.isArray(players)) throw new TypeError('not a GetPlayerSummaries answer');
+  const player = players.find((p: { steamid?: unknown } | null) => p?.steamid === steamId) as
+    Record<string, unknown> | undefined;
+  if (player === undefined || player.communityvisibilitystate !== 3) return null;
+  const name = typeof player.personaname === 'string' ? player.personaname.trim() : '';
+  const picture = httpsUrl(player.avatarfull) ?? httpsUrl(player.avatarmedium);
+  const profileUrl = httpsUrl(player.profileurl);
+  return {
+    ...(name.length > 0 && name.length <= 200 && !CONTROL.test(name) && { name }),
+    ...(picture !== undefined && { picture }),
+    ...(profileUrl !== undefined && { profileUrl }),
+  };
+}
+
+// eslint-disable-next-line no-control-regex -- control characters are what it looks for
+const CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** `value` when it is an https URL of at most 1024 characters, as written. */
+function httpsUrl(value: unknown): string | undefined {
+  if (typeof value !== 'string' || value.length > 1024) return undefined;
+  const url = URL.parse(value);
+  return url?.protocol === 'https:' && !url.username && !url.password ? value : undefined;
+}
+
+/** Options of {@link launchpad} and {@link ubuntuOne}. */
+export interface LaunchpadOptions extends PresetOptions {
+  /**
+   * The teams you care about, by name without `~` (`['team-a']`): each login asks which of them
+   * the user belongs to (the OpenID teams extension; Launchpad answers for indirect memberships
+   * too), and the signed answer becomes the user's teams (`groups` in OpenID Connect, the
+   * `accounts` hook's `teams`, a client's `allowedTeams`). At most 50.
+   */
+  teams?: string[];
+}
+
+/**
  * Launchpad: `https://login.launchpad.net/`, identifier select, endpoint `.../+openid`, claimed ids
- * `.../+id/<account id>` (7 letters or digits), sreg nickname and fullname asked as optional. The
- * account key is the account id; the display name the signed fullname, else the signed nickname.
+ * `.../+id/<account id>` (7 letters or digits), sreg nickname and fullname asked as optional, and
+ * membership of `teams` when given. The account key is the account id; the display name the
+ * signed fullname, else the signed nickname.
  *
  * @example
- * providers: [launchpad(), ubuntuOne()]
+ * providers: [launchpad({ teams: ['ubuntu-core-dev'] }), ubuntuOne()]
  * @see https://help.launchpad.net/OpenID
  */
-export function launchpad(options: PresetOptions = {}): ProviderPreset {
+export function launchpad(options: LaunchpadOptions = {}): ProviderPreset {
   return ubuntuSso(options, 'Launchpad', 'https://login.launchpad.net', LAUNCHPAD_ICON);
 }
 
@@ -78,11 +191,16 @@ export function launchpad(options: PresetOptions = {}): ProviderPreset {
  * @example
  * providers: [ubuntuOne()]
  */
-export function ubuntuOne(options: PresetOptions = {}): ProviderPreset {
+export function ubuntuOne(options: LaunchpadOptions = {}): ProviderPreset {
   return ubuntuSso(options, 'Ubuntu One', 'https://login.ubuntu.com', UBUNTU_ONE_ICON);
 }
 
-function ubuntuSso(options: PresetOptions, name: string, publicBase: string, icon: string): ProviderPreset {
+function ubuntuSso(
+  options: LaunchpadOptions,
+  name: string,
+  publicBase: string,
+  icon: string,
+): ProviderPreset {
   const base = baseOf(options.baseUrl, publicBase);
   const claimedId = new RegExp(`^${escapeRegExp(base)}/\\+id/([A-Za-z0-9]{7})$`);
   return Object.freeze({
@@ -92,6 +210,7 @@ function ubuntuSso(options: PresetOptions, name: string, publicBase: string, ico
     claimedId,
     icon: options.icon ?? icon,
     sreg: Object.freeze(['nickname', 'fullname'] as const),
+    ...(options.teams !== undefined && { teams: Object.freeze([...options.teams]) }),
     account: (verified: VerifiedAssertion): AccountOfLogin =>
       withDisplayName({ key: captured(claimedId, verified) }, verified),
   });

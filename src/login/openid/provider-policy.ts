@@ -27,6 +27,11 @@ export interface VerifiedAssertion {
   opEndpoint: string;
   /** The sreg values the provider signed, among those the provider's preset asks for. */
   attributes: Readonly<Partial<Record<SregField, string>>>;
+  /**
+   * The teams the provider signed the user a member of, among those the preset asks about;
+   * `undefined` when it asks about none.
+   */
+  teams?: readonly string[] | undefined;
 }
 
 /** The account a verified login belongs to, in the provider's own terms. */
@@ -73,8 +78,45 @@ export interface ProviderPreset extends OpenIdProvider {
   icon?: string;
   /** Simple Registration fields to ask for; only values the provider signs are kept. */
   sreg?: readonly SregField[];
+  /**
+   * Launchpad teams to ask about (the OpenID teams extension, without `~`); the user's membership
+   * of each counts only when the provider signs it.
+   */
+  teams?: readonly string[];
   /** The account key and display name of a verified login. */
   account(verified: VerifiedAssertion): AccountOfLogin;
+  /**
+   * Where the account's public profile is read after each login (Steam's Web API, with the
+   * host's key): fetched by the library within bounds, cached, never blocking the login.
+   */
+  profile?: ProfileSource;
+}
+
+/**
+ * A profile a preset reads after the login ({@link ProviderPreset.profile}). The library fetches
+ * `url(accountKey)` with the hardened fetcher (no redirect, `timeoutMs`, 64 KiB at most), reads
+ * the JSON answer with `parse`, and caches the outcome for `cacheSeconds` in the ephemeral store
+ * (a failure for a minute), so a burst of logins costs one request per account. The URL may carry
+ * an API key: it is never logged, shown or put in an event.
+ */
+export interface ProfileSource {
+  /** What the events and the log call this source, e.g. `Steam Web API`. */
+  name: string;
+  url(accountKey: string): URL;
+  /** The account's public profile in the answer, or `null` when it is private or absent. */
+  parse(body: unknown, accountKey: string): ProfileFacts | null;
+  timeoutMs: number;
+  cacheSeconds: number;
+}
+
+/** An account's public profile: what a person recognises it by. */
+export interface ProfileFacts {
+  /** The name the person shows (Steam's persona name). */
+  name?: string;
+  /** An https URL of the avatar. */
+  picture?: string;
+  /** An https URL of the public profile page. */
+  profileUrl?: string;
 }
 
 /** A configured provider as the relying party keeps it: a plain one or a preset. */

@@ -23,6 +23,7 @@ import {
   type SregField,
 } from './provider-policy.js';
 import { signedSregValues, sregRequestFields } from './sreg.js';
+import { signedTeams, teamsRequestFields } from './teams.js';
 import { verifyDiscoveredInformation } from './verify-discovered.js';
 
 /** The outcome of a verified login. */
@@ -46,6 +47,11 @@ export interface VerifiedIdentity {
   claims?: Readonly<Record<string, string>>;
   /** The sreg values the provider signed, among those its preset asks for; absent when none. */
   attributes?: Readonly<Partial<Record<SregField, string>>>;
+  /**
+   * The teams the provider signed the user a member of, among those its preset asks about
+   * (Launchpad's teams extension); absent when it asks about none.
+   */
+  teams?: readonly string[];
 }
 
 /**
@@ -142,6 +148,7 @@ export class RelyingParty {
       ['openid.return_to', returnTo.href],
       ['openid.realm', this.#config.realm],
       ...sregRequestFields(known.sreg ?? []),
+      ...teamsRequestFields(known.teams ?? []),
     ];
     for (const [key, value] of params) redirect.searchParams.set(key, value);
     return {
@@ -238,6 +245,7 @@ export class RelyingParty {
       opEndpoint: login.opEndpoint,
       // Read only now that check_authentication confirmed the signature over openid.signed.
       attributes: signedSregValues(message, provider.sreg ?? []),
+      teams: signedTeams(message, provider.teams ?? []),
     });
   }
 
@@ -255,9 +263,10 @@ function identityOf(
   verified: Parameters<typeof accountOf>[1],
 ): VerifiedIdentity {
   const { key, displayName, claims } = accountOf(provider, verified);
-  const { attributes, ...rest } = verified;
+  const { attributes, teams, ...rest } = verified;
   return {
     ...rest,
+    ...(teams !== undefined && { teams }),
     accountKey: key,
     ...(displayName !== undefined && { displayName }),
     ...(claims !== undefined && { claims }),

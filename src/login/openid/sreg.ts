@@ -1,4 +1,4 @@
-import { field, type OpenIdMessage } from './callback-message.js';
+import { field, signedExtension, type OpenIdMessage } from './callback-message.js';
 import type { SregField } from './provider-policy.js';
 
 /** Namespace of Simple Registration 1.1 in an OpenID 2.0 message (SREG 1.1 section 5). */
@@ -37,14 +37,9 @@ export function signedSregValues(
   wanted: readonly SregField[],
 ): Partial<Record<SregField, string>> {
   if (wanted.length === 0) return {};
-  const signed = new Set((field(message, 'signed') ?? '').split(','));
-  const aliases: string[] = [];
-  for (const [key, value] of message) {
-    if (!key.startsWith('openid.ns.') || (value !== SREG_NS && value !== SREG_1_0_NS)) continue;
-    if (signed.has(key.slice('openid.'.length))) aliases.push(key.slice('openid.ns.'.length));
-  }
-  if (aliases.length !== 1) return {};
-  const alias = aliases[0]!;
+  const extension = signedExtension(message, [SREG_NS, SREG_1_0_NS]);
+  if (extension === undefined) return {};
+  const { alias, signed } = extension;
   const values: Partial<Record<SregField, string>> = {};
   for (const name of wanted) {
     const value = field(message, `${alias}.${name}`);

@@ -26,6 +26,8 @@ export interface OpenIdStrategyUser {
   attributes?: VerifiedIdentity['attributes'];
   /** OpenID Connect claims of the account, e.g. `{ steam_id: '76561197960287930' }`. */
   claims?: VerifiedIdentity['claims'];
+  /** The teams the provider signed the user a member of, when the preset asks about teams. */
+  teams?: VerifiedIdentity['teams'];
 }
 
 type Outcome =
@@ -121,11 +123,12 @@ export class OpenIdStrategy extends Strategy {
 }
 
 function strategyUser(identity: VerifiedIdentity): OpenIdStrategyUser {
-  const { identifier, provider, accountKey, displayName, attributes, claims } = identity;
+  const { identifier, provider, accountKey, displayName, attributes, claims, teams } = identity;
   return {
     identifier,
     provider,
     accountKey,
+    ...(teams !== undefined && { teams }),
     ...(displayName !== undefined && { displayName }),
     ...(claims !== undefined && { claims }),
     ...(attributes !== undefined && { attributes }),

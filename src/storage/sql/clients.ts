@@ -79,5 +79,6 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
   }
   if (changes.disabled !== undefined) set.disabled = changes.disabled ? 1 : 0;
   if (changes.requirePkce !== undefined) set.require_pkce = changes.requirePkce ? 1 : 0;
+  if (changes.allowedTeams !== undefined) set.allowed_teams = scopeText(changes.allowedTeams);
   return set;
 }

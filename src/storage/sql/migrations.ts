@@ -1,4 +1,4 @@
-import type { Kysely, Migration, MigrationProvider } from 'kysely';
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 
 /**
  * The schema, as migrations shipped with the package. Never edit a released migration: add the
@@ -52,6 +52,27 @@ export const migrations: Record<string, Migration> = {
     },
     async down(db: Kysely<unknown>) {
       await db.schema.dropTable('oauth_user_claims').ifExists().execute();
+    },
+  },
+  '004-client-allowed-teams': {
+    async up(db: Kysely<unknown>) {
+      // Idempotent as the others: PostgreSQL adds the column IF NOT EXISTS; SQLite, which has no
+      // such clause, looks first.
+      const postgres = db.getExecutor().adapter.supportsTransactionalDdl;
+      if (!postgres) {
+        const columns = await sql<{ name: string }>`pragma table_info(oauth_clients)`.execute(db);
+        if (columns.rows.some(({ name }) => name === 'allowed_teams')) return;
+      }
+      await db.schema
+        .alterTable('oauth_clients')
+        .addColumn('allowed_teams', 'text', (col) => {
+          const column = col.notNull().defaultTo('');
+          return postgres ? column.ifNotExists() : column;
+        })
+        .execute();
+    },
+    async down(db: Kysely<unknown>) {
+      await db.schema.alterTable('oauth_clients').dropColumn('allowed_teams').execute();
     },
   },
 };

@@ -20,6 +20,7 @@ export const COLUMNS = {
     'disabled',
     'require_pkce',
     'created_at',
+    'allowed_teams',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
   oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
@@ -78,6 +79,7 @@ export function toClient(row: ClientRow): ClientRecord {
     disabled: row.disabled !== 0,
     requirePkce: row.require_pkce !== 0,
     createdAt: millis(row.created_at),
+    ...(row.allowed_teams === '' ? {} : { allowedTeams: scopesOf(row.allowed_teams) }),
   };
 }
 
@@ -95,6 +97,7 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     disabled: client.disabled ? 1 : 0,
     require_pkce: client.requirePkce === true ? 1 : 0,
     created_at: client.createdAt,
+    allowed_teams: scopeText(client.allowedTeams ?? []),
   };
 }
 

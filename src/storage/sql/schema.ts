@@ -30,6 +30,8 @@ export interface Database {
     disabled: number;
     require_pkce: ColumnType<number, number | undefined, number>;
     created_at: Millis;
+    /** Space-delimited team names; `''`: anyone may use the client. */
+    allowed_teams: ColumnType<string, string | undefined, string>;
   };
   oauth_users: {
     id: string;

@@ -112,6 +112,7 @@ const FOUND_COLUMNS = [
   'c.disabled',
   'c.require_pkce',
   'c.created_at',
+  'c.allowed_teams',
 ] as const;
 
 type Millis = number;
@@ -150,6 +151,7 @@ type FoundRow = [
   clientDisabled: number,
   clientRequirePkce: number,
   clientCreatedAt: Millis,
+  clientAllowedTeams: string,
 ];
 
 /** The token, grant and client of a JSON array that {@link foundQuery} read. */
@@ -184,6 +186,7 @@ export function found(json: string): FoundTokenRecord {
     disabled,
     require_pkce,
     c_created_at,
+    allowed_teams,
   ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
@@ -225,6 +228,7 @@ export function found(json: string): FoundTokenRecord {
           disabled,
           require_pkce,
           created_at: c_created_at,
+          allowed_teams,
         });
   return { token, grant, client };
 }

@@ -1,4 +1,4 @@
-import type { UserStore } from '../types.js';
+import type { AccountClaims, UserStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { param } from './prepared.js';
 import { COLUMNS, toUser } from './rows.js';
@@ -51,7 +51,7 @@ export function sqlUserStore({ db, prepare }: SqlContext): Required<UserStore> {
         .select('claims')
         .where('subject', '=', subject)
         .executeTakeFirst();
-      return row ? (JSON.parse(row.claims) as Record<string, string>) : null;
+      return row ? (JSON.parse(row.claims) as AccountClaims) : null;
     },
   };
 }

@@ -36,6 +36,7 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         'contacts',
         'postLogoutRedirectUris',
         'requirePkce',
+        'allowedTeams',
       );
       await putClient(minimal);
       const found = await storage().clients.find(minimal.clientId);
@@ -57,6 +58,10 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         found.postLogoutRedirectUris === undefined ||
           (Array.isArray(found.postLogoutRedirectUris) && found.postLogoutRedirectUris.length === 0),
         `clients.find: postLogoutRedirectUris was not given, so it must be absent or empty; received ${JSON.stringify(found.postLogoutRedirectUris)}`,
+      );
+      assert.ok(
+        found.allowedTeams === undefined || (Array.isArray(found.allowedTeams) && found.allowedTeams.length === 0),
+        `clients.find: allowedTeams was not given, so it must be absent or empty; received ${JSON.stringify(found.allowedTeams)}`,
       );
     });
 

@@ -38,6 +38,7 @@ export function clientRecord(now: number, overrides: Partial<ClientRecord> = {})
     postLogoutRedirectUris: ['https://printer.example/signed-out', 'https://printer.example/bye'],
     disabled: false,
     requirePkce: false,
+    allowedTeams: ['team-a', 'team-b'],
     createdAt: now,
     ...overrides,
   };

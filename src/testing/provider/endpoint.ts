@@ -5,6 +5,7 @@ import { encodeKeyValueForm } from '../../login/openid/key-value-form.js';
 import { parseHttpUrl, returnToMatchesRealm } from '../../login/openid/realm.js';
 import { parseResponseNonce } from '../../login/openid/response-nonce.js';
 import { SREG_NS } from '../../login/openid/sreg.js';
+import { TEAMS_NS } from '../../login/openid/teams.js';
 import type { PrivateAssociation } from './association.js';
 import { loginForm } from './pages.js';
 import { claimedIdPath, type Shape } from './shapes.js';
@@ -18,6 +19,8 @@ export interface EndpointContext {
   shape: Shape;
   association: PrivateAssociation;
   users: readonly string[];
+  /** The teams of each user name (Launchpad's shape). */
+  teams: Readonly<Record<string, readonly string[]>>;
   /** Nonces already confirmed by check_authentication, with the time they may be forgotten. */
   verifiedNonces: Map<string, number>;
 }
@@ -36,6 +39,8 @@ const REQUEST_FIELDS = [
   'openid.ns.sreg',
   'openid.sreg.required',
   'openid.sreg.optional',
+  'openid.ns.lp',
+  'openid.lp.query_membership',
 ];
 
 /**
@@ -103,7 +108,10 @@ export function endpointHandler(ctx: EndpointContext): RequestHandler {
     return redirectTo(
       res,
       request.returnTo,
-      positiveAssertion(ctx, request.returnTo, claimedId, sregOf(ctx, params, user)),
+      positiveAssertion(ctx, request.returnTo, claimedId, [
+        ...sregOf(ctx, params, user),
+        ...teamsOf(ctx, params, user),
+      ]),
     );
   };
 }
@@ -150,6 +158,26 @@ function sregOf(ctx: EndpointContext, params: ReadonlyMap<string, string>, user:
   if (asked.has('fullname'))
     values.push(['openid.sreg.fullname', user.charAt(0).toUpperCase() + user.slice(1)]);
   return values.length === 0 ? [] : [['openid.ns.sreg', SREG_NS], ...values];
+}
+
+/**
+ * The signed teams answer of a shape that gives one (Launchpad's), when the request asks about
+ * teams and the user is in the `teams` option: those of them the user belongs to (`is_member`,
+ * empty when none), as Launchpad answers. A user not in the option gets no answer at all, as from
+ * a provider without the extension.
+ */
+function teamsOf(
+  ctx: EndpointContext,
+  params: ReadonlyMap<string, string>,
+  user: string,
+): [string, string][] {
+  const member = ctx.teams[user];
+  if (!ctx.shape.sreg || params.get('openid.ns.lp') !== TEAMS_NS || member === undefined) return [];
+  const asked = (params.get('openid.lp.query_membership') ?? '').split(',');
+  return [
+    ['openid.ns.lp', TEAMS_NS],
+    ['openid.lp.is_member', asked.filter((team) => member.includes(team)).join(',')],
+  ];
 }
 
 function positiveAssertion(

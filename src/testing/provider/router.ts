@@ -21,6 +21,16 @@ export interface DevelopmentProviderOptions {
    * developmentProvider({ baseUrl, shape: 'steam' })
    */
   shape?: ProviderShape;
+  /**
+   * For `shape: 'launchpad'`: the teams of each user name, answered to Launchpad's OpenID teams
+   * extension (`openid.lp.query_membership`) as Launchpad does: the signed `openid.lp.is_member`
+   * lists those of the teams asked about the user belongs to (empty for `[]`). A user name not
+   * listed gets no teams answer at all, as from a provider without the extension. Default `{}`.
+   *
+   * @example
+   * developmentProvider({ baseUrl, shape: 'launchpad', teams: { alice: ['team-a'] } })
+   */
+  teams?: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
@@ -61,6 +71,7 @@ export function developmentProvider(options: DevelopmentProviderOptions): expres
     endpoint,
     shape,
     users,
+    teams: options.teams ?? {},
     association: createPrivateAssociation(),
     verifiedNonces: new Map(),
   });

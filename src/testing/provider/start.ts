@@ -29,7 +29,13 @@ export interface RunningDevelopmentProvider {
  * await op.close();
  */
 export async function startDevelopmentProvider(
-  options: { port?: number; users?: string[]; shape?: ProviderShape } = {},
+  options: {
+    port?: number;
+    users?: string[];
+    shape?: ProviderShape;
+    /** The teams of each user name, for `shape: 'launchpad'` (see `developmentProvider`). */
+    teams?: Readonly<Record<string, readonly string[]>>;
+  } = {},
 ): Promise<RunningDevelopmentProvider> {
   const app = express();
   app.disable('x-powered-by');
@@ -44,7 +50,9 @@ export async function startDevelopmentProvider(
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Mounted once the port is known, since every URL the provider emits contains it.
   const shape = shapes[options.shape ?? 'generic'];
-  app.use(developmentProvider({ baseUrl: url, users: options.users, shape: options.shape }));
+  app.use(
+    developmentProvider({ baseUrl: url, users: options.users, shape: options.shape, teams: options.teams }),
+  );
   return {
     url,
     identifier: `${url}${shape.identifierPath}`,

@@ -1,0 +1,80 @@
+import type { AuthorizationServer } from '../config/server.js';
+import { emit, type EventContext } from '../events/emit.js';
+import type { ProfileUnavailableEvent } from '../events/types.js';
+import { boundedFetch, FetchRefusedError } from '../http/bounded-fetch.js';
+import type { ProfileFacts, ProfileSource } from './openid/provider-policy.js';
+import { ephemeralKeys } from '../storage/keys.js';
+
+/** The largest profile answer read. */
+const MAX_PROFILE_BYTES = 64 * 1024;
+/** How long a failed read is remembered: the API is not asked again by every login meanwhile. */
+const FAILURE_CACHE_MS = 60_000;
+
+type Outcome = { facts: ProfileFacts } | { unavailable: ProfileUnavailableEvent['reason'] };
+
+/**
+ * The public profile of an account from its provider's {@link ProfileSource} (Steam's Web API),
+ * or `undefined`. It never fails a login: a private profile, a timeout, an error or a malformed
+ * answer is reported as a `profile.unavailable` event and the login goes on without it. The
+ * outcome is cached in the ephemeral store (a profile for the source's `cacheSeconds`, a failure
+ * for a minute), so a burst of logins spends one request per account. The source's URL carries
+ * its API key: neither the URL nor the key goes into an event, a log line or an error.
+ */
+export async function readProfile(
+  server: AuthorizationServer,
+  provider: string,
+  source: ProfileSource,
+  accountKey: string,
+  context: () => EventContext,
+): Promise<ProfileFacts | undefined> {
+  const key = ephemeralKeys.profile(provider, accountKey);
+  const cached = await server.storage.ephemeral.get(key, server.clock());
+  const outcome =
+    cached === null ? await fetchProfile(server, source, accountKey) : (JSON.parse(cached) as Outcome);
+  if (cached === null) {
+    const now = server.clock();
+    const lifetime =
+      'facts' in outcome || outcome.unavailable === 'private' ? source.cacheSeconds * 1000 : FAILURE_CACHE_MS;
+    await server.storage.ephemeral.set(key, JSON.stringify(outcome), now + lifetime, now);
+  }
+  if ('facts' in outcome) return outcome.facts;
+  emit(server, {
+    type: 'profile.unavailable',
+    provider,
+    source: source.name,
+    reason: outcome.unavailable,
+    cached: cached !== null,
+    ...context(),
+  });
+  return undefined;
+}
+
+async function fetchProfile(
+  server: AuthorizationServer,
+  source: ProfileSource,
+  accountKey: string,
+): Promise<Outcome> {
+  const url = source.url(accountKey);
+  try {
+    const res = await boundedFetch(url, {
+      timeoutMs: source.timeoutMs,
+      maxBytes: MAX_PROFILE_BYTES,
+      // The API's own origin only: a redirect anywhere else is refused, not followed.
+      allowUrl: (target) => target.origin === url.origin,
+      headers: { accept: 'application/json' },
+    });
+    if (res.status !== 200) return { unavailable: 'bad_status' };
+    const facts = source.parse(JSON.parse(res.body), accountKey);
+    return facts === null ? { unavailable: 'private' } : { facts };
+  } catch (err) {
+    if (err instanceof FetchRefusedError) {
+      return {
+        unavailable:
+          err.reason === 'timeout' ? 'timeout' : err.reason === 'too_large' ? 'too_large' : 'error',
+      };
+    }
+    // A malformed answer (not JSON, not the API's shape). Logged without the URL or the key.
+    server.logger.warn(`${source.name}: the answer could not be read`, { reason: (err as Error).name });
+    return { unavailable: 'malformed' };
+  }
+}
