@@ -34,3 +34,18 @@ export function clientRedirectUriMatches(
   const anyPort = client.grantType === 'authorization_code' && isPublicClient(client);
   return redirectUriMatches(client.redirectUri, requested, { anyLoopbackPort: anyPort });
 }
+
+/**
+ * Whether every authorization of this request asks the person, even for an application trusted
+ * before: a public code client redirecting to a loopback address or a private-use scheme (any
+ * program on the machine, or any app claiming the scheme, can use its public `client_id` there,
+ * and PKCE cannot tell them apart: RFC 8252 8.6). A claimed https redirect identifies the app.
+ */
+export function asksEachTime(
+  client: Pick<ClientRecord, 'grantType' | 'secretHash'>,
+  redirectUri: string,
+): boolean {
+  return (
+    client.grantType === 'authorization_code' && isPublicClient(client) && !redirectUri.startsWith('https://')
+  );
+}

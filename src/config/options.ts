@@ -123,10 +123,10 @@ export const optionsSchema = z.strictObject({
       interval: z.number().int().min(1).max(60).default(5),
       /** Device authorization requests of one client per minute. */
       maxRequestsPerClient: z.union([z.number().int().min(1), z.literal(false)]).default(300),
-      /** Wrong user codes from one address per minute before every attempt from it waits. */
-      maxUserCodeFailuresPerAddress: z.number().int().min(1).max(1000).default(10),
-      /** Wrong user codes from all addresses together per minute before every attempt waits. */
-      maxUserCodeFailures: z.number().int().min(1).default(1000),
+      /** User codes typed per minute from one address, or by one signed-in account. */
+      maxUserCodeAttempts: z.number().int().min(1).max(1000).default(10),
+      /** User codes typed per minute by everyone not signed in, together. */
+      maxAnonymousUserCodeAttempts: z.number().int().min(1).default(1000),
     })
     .prefault({}),
   oidc: z

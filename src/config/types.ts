@@ -243,16 +243,17 @@ export interface DeviceOptions {
    */
   maxRequestsPerClient?: number | false;
   /**
-   * Wrong user codes typed from one address (`req.ip`) per minute, 1 to 1000: past it every
-   * attempt from that address, the right code included, waits for the minute to end (RFC 8628
-   * 5.1). Default `10`.
+   * User codes typed per minute from one address (`req.ip`), or by one signed-in account, right or
+   * wrong, 1 to 1000: past it every attempt, the right code included, waits for the minute to end
+   * (RFC 8628 5.1). Default `10`.
    */
-  maxUserCodeFailuresPerAddress?: number;
+  maxUserCodeAttempts?: number;
   /**
-   * Wrong user codes from every address together per minute: past it every attempt waits for
-   * the minute to end, so guessing from many addresses stays slow too. Default `1000`.
+   * User codes typed per minute by everyone not signed in, together: past it they wait for the
+   * minute to end, so guessing from many addresses stays slow too. A signed-in person is never
+   * held by it. Default `1000`.
    */
-  maxUserCodeFailures?: number;
+  maxAnonymousUserCodeAttempts?: number;
 }
 
 /**

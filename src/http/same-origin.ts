@@ -7,14 +7,19 @@ import type { Context, Step } from './pipeline.js';
  * because the page's Referrer-Policy is `no-referrer`, so the reliable signal is
  * `Sec-Fetch-Site`; `Origin` is checked when that is absent.
  */
-export function sameOrigin(refusal: string): Step<Context> {
+export function sameOrigin(refusal: string, options: { unmarked?: 'allow' | 'refuse' } = {}): Step<Context> {
+  const refuseUnmarked = options.unmarked === 'refuse';
   return function checkSameOrigin({ server, req }) {
     const fetchSite = req.get('sec-fetch-site');
     const origin = req.get('origin');
+    // A form without either header (an old browser, a privacy tool) passes the forms that carry a
+    // CSRF token of their own; `unmarked: 'refuse'` is for a form that carries none.
     const crossSite =
       fetchSite !== undefined
         ? fetchSite !== 'same-origin'
-        : origin !== undefined && origin !== 'null' && origin !== server.urls.origin;
+        : origin === undefined
+          ? refuseUnmarked
+          : origin !== 'null' && origin !== server.urls.origin;
     if (crossSite) throw new OAuthError('access_denied', refusal, { redirectable: false });
   };
 }

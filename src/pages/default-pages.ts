@@ -94,7 +94,7 @@ function consent(data: ConsentPageData): string {
         <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
       </form>
       <p class="muted">
-        ${data.userCode ? 'Each device asks for itself.' : 'You will not be asked again for this application.'}
+        ${data.asksEachTime ? 'You will be asked each time it signs in.' : 'You will not be asked again for this application.'}
         Client id: ${data.clientId}
       </p>
       ${data.signedInAs ? html`<p class="muted account">${avatar(data.picture)}Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}

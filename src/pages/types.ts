@@ -41,6 +41,11 @@ export interface ConsentPageData {
    */
   userCode?: string;
   /**
+   * The person is asked at every sign-in of this application, not once (a device; a native app
+   * that anyone on the machine could impersonate): the page must not say it will not ask again.
+   */
+  asksEachTime?: boolean;
+  /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
    */

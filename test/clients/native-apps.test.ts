@@ -101,6 +101,26 @@ describe('a public native app with openid-client 6', () => {
 });
 
 describe('public code clients (RFC 8252)', () => {
+  it('asks the person at every authorization, even once trusted: any local program can send the public client_id', async () => {
+    const challenge = {
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    };
+    const query = (port: number) => ({
+      response_type: 'code',
+      client_id: 'desktop-app',
+      redirect_uri: `http://127.0.0.1:${port}/callback`,
+      ...challenge,
+    });
+    let first = await authorizeWithLogin(t, query(5000));
+    expect(first.text).toContain('You will be asked each time it signs in.');
+    first = await answerConsent(t, first.text, 'allow');
+    expect(first.status).toBe(303);
+    const again = await t.agent.get('/oauth/authorize').query(query(6666));
+    expect(again.status).toBe(200);
+    expect(again.text).toContain('name="decision"');
+  });
+
   const authorize = (query: Record<string, string>) =>
     t.agent.get('/oauth/authorize').query({ response_type: 'code', client_id: 'desktop-app', ...query });
 

@@ -4,6 +4,7 @@
  * at the development provider and answers the consent page. The server's clock runs `ahead` of
  * the real one as the test moves it (the provider's signed response nonces keep the real time).
  */
+import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, type ServerEvent } from '../../src/index.js';
 import { revokeApplication } from '../../src/grants/applications.js';
@@ -249,7 +250,7 @@ describe('guessing user codes', () => {
     const limited = await typeUserCode(t, device.user_code);
     expect(limited.status).toBe(429);
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-    expect(limited.text).toContain('Too many wrong codes');
+    expect(limited.text).toContain('Too many codes were tried');
     expect(events.filter((e) => e.type === 'device.user_code_rejected')).toHaveLength(11);
     ahead += 60_000;
     const { done } = await answerDevice(t, device.user_code, 'allow');
@@ -257,13 +258,78 @@ describe('guessing user codes', () => {
   });
 
   it('the overall limit holds every address, and no longer than its minute', async () => {
-    t.server.options.device.maxUserCodeFailures = 3;
-    t.server.options.device.maxUserCodeFailuresPerAddress = 100;
+    t.server.options.device.maxAnonymousUserCodeAttempts = 3;
+    t.server.options.device.maxUserCodeAttempts = 100;
     const device = await start();
     for (let i = 0; i < 3; i++) await typeUserCode(t, 'BBBB-BBBB');
     expect((await typeUserCode(t, device.user_code)).status).toBe(429);
     ahead += 60_000;
     expect((await typeUserCode(t, device.user_code)).status).toBe(200);
+  });
+});
+
+describe("what anyone may do with a public client_id (a red team's findings)", () => {
+  it("failed authentications named with a public client's id do not lock its users out", async () => {
+    const device = await start();
+    for (let i = 0; i < 12; i++) {
+      await pollToken(t, { device_code: 'x', client_id: 'cli-tool', client_secret: 'junk' });
+    }
+    // The address that sent them is held; the client's other users are not.
+    t.app.set('trust proxy', 'loopback');
+    const other = await t.agent
+      .post('/oauth/token')
+      .type('form')
+      .set('X-Forwarded-For', '198.51.100.7')
+      .send({
+        grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+        device_code: device.device_code,
+        client_id: 'cli-tool',
+      });
+    expect(other.status).toBe(400);
+    expect(other.body.error).toBe('authorization_pending');
+  });
+
+  it("a flood of device requests with a public client's id holds the address that sends it, not the others", async () => {
+    t.server.options.device.maxRequestsPerClient = 2;
+    t.app.set('trust proxy', 'loopback');
+    const from = (address: string) =>
+      requestDeviceCode(t, { client_id: 'cli-tool' }, { 'X-Forwarded-For': address });
+    expect((await from('203.0.113.1')).status).toBe(200);
+    expect((await from('203.0.113.1')).status).toBe(200);
+    expect((await from('203.0.113.1')).status).toBe(429);
+    expect((await from('203.0.113.2')).status).toBe(200);
+  });
+
+  it('a flood of anonymous guesses does not hold a person who signs in first', async () => {
+    const first = await start();
+    await answerDevice(t, first.user_code, 'allow'); // signs the person in
+    t.server.options.device.maxAnonymousUserCodeAttempts = 2;
+    const anonymous = supertest.agent(t.baseUrl);
+    const guess = () =>
+      anonymous
+        .post('/oauth/device')
+        .type('form')
+        .set('Origin', new URL(t.baseUrl).origin)
+        .send({ user_code: 'BBBB-BBBB' });
+    await guess();
+    await guess();
+    expect((await guess()).status).toBe(429);
+    const second = await start();
+    const typed = await typeUserCode(t, second.user_code);
+    expect(typed.status).toBe(200);
+    expect(typed.text).toContain('name="decision"');
+  });
+
+  it('refuses a code form that says nothing of where it comes from (no CSRF token to check)', async () => {
+    const device = await start();
+    const unmarked = await t.agent.post('/oauth/device').type('form').send({ user_code: device.user_code });
+    expect(unmarked.status).toBe(403);
+    const crossSite = await t.agent
+      .post('/oauth/device')
+      .type('form')
+      .set('Sec-Fetch-Site', 'cross-site')
+      .send({ user_code: device.user_code });
+    expect(crossSite.status).toBe(403);
   });
 });
 
@@ -283,14 +349,11 @@ describe('device grants are grants', () => {
     expect(apps.text).toContain('Realm CLI');
     const [grant] = await t.storage.grants.list({ clientId: 'cli-tool' });
     await revokeApplication(t.server, grant!.userId, 'cli-tool');
-    const after = await t.agent
-      .post('/oauth/token')
-      .type('form')
-      .send({
-        grant_type: 'refresh_token',
-        refresh_token: refreshed.body.refresh_token,
-        client_id: 'cli-tool',
-      });
+    const after = await t.agent.post('/oauth/token').type('form').send({
+      grant_type: 'refresh_token',
+      refresh_token: refreshed.body.refresh_token,
+      client_id: 'cli-tool',
+    });
     expect(after.status).toBe(400);
     expect(after.body.error).toBe('invalid_grant');
     const api = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${refreshed.body.access_token}`);

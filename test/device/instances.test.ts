@@ -62,9 +62,10 @@ describe.skipIf(missing.length > 0)(
       await dropSchema(schema);
     });
 
+    // As a browser posts a page's form: with its Origin.
     const form = (fields: Record<string, string>) => ({
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: BASE_URL },
       body: new URLSearchParams(fields),
     });
     const poll = (instance: Instance, deviceCode: string) =>

@@ -1,5 +1,5 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import { clientRedirectUriMatches } from '../../clients/kind.js';
+import { asksEachTime, clientRedirectUriMatches } from '../../clients/kind.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
@@ -30,8 +30,10 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     checkAllowedTeams(ctx, user);
-    // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing.
-    const grant = pending.device ? null : await standingGrant(server, user.id, client.clientId);
+    // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing; so does
+    // a native app's, whose public client_id any local program can send (RFC 8252 8.6).
+    const everyTime = pending.device !== undefined || asksEachTime(client, pending.redirectUri);
+    const grant = everyTime ? null : await standingGrant(server, user.id, client.clientId);
     if (grant && scopesCover(grant.scopes, pending.scopes) && pending.prompt !== 'consent') {
       ctx.session!.clearPending();
       return issue(ctx, user, grant);
@@ -56,6 +58,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         signedInAs: user.displayName ?? user.identifier,
         ...(pictureOf(user) === undefined ? {} : { picture: pictureOf(user)! }),
         ...(pending.device ? { userCode: pending.device.userCode } : {}),
+        ...(everyTime ? { asksEachTime: true } : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );

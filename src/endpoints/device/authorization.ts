@@ -7,6 +7,8 @@ import { readClientForm } from '../../http/form.js';
 import { optionalParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
+import { isPublicClient } from '../../clients/kind.js';
+import { addressKey } from '../shared/client-rate-limit.js';
 import {
   authenticateOrNamePublicClient,
   limitFailures,
@@ -67,14 +69,16 @@ async function startDevice(ctx: ClientContext): Promise<void> {
 /**
  * A flood of requests of one client is refused with 429 until the minute ends: each one leaves a
  * user code live that a person could be tricked into typing, and guessing gets easier the more
- * there are.
+ * there are. A public client's are counted per address too: anyone may use its `client_id`, and
+ * must not lock its other users out.
  */
 async function limitRequests(ctx: ClientContext): Promise<void> {
-  const { server, client } = ctx;
+  const { server, client, req } = ctx;
   const max = server.options.device.maxRequestsPerClient;
   if (max === false) return;
   const now = server.clock();
-  const key = ephemeralKeys.rateLimit(`device:client:${client.clientId}`);
+  const address = isPublicClient(client) ? `:address:${addressKey(server, req) ?? 'unknown'}` : '';
+  const key = ephemeralKeys.rateLimit(`device:client:${client.clientId}${address}`);
   const counter = await server.storage.ephemeral.increment(key, now + WINDOW_MS, now);
   if (counter.count > max) {
     const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));

@@ -32,8 +32,8 @@ export const deviceEntryEndpoint = endpoint<Context>({
 /**
  * `POST /oauth/device`: the code typed. A live one starts the authorization as the authorization
  * endpoint does (sign-in at a provider if needed, then the consent page, which always asks for a
- * device); a wrong, expired or used one shows the page again saying so. Wrong codes are limited
- * per address and overall ({@link limitGuesses}).
+ * device); a wrong, expired or used one shows the page again saying so. Codes typed are limited
+ * per account or address, and for everyone anonymous ({@link limitGuesses}).
  */
 export const deviceSubmitEndpoint = endpoint<DeviceContext>({
   name: 'authorization',
@@ -41,7 +41,8 @@ export const deviceSubmitEndpoint = endpoint<DeviceContext>({
   path: '/oauth/device',
   kind: 'page',
   steps: [
-    sameOrigin('The code was submitted from another site.'),
+    // No CSRF token (the page writes no session): a post must show it comes from this page.
+    sameOrigin('The code was submitted from another site.', { unmarked: 'refuse' }),
     readPageForm('2kb', 5),
     loadSession,
     identifyUser,
@@ -52,10 +53,7 @@ export const deviceSubmitEndpoint = endpoint<DeviceContext>({
   ],
 });
 
-interface DeviceContext extends AuthorizeContext, FormContext {
-  /** The counters of the limits on wrong codes this request falls under. */
-  guessLimits: string[];
-}
+type DeviceContext = AuthorizeContext & FormContext;
 
 function showEntry(ctx: Context): void {
   const { server, req, user } = ctx;
@@ -72,43 +70,40 @@ function showEntry(ctx: Context): void {
 }
 
 /**
- * Step: past the limit of wrong codes from its address, or from everyone, a request is refused
- * with 429 and `Retry-After` until the window ends, the right code included, so the limit cannot
- * tell a right guess from a wrong one. The overall limit keeps guessing from many addresses slow;
- * it holds a fresh address for no longer than the window.
+ * Step: every code typed counts, right or wrong, atomically (racing requests cannot overshoot):
+ * per signed-in account, or per address and for everyone anonymous together. Past a limit the
+ * request is refused with 429 and `Retry-After` until the minute ends, the right code included,
+ * so the limit cannot tell a right guess from a wrong one. A signed-in person is never held by the
+ * anonymous limit, so a flood of anonymous guesses cannot keep people out who sign in first.
  */
 async function limitGuesses(ctx: DeviceContext): Promise<void> {
-  const { server, req } = ctx;
-  const { maxUserCodeFailuresPerAddress, maxUserCodeFailures } = server.options.device;
+  const { server, req, user } = ctx;
+  const { maxUserCodeAttempts, maxAnonymousUserCodeAttempts } = server.options.device;
   const address = addressKey(server, req);
-  const limits = [
-    ...(address === undefined
-      ? []
-      : [
-          {
-            key: ephemeralKeys.rateLimit(`device-code:address:${address}`),
-            max: maxUserCodeFailuresPerAddress,
-          },
-        ]),
-    { key: ephemeralKeys.rateLimit('device-code:all'), max: maxUserCodeFailures },
-  ];
-  ctx.guessLimits = limits.map(({ key }) => key);
+  const limits = user
+    ? [{ key: ephemeralKeys.rateLimit(`device-code:account:${user.id}`), max: maxUserCodeAttempts }]
+    : [
+        ...(address === undefined
+          ? []
+          : [{ key: ephemeralKeys.rateLimit(`device-code:address:${address}`), max: maxUserCodeAttempts }]),
+        { key: ephemeralKeys.rateLimit('device-code:anonymous'), max: maxAnonymousUserCodeAttempts },
+      ];
   const now = server.clock();
-  const counts = await Promise.all(limits.map(({ key }) => server.storage.ephemeral.get(key, now)));
-  const over = limits.find(({ max }, i) => counts[i] !== null && Number(counts[i]) >= max);
-  if (over === undefined) return;
-  // Counted once more, to learn when the window ends.
-  const counter = await server.storage.ephemeral.increment(over.key, now + WINDOW_MS, now);
-  const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
-  emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
-  ctx.res.setHeader('Retry-After', String(seconds));
-  ctx.answer = page(
-    server.pages.deviceCode({
-      action: server.urls.device,
-      error: `Too many wrong codes were tried. Wait ${seconds} seconds, then try again.`,
-    }),
-    429,
-  );
+  for (const { key, max } of limits) {
+    const counter = await server.storage.ephemeral.increment(key, now + WINDOW_MS, now);
+    if (counter.count <= max) continue;
+    const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
+    emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
+    ctx.res.setHeader('Retry-After', String(seconds));
+    ctx.answer = page(
+      server.pages.deviceCode({
+        action: server.urls.device,
+        error: `Too many codes were tried. Wait ${seconds} seconds, then try again.`,
+      }),
+      429,
+    );
+    return;
+  }
 }
 
 /** Step: the live device request of the code typed, as the pending authorization of this browser. */
@@ -118,10 +113,6 @@ async function findDevice(ctx: DeviceContext): Promise<void> {
   const userCode = normalizeUserCode(typed);
   const found = userCode === null ? null : await findByUserCode(server, userCode);
   if (found === null) {
-    const now = server.clock();
-    await Promise.all(
-      ctx.guessLimits.map((key) => server.storage.ephemeral.increment(key, now + WINDOW_MS, now)),
-    );
     emit(server, { type: 'device.user_code_rejected', limited: false, ...eventContext(req) });
     ctx.answer = page(
       server.pages.deviceCode({

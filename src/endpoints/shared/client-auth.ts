@@ -97,7 +97,12 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     );
     const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
     ctx.presented = { id, secret, presentsSecret, client: rows.client };
-    ctx.limits = limits.map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }));
+    // Anyone may name a public client (its id is no secret): failures it did not cause must not
+    // lock its users out, so they count per address only.
+    const client = rows.client;
+    ctx.limits = limits
+      .map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }))
+      .filter(({ limit }) => limit.per === 'address' || client === null || !isPublicClient(client));
     if (code !== undefined) ctx.code = { hash: code, entry: rows.ephemeral[limits.length] ?? null };
     if (device !== undefined) {
       const [request = null, decision = null, poll = null] = rows.ephemeral.slice(limits.length);

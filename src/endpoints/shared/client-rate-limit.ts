@@ -8,6 +8,8 @@ import { ephemeralKeys } from '../../storage/keys.js';
 export interface Limit {
   key: string;
   max: number;
+  /** Counted per address, or per `client_id`. */
+  per: 'address' | 'client';
 }
 
 /**
@@ -32,11 +34,16 @@ export function clientAuthLimits(
       limits.push({
         key: ephemeralKeys.rateLimit(`address:${address}`),
         max: settings.maxFailuresPerAddress,
+        per: 'address',
       });
     }
   }
   if (settings.maxFailuresPerClient !== false && clientId !== undefined) {
-    limits.push({ key: ephemeralKeys.rateLimit(`client:${clientId}`), max: settings.maxFailuresPerClient });
+    limits.push({
+      key: ephemeralKeys.rateLimit(`client:${clientId}`),
+      max: settings.maxFailuresPerClient,
+      per: 'client',
+    });
   }
   return limits;
 }
