@@ -61,7 +61,8 @@ async function main(): Promise<void> {
     // The development provider, and the real providers' presets beside it (they need the network).
     providers = [
       { name: 'Development provider', identifier: op.identifier },
-      steam(),
+      // With STEAM_API_KEY set, Steam sign-ins show the persona name and avatar (the Steam Web API).
+      steam(process.env.STEAM_API_KEY ? { webApi: { key: process.env.STEAM_API_KEY } } : {}),
       launchpad(),
       ubuntuOne(),
     ];

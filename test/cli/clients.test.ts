@@ -289,6 +289,34 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
         public: true,
         require_pkce: true,
       });
+      const gated = await cli(
+        '--json',
+        'clients',
+        'add',
+        '--name',
+        'Team dashboard',
+        '--redirect-uri',
+        'https://dash.example/cb',
+        '--scope',
+        'realms',
+        '--allowed-team',
+        'team-a',
+        'team-b',
+      );
+      expect(JSON.parse(gated.stdout)).toMatchObject({ allowed_teams: ['team-a', 'team-b'] });
+      const badTeam = await cli(
+        'clients',
+        'add',
+        '--name',
+        'X',
+        '--redirect-uri',
+        'https://x.example/cb',
+        '--scope',
+        'realms',
+        '--allowed-team',
+        '~Team A',
+      );
+      expect(badTeam.stderr).toMatch(/allowedTeams must list at most 50 Launchpad team names/);
       const refused = await cli(
         'clients',
         'add',

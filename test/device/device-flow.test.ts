@@ -8,6 +8,7 @@ import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, type ServerEvent } from '../../src/index.js';
 import { revokeApplication } from '../../src/grants/applications.js';
+import type { DeviceAuthorizationResponse } from '../../src/grants/device.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerDevice, pollToken, requestDeviceCode, typeUserCode } from '../support/device.js';
 import { parseForm } from '../support/flow.js';
@@ -47,14 +48,7 @@ afterEach(() => t.close());
 async function start(fields: Record<string, string> = {}) {
   const res = await requestDeviceCode(t, { client_id: 'cli-tool', ...fields });
   expect(res.status).toBe(200);
-  return res.body as {
-    device_code: string;
-    user_code: string;
-    verification_uri: string;
-    verification_uri_complete: string;
-    expires_in: number;
-    interval: number;
-  };
+  return res.body as DeviceAuthorizationResponse;
 }
 
 const poll = (deviceCode: string, clientId = 'cli-tool') =>

@@ -88,6 +88,43 @@ const authorizeQuery = (clientId = 'code-client') => ({
   state: 's',
 });
 
+/**
+ * Registers `clientId` for the scopes and signs `user` in through it as an openid-client app does
+ * (discovery, code + PKCE), the person trusting it; resolves the configuration, tokens and secret.
+ */
+async function openIdSignIn(app: TestApp, clientId: string, scope: string, user: string) {
+  const { clientSecret } = await registerClient(app.storage, {
+    clientId,
+    applicationName: `App ${clientId}`,
+    redirectUri: CODE_REDIRECT,
+    scopes: scope.split(' '),
+  });
+  const config = await client.discovery(
+    new URL(app.baseUrl),
+    clientId,
+    undefined,
+    client.ClientSecretBasic(clientSecret!),
+    { execute: [client.allowInsecureRequests] },
+  );
+  const verifier = client.randomPKCECodeVerifier();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: CODE_REDIRECT,
+    scope,
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+  });
+  // Signed in already (the consent page at once), or not yet (the selection page first).
+  let res = await app.agent.get(url.pathname + url.search);
+  if (res.status === 200 && !res.text.includes('name="decision"')) {
+    res = await authorizeWithLogin(app, Object.fromEntries(url.searchParams), user);
+  }
+  if (res.status === 200) res = await answerConsent(app, res.text, 'allow');
+  const tokens = await client.authorizationCodeGrant(config, new URL(res.headers.location!), {
+    pkceCodeVerifier: verifier,
+  });
+  return { config, tokens, secret: clientSecret! };
+}
+
 describe('Steam profiles through the Web API', () => {
   it('shows the persona name and avatar on the consent and applications pages, and gives the OIDC claims', async () => {
     const { t, log } = await steamApp({}, { oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars' } });
@@ -102,31 +139,7 @@ describe('Steam profiles through the Web API', () => {
     expect(apps.text).toContain('Signed in as Gordon');
     expect(apps.text).toContain('class="avatar"');
 
-    const registered = await registerClient(t.storage, {
-      clientId: 'oidc-client',
-      applicationName: 'Guild site',
-      redirectUri: CODE_REDIRECT,
-      scopes: ['openid', 'profile'],
-    });
-    const config = await client.discovery(
-      new URL(t.baseUrl),
-      'oidc-client',
-      undefined,
-      client.ClientSecretBasic(registered.clientSecret!),
-      { execute: [client.allowInsecureRequests] },
-    );
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: CODE_REDIRECT,
-      scope: 'openid profile',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    let res = await t.agent.get(url.pathname + url.search);
-    if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
-    const tokens = await client.authorizationCodeGrant(config, new URL(res.headers.location!), {
-      pkceCodeVerifier: verifier,
-    });
+    const { tokens } = await openIdSignIn(t, 'oidc-client', 'openid profile', GORDON);
     expect(tokens.claims()).toMatchObject({
       steam_id: GORDON,
       name: 'Gordon',
@@ -232,31 +245,7 @@ describe('Launchpad teams', () => {
     t.app.get('/v1/teams', requireBearer(t.server, { teams: true }), (_req, res) => {
       res.json({ teams: bearerOf(res).teams });
     });
-    const registered = await registerClient(t.storage, {
-      clientId: 'team-site',
-      applicationName: 'Team site',
-      redirectUri: CODE_REDIRECT,
-      scopes: ['openid', 'profile', 'realms'],
-    });
-    const config = await client.discovery(
-      new URL(t.baseUrl),
-      'team-site',
-      undefined,
-      client.ClientSecretBasic(registered.clientSecret!),
-      { execute: [client.allowInsecureRequests] },
-    );
-    const verifier = client.randomPKCECodeVerifier();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: CODE_REDIRECT,
-      scope: 'openid profile realms',
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    let res = await authorizeWithLogin(t, Object.fromEntries(url.searchParams), 'alice');
-    if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
-    const tokens = await client.authorizationCodeGrant(config, new URL(res.headers.location!), {
-      pkceCodeVerifier: verifier,
-    });
+    const { config, tokens, secret } = await openIdSignIn(t, 'team-site', 'openid profile realms', 'alice');
     const claims = tokens.claims()!;
     expect(claims.groups).toEqual(['team-a']);
     expect(await client.fetchUserInfo(config, tokens.access_token, claims.sub)).toMatchObject({
@@ -268,7 +257,7 @@ describe('Launchpad teams', () => {
     const introspected = await t.agent
       .post('/oauth/introspect')
       .type('form')
-      .set('Authorization', basicAuth('team-site', registered.clientSecret!))
+      .set('Authorization', basicAuth('team-site', secret))
       .send({ token: tokens.access_token });
     expect(introspected.body).toMatchObject({ active: true, groups: ['team-a'] });
   });
