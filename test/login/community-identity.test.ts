@@ -29,6 +29,7 @@ import {
   redirectParams,
   type TestApp,
 } from '../support/app.js';
+import { typeUserCode } from '../support/device.js';
 import { basicAuth, mountClientEndpoints } from '../support/endpoints.js';
 import {
   answerConsent,
@@ -312,6 +313,75 @@ describe('Launchpad teams', () => {
     const member = await authorizeWithLogin(t, authorizeQuery('team-only'), 'alice');
     expect(member.status).toBe(200);
     expect(member.text).toContain('Do you trust Team dashboard?');
+  });
+
+  it('the gate holds for the device flow, for prompt=none (no page), and counts the teams the host gives', async () => {
+    const t = await launchpadApp({
+      oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars' },
+      device: { interval: 1 },
+    });
+    await registerClient(t.storage, {
+      clientId: 'team-cli',
+      applicationName: 'Team CLI',
+      grantType: 'device_code',
+      public: true,
+      scopes: ['realms'],
+      allowedTeams: ['team-a'],
+    });
+    const device = await t.agent
+      .post('/oauth/device_authorization')
+      .type('form')
+      .send({ client_id: 'team-cli' });
+    // bob signs in (for another application), then types the device's code.
+    await authorizeWithLogin(t, authorizeQuery(), 'bob');
+    const refused = await typeUserCode(t, device.body.user_code);
+    expect(refused.status).toBe(403);
+    expect(refused.text).toContain('Team CLI is only for members of ~team-a');
+    expect(refused.headers.location).toBeUndefined();
+
+    await registerClient(t.storage, {
+      clientId: 'team-oidc',
+      applicationName: 'Team OIDC',
+      redirectUri: CODE_REDIRECT,
+      scopes: ['openid', 'realms'],
+      allowedTeams: ['team-a'],
+    });
+    const none = await t.agent.get('/oauth/authorize').query({
+      ...authorizeQuery('team-oidc'),
+      scope: 'openid',
+      prompt: 'none',
+    });
+    expect(none.status).toBe(302);
+    expect(redirectParams(none.headers.location!)).toMatchObject({ error: 'access_denied', state: 's' });
+  });
+
+  it("counts the teams the host's authenticatedAccount hook gives for a user it signed in", async () => {
+    const t = await launchpadApp({
+      authenticatedAccount: (req) =>
+        req.get('x-host-user') === 'member'
+          ? { accountId: 'host-member', teams: ['team-a'] }
+          : req.get('x-host-user') === 'outsider'
+            ? { accountId: 'host-outsider' }
+            : undefined,
+    });
+    await registerClient(t.storage, {
+      clientId: 'team-only',
+      applicationName: 'Team dashboard',
+      redirectUri: CODE_REDIRECT,
+      scopes: ['realms'],
+      allowedTeams: ['team-a'],
+    });
+    const member = await t.agent
+      .get('/oauth/authorize')
+      .query(authorizeQuery('team-only'))
+      .set('x-host-user', 'member');
+    expect(member.status).toBe(200);
+    expect(member.text).toContain('Do you trust Team dashboard?');
+    const outsider = await t.agent
+      .get('/oauth/authorize')
+      .query(authorizeQuery('team-only'))
+      .set('x-host-user', 'outsider');
+    expect(outsider.status).toBe(403);
   });
 
   it('hands the teams to the accounts hook', async () => {
