@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage, registerClient, type SqlStorage } from '../../src/index.js';
+import { answerDevice, pollToken, requestDeviceCode } from '../support/device.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
 import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../support/flow.js';
@@ -24,6 +25,10 @@ import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../support/
  *   used-code marker (`ephemeral.set`), then `ephemeral.take` of the code, the commit point.
  * - W4: the session (`ephemeral.get`), `clients.find`, the grant (`grants.list`), the code
  *   (`ephemeral.set`).
+ * - A device's poll (RFC 8628) while the person has not answered: the load step (client,
+ *   counters, the device request, its answer, its pace), then the pace (`ephemeral.set`).
+ * - The poll that gets the tokens: the load step, the grant, `tokens.save` ×2, then
+ *   `ephemeral.take` of the device request, the commit point.
  */
 const counts = { postgres: 0, sqlite: 0 };
 let installed = false;
@@ -60,7 +65,14 @@ interface Engine {
   key: keyof typeof counts;
   open(): Promise<{ storage: SqlStorage; dispose(): Promise<void> }>;
   /** Statements per workload. */
-  expected: { bearer: number; refresh: number; exchange: number; authorize: number };
+  expected: {
+    bearer: number;
+    refresh: number;
+    exchange: number;
+    authorize: number;
+    pendingPoll: number;
+    tokenPoll: number;
+  };
 }
 
 const postgres = await postgresAvailability();
@@ -82,7 +94,7 @@ const engines: Engine[] = [
         },
       };
     },
-    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4 },
+    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4, pendingPoll: 2, tokenPoll: 5 },
   },
   {
     name: 'SQLite',
@@ -93,7 +105,7 @@ const engines: Engine[] = [
       });
       return { storage, dispose: () => storage.close() };
     },
-    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4 },
+    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4, pendingPoll: 2, tokenPoll: 5 },
   },
 ];
 
@@ -108,6 +120,13 @@ describe.each(engines)('statements per request, $name', (engine) => {
     const opened = await engine.open();
     dispose = opened.dispose;
     t = await createTestApp({ storage: opened.storage });
+    await registerClient(opened.storage, {
+      clientId: 'cli',
+      applicationName: 'CLI',
+      grantType: 'device_code',
+      public: true,
+      scopes: ['realms'],
+    });
   });
   afterAll(async () => {
     if (skip) return;
@@ -157,5 +176,24 @@ describe.each(engines)('statements per request, $name', (engine) => {
     expect(result.status).toBe(302);
     expect(result.headers.location).toMatch(/^https:\/\/client\.example\/cb\?code=/);
     expect(statements).toBe(engine.expected.authorize);
+  });
+
+  it.skipIf(skip)('a device polling: while pending, and the poll that gets the tokens', async () => {
+    const started = async () =>
+      (await requestDeviceCode(t, { client_id: 'cli' })).body as { device_code: string; user_code: string };
+    const waiting = await started();
+    const pending = await statementsOf(engine.key, () =>
+      pollToken(t, { device_code: waiting.device_code, client_id: 'cli' }),
+    );
+    expect(pending.result.body.error).toBe('authorization_pending');
+    expect(pending.statements).toBe(engine.expected.pendingPoll);
+
+    const approved = await started();
+    await answerDevice(t, approved.user_code, 'allow');
+    const tokens = await statementsOf(engine.key, () =>
+      pollToken(t, { device_code: approved.device_code, client_id: 'cli' }),
+    );
+    expect(tokens.result.status).toBe(200);
+    expect(tokens.statements).toBe(engine.expected.tokenPoll);
   });
 });
