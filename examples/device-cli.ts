@@ -14,9 +14,11 @@
  *
  *   ISSUER=http://localhost:3000 CLIENT_ID=<client_id> npx tsx examples/device-cli.ts
  *
- * API_URL (default `<ISSUER>/v1/realms`) is the API it calls; TOKEN_FILE (default
- * ~/.config/realm-cli/tokens.json) where it keeps the refresh token.
+ * API_URL (default `<ISSUER>/v1/realms`) is the API it calls; TOKEN_FILE where it keeps the
+ * refresh token (default ~/.config/realm-cli/tokens-<a digest of ISSUER and CLIENT_ID>.json: one
+ * per server and client).
  */
+import { createHash } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,15 +27,22 @@ import * as client from 'openid-client';
 const issuer = new URL(required('ISSUER'));
 const clientId = required('CLIENT_ID');
 const apiUrl = new URL(process.env.API_URL ?? `${issuer.href.replace(/\/$/, '')}/v1/realms`);
-const tokenFile = process.env.TOKEN_FILE ?? join(homedir(), '.config', 'realm-cli', 'tokens.json');
+const session = createHash('sha256').update(`${issuer.href} ${clientId}`).digest('hex').slice(0, 16);
+const tokenFile = process.env.TOKEN_FILE ?? join(homedir(), '.config', 'realm-cli', `tokens-${session}.json`);
 
 // The server's metadata (RFC 8414) names its device authorization and token endpoints. A public
 // client has no secret: `None()` sends the client_id alone.
-const config = await client.discovery(issuer, clientId, undefined, client.None(), {
-  algorithm: 'oauth2',
-  // Plain http only for a server on this machine, as in development.
-  ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
-});
+const config = await client
+  .discovery(issuer, clientId, undefined, client.None(), {
+    algorithm: 'oauth2',
+    // Plain http only for a server on this machine, as in development.
+    ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
+  })
+  .catch((err: unknown) =>
+    fail(
+      `Could not read the server's metadata at ${issuer.href} (${(err as Error).message}): ISSUER must be the server's baseUrl exactly, e.g. http://localhost:3000 for the demo.`,
+    ),
+  );
 
 const tokens = (await refreshed()) ?? (await signIn());
 await keep(tokens.refresh_token);
@@ -42,7 +51,13 @@ console.log(`API answered ${answer.status}: ${await answer.text()}`);
 
 /** The device flow: show the code, wait for the person's answer. */
 async function signIn(): Promise<client.TokenEndpointResponse> {
-  const device = await client.initiateDeviceAuthorization(config, { scope: 'realms:read' });
+  const device = await client
+    .initiateDeviceAuthorization(config, { scope: 'realms:read' })
+    .catch((err: unknown) =>
+      fail(
+        `The server refused to start a sign-in for ${clientId} (${(err as Error).message}): CLIENT_ID must be a client registered for the device flow (--grant device --public).`,
+      ),
+    );
   console.log(`To sign in, open ${device.verification_uri} and enter the code ${device.user_code}`);
   console.log(`(or open ${device.verification_uri_complete} and check the code)`);
   try {

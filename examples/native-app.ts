@@ -26,10 +26,17 @@ const issuer = new URL(required('ISSUER'));
 const clientId = required('CLIENT_ID');
 const apiUrl = new URL(process.env.API_URL ?? `${issuer.href.replace(/\/$/, '')}/v1/realms`);
 
-const config = await client.discovery(issuer, clientId, undefined, client.None(), {
-  algorithm: 'oauth2',
-  ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
-});
+const config = await client
+  .discovery(issuer, clientId, undefined, client.None(), {
+    algorithm: 'oauth2',
+    ...(issuer.protocol === 'http:' ? { execute: [client.allowInsecureRequests] } : {}),
+  })
+  .catch((err: unknown) => {
+    console.error(
+      `Could not read the server's metadata at ${issuer.href} (${(err as Error).message}): ISSUER must be the server's baseUrl exactly, e.g. http://localhost:3000 for the demo.`,
+    );
+    process.exit(1);
+  });
 
 // The loopback listener, on 127.0.0.1 (not `localhost`: RFC 8252 8.3), on a free port.
 const listener = createServer();
@@ -59,11 +66,15 @@ const callback = await new Promise<URL>((resolve, reject) => {
   });
 }).finally(() => listener.close());
 
-// The state and the code are checked, the verifier proves this app asked for the code.
-const tokens = await client.authorizationCodeGrant(config, callback, {
-  pkceCodeVerifier: verifier,
-  expectedState: state,
-});
+// The state and the code are checked, the verifier proves this app asked for the code. An error
+// the server sent back (the person denied, a client not registered as a public code client with
+// this redirect URI) is said as it is.
+const tokens = await client
+  .authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: state })
+  .catch((err: unknown) => {
+    console.error(`The sign-in did not complete: ${(err as Error).message}`);
+    process.exit(1);
+  });
 console.log('Signed in.');
 const answer = await client.fetchProtectedResource(config, tokens.access_token, apiUrl, 'GET');
 console.log(`API answered ${answer.status}: ${await answer.text()}`);

@@ -7,6 +7,7 @@ import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/typ
 import { isPublicClient } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
+import { admits, teamsOf } from './teams.js';
 import {
   currentScopes,
   newToken,
@@ -57,6 +58,13 @@ export async function refreshAccessToken(
   if (presented.rotatedAt !== null) {
     await reused(deps, presented, context);
     throw invalidToken();
+  }
+  // A client only some teams may use: the person's teams as their latest login said, checked at
+  // every refresh (a gate added since, or a membership lost at a login since, takes effect here).
+  if (
+    !admits(client.allowedTeams, client.allowedTeams?.length ? await teamsOf(deps, presented.userId) : [])
+  ) {
+    throw new OAuthError('invalid_grant', 'The user is no longer a member of a team this client is for.');
   }
   // RFC 6749 6: a refresh may ask for fewer scopes, never more; and never more than the consent
   // and the client's current scopes still allow, as the operator may have narrowed either.

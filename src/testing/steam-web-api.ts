@@ -16,8 +16,11 @@ export interface SteamWebApiPlayer {
 export interface SteamWebApiOptions {
   /** The key requests must carry (`?key=`); another gets 403, as from Steam. Default: any. */
   key?: string;
-  /** Players by SteamID64. Any other SteamID64 is a public player named `Player <last 4 digits>`. */
-  players?: Record<string, SteamWebApiPlayer>;
+  /**
+   * Players by SteamID64; `null` leaves one out of the answer (as Steam does for no such account).
+   * Any other SteamID64 is a public player named `Player <last 4 digits>`.
+   */
+  players?: Record<string, SteamWebApiPlayer | null>;
   /** Answer after this many milliseconds (a slow API). Default `0`; may be changed while running. */
   delayMs?: number;
   /** Answer every request with this status and no players (an API in trouble). Default `200`. */
@@ -33,7 +36,7 @@ export interface RunningSteamWebApi {
   /** Options that take effect from the next request. */
   delayMs: number;
   status: number;
-  players: Record<string, SteamWebApiPlayer>;
+  players: Record<string, SteamWebApiPlayer | null>;
   close(): Promise<void>;
 }
 
@@ -72,7 +75,9 @@ export async function startSteamWebApi(options: SteamWebApiOptions = {}): Promis
         return;
       }
       const ids = (url.searchParams.get('steamids') ?? '').split(',').filter((id) => /^[0-9]{17}$/.test(id));
-      const players = ids.map((id) => summary(id, state.players[id]));
+      const players = ids
+        .filter((id) => state.players[id] !== null)
+        .map((id) => summary(id, state.players[id]));
       res
         .writeHead(200, { 'content-type': 'application/json' })
         .end(JSON.stringify({ response: { players } }));
@@ -96,7 +101,7 @@ export async function startSteamWebApi(options: SteamWebApiOptions = {}): Promis
 }
 
 /** One player of a `GetPlayerSummaries` answer, in Steam's fields. */
-function summary(steamId: string, player: SteamWebApiPlayer | undefined) {
+function summary(steamId: string, player: SteamWebApiPlayer | null | undefined) {
   const hash = Buffer.from(steamId).toString('hex').slice(-40).padStart(40, '0');
   const avatar = `https://avatars.steamstatic.com/${hash}`;
   return {

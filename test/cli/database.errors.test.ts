@@ -47,7 +47,7 @@ describe('openid-oauth-bridge and its database', () => {
     expect(list.code).toBe(3);
     expect(list.stderr).toBe(
       `database: ${url} (from --database-url)\n` +
-        `error: SQLite database ${url}: the schema is not set up (no such table: oauth_clients); run: openid-oauth-bridge migrate\n`,
+        `error: SQLite database ${url}: the schema is not set up (no such table: oauth_clients); run: openid-oauth-bridge migrate (the file opened is ${join(dir, 'fresh.db')}: is it the one you meant?)\n`,
     );
     const add = [
       'clients',

@@ -13,6 +13,7 @@ import {
   registerClient,
   requireBearer,
   steam,
+  updateClient,
   type AuthorizationServerOptions,
   type ServerEvent,
   type VerifiedLogin,
@@ -205,6 +206,26 @@ describe('Steam profiles through the Web API', () => {
     expect(api!.requests).toBe(2);
   });
 
+  it('drops a persona name with invisible or direction characters, and does not take a missing player for a private one', async () => {
+    const { t, log } = await steamApp();
+    api!.players[GORDON] = { personaname: 'Admin\u202emaets' };
+    const consent = await authorizeWithLogin(t, authorizeQuery(), GORDON);
+    expect(consent.text).not.toContain('Admin');
+    expect(consent.text).toContain('class="avatar"');
+
+    // An answer without the player is the API failing (it answers for every SteamID64): asked
+    // again after a minute, not taken for a private profile and kept an hour.
+    const SOMEONE = '76561198000000044';
+    api!.players[SOMEONE] = null;
+    t.agent = supertest.agent(t.baseUrl);
+    await authorizeWithLogin(t, authorizeQuery(), SOMEONE);
+    expect(log.events.filter((e) => e.type === 'profile.unavailable').at(-1)).toMatchObject({
+      reason: 'malformed',
+    });
+    const cached = await t.server.storage.ephemeral.get(`profile:5:Steam${SOMEONE}`, Date.now() + 61_000);
+    expect(cached).toBeNull();
+  });
+
   it('hands the profile to the accounts hook', async () => {
     const logins: VerifiedLogin[] = [];
     await steamApp(
@@ -225,12 +246,13 @@ describe('Steam profiles through the Web API', () => {
   });
 });
 
+/** The teams of the Launchpad-like provider's users; a test may change them while it runs. */
+let teams: Record<string, string[]> = {};
+
 /** An app whose only provider is the Launchpad-like one, asking about two teams. */
 async function launchpadApp(overrides: Partial<AuthorizationServerOptions> = {}) {
-  op = await startDevelopmentProvider({
-    shape: 'launchpad',
-    teams: { alice: ['team-a', 'other-team'], bob: [] },
-  });
+  teams = { alice: ['team-a', 'other-team'], bob: [] };
+  op = await startDevelopmentProvider({ shape: 'launchpad', teams });
   t = await createTestApp({
     providers: [launchpad({ baseUrl: op.url, teams: ['team-a', 'team-b'] })],
     scopes: { realms: 'See your realms', profile: 'Your name' },
@@ -353,6 +375,71 @@ describe('Launchpad teams', () => {
     });
     expect(none.status).toBe(302);
     expect(redirectParams(none.headers.location!)).toMatchObject({ error: 'access_denied', state: 's' });
+  });
+
+  it('checks the gate at every refresh: a gate added since, or a membership lost at a later login, ends the refresh token', async () => {
+    const t = await launchpadApp();
+    const { clientSecret } = await registerClient(t.storage, {
+      clientId: 'dash',
+      applicationName: 'Dashboard',
+      redirectUri: CODE_REDIRECT,
+      scopes: ['realms'],
+    });
+    const signIn = async (user: string) => {
+      t.agent = supertest.agent(t.baseUrl);
+      let res = await authorizeWithLogin(t, { ...authorizeQuery('dash'), scope: 'realms' }, user);
+      if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
+      return redirectParams(res.headers.location!).code!;
+    };
+    const token = (fields: Record<string, string>) =>
+      t.agent
+        .post('/oauth/token')
+        .type('form')
+        .send({ client_id: 'dash', client_secret: clientSecret!, redirect_uri: CODE_REDIRECT, ...fields });
+    const refreshTokenOf = async (user: string) =>
+      (await token({ grant_type: 'authorization_code', code: await signIn(user) })).body
+        .refresh_token as string;
+    const refresh = (refreshToken: string) =>
+      token({ grant_type: 'refresh_token', refresh_token: refreshToken });
+
+    const bobs = await refreshTokenOf('bob');
+    const alices = await refreshTokenOf('alice');
+    expect((await refresh(bobs)).status).toBe(200);
+    await updateClient(t.storage, 'dash', { allowedTeams: ['team-a'] });
+    const refused = await refresh(bobs);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toBe('invalid_grant');
+    expect((await refresh(alices)).status).toBe(200);
+
+    // alice leaves ~team-a: her next sign-in, to any client, says so, and her refresh token ends.
+    teams.alice = [];
+    t.agent = supertest.agent(t.baseUrl);
+    await authorizeWithLogin(t, authorizeQuery(), 'alice');
+    expect((await refresh(alices)).body.error).toBe('invalid_grant');
+  });
+
+  it('introspection gives groups only for a token granted profile, as ID tokens and UserInfo do', async () => {
+    const t = await launchpadApp();
+    mountClientEndpoints(t);
+    let res = await authorizeWithLogin(t, { ...authorizeQuery(), scope: 'realms' }, 'alice');
+    if (res.status === 200) res = await answerConsent(t, res.text, 'allow');
+    const tokens = await t.agent
+      .post('/oauth/token')
+      .type('form')
+      .send({
+        grant_type: 'authorization_code',
+        code: redirectParams(res.headers.location!).code!,
+        redirect_uri: CODE_REDIRECT,
+        client_id: t.codeClient.clientId,
+        client_secret: t.codeClient.clientSecret,
+      });
+    const introspected = await t.agent
+      .post('/oauth/introspect')
+      .type('form')
+      .set('Authorization', basicAuth(t.codeClient.clientId, t.codeClient.clientSecret))
+      .send({ token: tokens.body.access_token });
+    expect(introspected.body.active).toBe(true);
+    expect(introspected.body.groups).toBeUndefined();
   });
 
   it("counts the teams the host's authenticatedAccount hook gives for a user it signed in", async () => {

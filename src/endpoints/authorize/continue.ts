@@ -4,6 +4,7 @@ import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
+import { admits } from '../../grants/teams.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, type RedirectTarget } from '../../http/redirect.js';
@@ -88,7 +89,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
  */
 export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): void {
   const allowed = ctx.client.allowedTeams ?? [];
-  if (allowed.length === 0 || allowed.some((team) => user.teams?.includes(team))) return;
+  if (admits(allowed, user.teams)) return;
   const teams = allowed.map((team) => `~${team}`).join(', ');
   throw new OAuthError(
     'access_denied',

@@ -2,6 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
+import { teamsOf } from '../../grants/teams.js';
 import { endpoint, handle, type Context } from '../../http/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { unofferedScope } from '../../grants/scopes.js';
@@ -173,14 +174,4 @@ export function bearerOf(res: Response): BearerContext {
   const context = (res.locals as Partial<BearerLocals>).oauth;
   if (!context) throw new Error('requireBearer() must run before bearerOf()');
   return context;
-}
-
-/**
- * The teams of `subject` as its latest login saved them (the `groups` of `users.findClaims`); `[]`
- * when it has none, or the storage keeps no claims.
- */
-export async function teamsOf(server: AuthorizationServer, subject: string): Promise<string[]> {
-  const claims = await server.storage.users.findClaims?.(subject);
-  const groups = claims?.groups;
-  return Array.isArray(groups) ? groups.filter((team) => typeof team === 'string') : [];
 }

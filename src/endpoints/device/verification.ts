@@ -120,7 +120,7 @@ async function findDevice(ctx: DeviceContext): Promise<void> {
         ...(userCode === null ? {} : { userCode }),
         error:
           userCode === null
-            ? 'That is not a code: it has eight letters, such as BDFH-JKLM.'
+            ? 'That is not a code: a code is eight consonants (no vowels, no digits), such as BDFH-JKLM.'
             : 'That code is wrong, has expired or was used already. Check the code on your device, or start again there.',
       }),
       400,

@@ -1,4 +1,4 @@
-import { teamsOf } from '../bearer/require-bearer.js';
+import { teamsOf } from '../../grants/teams.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
@@ -84,8 +84,10 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
           ctx.answer = json(answer);
           return;
         }
-        // The user's teams, for the resource server (an extension member, RFC 7662 2.2).
-        const groups = await teamsOf(server, answer.sub);
+        // The user's teams, for the resource server (an extension member, RFC 7662 2.2), when
+        // the token was granted `profile`, as ID tokens and UserInfo release them.
+        const profile = answer.scope?.split(' ').includes('profile') === true;
+        const groups = profile ? await teamsOf(server, answer.sub) : [];
         ctx.answer = json(groups.length > 0 ? { ...answer, groups } : answer);
       },
     ],

@@ -138,19 +138,24 @@ function steamProfile(body: unknown, steamId: string): ProfileFacts | null {
   if (!Array.isArray(players)) throw new TypeError('not a GetPlayerSummaries answer');
   const player = players.find((p: { steamid?: unknown } | null) => p?.steamid === steamId) as
     Record<string, unknown> | undefined;
-  if (player === undefined || player.communityvisibilitystate !== 3) return null;
+  // No such player is the API failing (it answers for every SteamID64), not a private profile.
+  if (player === undefined) throw new TypeError('the answer names no such player');
+  if (player.communityvisibilitystate !== 3) return null;
   const name = typeof player.personaname === 'string' ? player.personaname.trim() : '';
   const picture = httpsUrl(player.avatarfull) ?? httpsUrl(player.avatarmedium);
   const profileUrl = httpsUrl(player.profileurl);
   return {
-    ...(name.length > 0 && name.length <= 200 && !CONTROL.test(name) && { name }),
+    ...(name.length > 0 && name.length <= 200 && !INVISIBLE.test(name) && { name }),
     ...(picture !== undefined && { picture }),
     ...(profileUrl !== undefined && { profileUrl }),
   };
 }
 
-// eslint-disable-next-line no-control-regex -- control characters are what it looks for
-const CONTROL = /[\u0000-\u001f\u007f]/;
+/**
+ * Control and format characters (a direction override turns "Admin\u202Emaets" into "Adminsteam")
+ * and line separators: a persona name with any is not shown.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\u2028\u2029]/u;
 
 /** `value` when it is an https URL of at most 1024 characters, as written. */
 function httpsUrl(value: unknown): string | undefined {

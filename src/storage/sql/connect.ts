@@ -229,8 +229,15 @@ export function databaseError(err: unknown, url: string): Error {
     );
   if (code === '3D000')
     return make('no_database', `${detail}; create it, or fix the database name in the URL`);
-  if (code === '42P01' || code === '3F000' || /no such table/i.test(detail))
-    return make('not_migrated', `the schema is not set up (${detail}); run: openid-oauth-bridge migrate`);
+  if (code === '42P01' || code === '3F000' || /no such table/i.test(detail)) {
+    // A relative SQLite path opened from another folder is a new, empty file: say which one.
+    const file = kind === 'SQLite' ? sqliteFile(url) : undefined;
+    const which = file === undefined ? '' : ` (the file opened is ${file}: is it the one you meant?)`;
+    return make(
+      'not_migrated',
+      `the schema is not set up (${detail}); run: openid-oauth-bridge migrate${which}`,
+    );
+  }
   if (code === '23505' || /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(code ?? ''))
     return make('duplicate', `a row with this id exists already (${detail})`);
   if (
@@ -242,4 +249,10 @@ export function databaseError(err: unknown, url: string): Error {
       `cannot open the file (${detail}); check that its folder exists and is writable`,
     );
   return make('other', detail);
+}
+
+/** The absolute path of a `sqlite:` URL's file, or `undefined` for an in-memory database. */
+function sqliteFile(url: string): string | undefined {
+  const path = url.slice('sqlite:'.length);
+  return path === ':memory:' || path === '' ? undefined : resolve(path);
 }

@@ -7,7 +7,7 @@ import { clientRecord, freshId, without } from './fixtures.js';
 export function clientTests({ describe, it, storage, putClient }: ConformanceSuite): void {
   describe('clients.find', () => {
     it('returns the registered client, every field as registered', async () => {
-      const client = clientRecord(Date.now());
+      const client = clientRecord(Date.now(), { allowedTeams: ['team-a', 'team-b'] });
       await putClient(client);
       sameRecord(
         await storage().clients.find(client.clientId),

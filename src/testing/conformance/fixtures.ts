@@ -38,7 +38,6 @@ export function clientRecord(now: number, overrides: Partial<ClientRecord> = {})
     postLogoutRedirectUris: ['https://printer.example/signed-out', 'https://printer.example/bye'],
     disabled: false,
     requirePkce: false,
-    allowedTeams: ['team-a', 'team-b'],
     createdAt: now,
     ...overrides,
   };
