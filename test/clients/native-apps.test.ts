@@ -124,6 +124,29 @@ describe('public code clients (RFC 8252)', () => {
   const authorize = (query: Record<string, string>) =>
     t.agent.get('/oauth/authorize').query({ response_type: 'code', client_id: 'desktop-app', ...query });
 
+  it('a public client with a claimed https redirect (the app is identified) is asked once, as usual', async () => {
+    await registerClient(t.storage, {
+      clientId: 'universal-link-app',
+      applicationName: 'Linked app',
+      redirectUri: 'https://app.example/oauth',
+      public: true,
+      scopes: ['realms'],
+    });
+    const query = {
+      response_type: 'code',
+      client_id: 'universal-link-app',
+      redirect_uri: 'https://app.example/oauth',
+      code_challenge: 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+      code_challenge_method: 'S256',
+    };
+    const first = await authorizeWithLogin(t, query);
+    expect(first.text).toContain('You will not be asked again');
+    await answerConsent(t, first.text, 'allow');
+    const again = await t.agent.get('/oauth/authorize').query(query);
+    expect(again.status).toBe(302);
+    expect(again.headers.location).toMatch(/^https:\/\/app\.example\/oauth\?code=/);
+  });
+
   it('must use PKCE: a request without a challenge goes back with invalid_request', async () => {
     const res = await authorize({ redirect_uri: 'http://127.0.0.1:50123/callback', state: 's' });
     expect(res.status).toBe(302);

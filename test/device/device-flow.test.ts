@@ -181,6 +181,14 @@ describe('the flow, person and device', () => {
     expect(typed.text).toContain('wrong, has expired or was used already');
   });
 
+  it('says expired_token for an hour past the expiry, then the request is gone (invalid_grant)', async () => {
+    const device = await start();
+    ahead += 600_000 + 3_599_000;
+    expect((await poll(device.device_code)).body.error).toBe('expired_token');
+    ahead += 2000;
+    expect((await poll(device.device_code)).body.error).toBe('invalid_grant');
+  });
+
   it('another client presenting the device code gets invalid_grant; an unknown code too', async () => {
     const device = await start();
     const other = await pollToken(t, {
