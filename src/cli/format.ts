@@ -1,5 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { SCOPE_TOKEN } from '../grants/scopes.js';
+import { pkceRequired } from '../clients/kind.js';
 import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';
 import { unknownClient } from './errors.js';
 
@@ -16,7 +17,7 @@ export function clientJson(client: ClientRecord) {
     contacts: client.contacts ?? [],
     post_logout_redirect_uris: client.postLogoutRedirectUris ?? [],
     disabled: client.disabled,
-    require_pkce: client.requirePkce === true,
+    require_pkce: pkceRequired(client),
     allowed_teams: client.allowedTeams ?? [],
     created_at: new Date(client.createdAt).toISOString(),
   };

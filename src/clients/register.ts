@@ -213,9 +213,7 @@ export async function registerClient(
         ? { postLogoutRedirectUris: checked.postLogoutRedirectUris }
         : {}),
       disabled: false,
-      ...(registration.requirePkce || (isPublic && grantType === 'authorization_code')
-        ? { requirePkce: true }
-        : {}),
+      ...(registration.requirePkce ? { requirePkce: true } : {}),
       ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
       createdAt: Date.now(),
     });
@@ -326,7 +324,7 @@ export async function updateClient(
     ...(checked.allowedTeams === undefined ? {} : { allowedTeams: checked.allowedTeams }),
   };
   // A new kind: a public client has no secret; one that becomes confidential gets a new one,
-  // shown once; a public code client always uses PKCE, an implicit one never.
+  // shown once. PKCE applies to code clients only (a public one needs it whatever the flag says).
   const clientSecret = kindChanges && !isPublic && isPublicClient(client) ? generateSecret() : undefined;
   if (kindChanges) {
     Object.assign(changes, {
@@ -337,11 +335,7 @@ export async function updateClient(
           ? {}
           : { secretHash: hashSecret(clientSecret) }),
       ...(grantType === 'device_code' ? { redirectUri: '' } : {}),
-      ...(grantType === 'implicit' || grantType === 'device_code'
-        ? { requirePkce: false }
-        : isPublic
-          ? { requirePkce: true }
-          : {}),
+      ...(grantType === 'authorization_code' ? {} : { requirePkce: false }),
     });
   }
   const updated = await operatorMethod(storage, 'update')(clientId, changes);

@@ -7,8 +7,8 @@ import type { ClientRecord } from '../storage/types.js';
 import { pkceRequired } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
-import { standingGrant } from './grant.js';
-import { issuedTokens, newToken, standingScopes, type TokenResponse } from './tokens.js';
+import { grantedSubject } from './grant.js';
+import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -84,18 +84,8 @@ export async function exchangeCode(
   }
   const code = JSON.parse(entry) as StoredCode;
   checkCode(code, client, params, now);
-  // Tokens work only while their very grant stands: one revoked since the code was issued ends
-  // the exchange here (a revocation racing past this read still leaves the tokens unusable).
-  const grant = await standingGrant(deps, code.userId, code.clientId);
-  if (grant === null || grant.grantId !== code.grantId) throw invalidGrant('The authorization was revoked.');
-  // RFC 6749 5.1: the scope granted is what the consent and the client, as registered now, still
-  // allow of what was asked for; an operator may have narrowed either since the code was issued.
-  const scopes = standingScopes(code.scopes, grant, client);
-  if (scopes.length === 0 && code.scopes.length > 0) {
-    throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
-  }
-  const subject = { clientId: client.clientId, userId: code.userId, scopes, grantId: code.grantId };
-  const idToken = await params.idToken?.(code, scopes, now);
+  const subject = await grantedSubject(deps, client, code);
+  const idToken = await params.idToken?.(code, subject.scopes, now);
   const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
   // The tokens and the used-code marker first, the take last: taking the code is the commit

@@ -5,8 +5,8 @@ import type { EventContext } from '../events/emit.js';
 import { ephemeralKeys, type DeviceDecision, type DevicePoll, type StoredDevice } from '../storage/keys.js';
 import type { AccountClaims, ClientRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
-import { standingGrant } from './grant.js';
-import { issuedTokens, newToken, standingScopes, type TokenResponse } from './tokens.js';
+import { grantedSubject } from './grant.js';
+import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
 
 /**
  * The device authorization grant (RFC 8628): a device without a browser asks for a device code
@@ -245,26 +245,9 @@ export async function pollDevice(
   if (!decision.approved) {
     throw new OAuthError('access_denied', 'The person denied the request.', { httpStatus: 400 });
   }
-  // As for a code: the tokens work only while their very grant stands, for what the consent and
-  // the client, as registered now, still allow of what was asked for.
-  const grant = await standingGrant(deps, decision.userId, client.clientId);
-  if (grant === null || grant.grantId !== decision.grantId)
-    throw invalidGrant('The authorization was revoked.');
-  const scopes = standingScopes(request.scopes, grant, client);
-  if (scopes.length === 0 && request.scopes.length > 0) {
-    throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
-  }
-  const subject = { clientId: client.clientId, userId: decision.userId, scopes, grantId: decision.grantId };
-  const idToken = await params.idToken?.(
-    {
-      clientId: client.clientId,
-      userId: decision.userId,
-      ...(decision.authTime === undefined ? {} : { authTime: decision.authTime }),
-      ...(decision.claims === undefined ? {} : { claims: decision.claims }),
-    },
-    scopes,
-    now,
-  );
+  // As for a code: the grant must still stand, the scopes are what it and the client still allow.
+  const subject = await grantedSubject(deps, client, { ...decision, scopes: request.scopes });
+  const idToken = await params.idToken?.({ ...decision, clientId: client.clientId }, subject.scopes, now);
   const access = newToken(deps, 'access_token', subject, 'device_code', now);
   const refresh = newToken(deps, 'refresh_token', subject, 'device_code', now);
   await deps.storage.tokens.save(access.record);

@@ -4,6 +4,7 @@ import { emit, type EventContext } from '../events/emit.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
+import { standingScopes, type Subject } from './tokens.js';
 
 /** What the rules of this file need: no token options. */
 export type GrantStoreDeps = Pick<GrantDeps, 'storage' | 'clock' | 'events'>;
@@ -142,4 +143,27 @@ export async function revokeApplication(
   if (!grant || !(await revokeGrant(deps, grant))) return false;
   emit(deps, { type: 'consent.revoked', userId, clientId, grantId: grant.grantId, by, ...context });
   return true;
+}
+
+/**
+ * Who the tokens of a code or of an approved device request are for, and with what scopes, as of
+ * now: the very grant they were issued under must still stand (`invalid_grant` otherwise: it was
+ * revoked since; a revocation racing past this read still leaves the tokens unusable), and the
+ * scopes are what the consent and the client, as registered now, still allow of those asked for
+ * (RFC 6749 5.1; `invalid_scope` when none remains).
+ */
+export async function grantedSubject(
+  deps: Pick<GrantDeps, 'storage'>,
+  client: ClientRecord,
+  asked: { userId: string; grantId: string; scopes: readonly string[] },
+): Promise<Subject> {
+  const grant = await standingGrant(deps, asked.userId, client.clientId);
+  if (grant === null || grant.grantId !== asked.grantId) {
+    throw new OAuthError('invalid_grant', 'The authorization was revoked.');
+  }
+  const scopes = standingScopes(asked.scopes, grant, client);
+  if (scopes.length === 0 && asked.scopes.length > 0) {
+    throw new OAuthError('invalid_scope', 'None of the scopes asked for remains with this client.');
+  }
+  return { clientId: client.clientId, userId: asked.userId, scopes, grantId: asked.grantId };
 }

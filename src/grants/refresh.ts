@@ -61,9 +61,7 @@ export async function refreshAccessToken(
   }
   // A client only some teams may use: the person's teams as their latest login said, checked at
   // every refresh (a gate added since, or a membership lost at a login since, takes effect here).
-  if (
-    !admits(client.allowedTeams, client.allowedTeams?.length ? await teamsOf(deps, presented.userId) : [])
-  ) {
+  if (client.allowedTeams?.length && !admits(client.allowedTeams, await teamsOf(deps, presented.userId))) {
     throw new OAuthError('invalid_grant', 'The user is no longer a member of a team this client is for.');
   }
   // RFC 6749 6: a refresh may ask for fewer scopes, never more; and never more than the consent

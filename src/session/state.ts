@@ -24,9 +24,9 @@ export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'> & {
 };
 
 /** The signed-in user's avatar, an https URL (the `picture` of its latest login), for the pages. */
-export function pictureOf(user: SessionUser): string | undefined {
+export function pictureOf(user: SessionUser): { picture?: string } {
   const picture = user.claims?.picture;
-  return typeof picture === 'string' && picture.startsWith('https://') ? picture : undefined;
+  return typeof picture === 'string' && picture.startsWith('https://') ? { picture } : {};
 }
 
 /** A validated authorization request waiting for login or consent. */

@@ -117,6 +117,7 @@ export interface ClientRecord {
   /**
    * Optional; absent means `false`. When `true`, every authorization request of this client must
    * carry a PKCE `code_challenge` (RFC 7636 4.4.1), and no code issued without one is exchanged.
+   * A public code client (`secretHash` `null`) must whatever this says.
    */
   requirePkce?: boolean;
   /**

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, updateClient } from '../../src/index.js';
+import { pkceRequired } from '../../src/clients/kind.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 
@@ -292,7 +293,7 @@ describe('public code clients (RFC 8252)', () => {
     const again = await updateClient(t.storage, 'desktop-app', { public: true });
     expect(again.clientSecret).toBeUndefined();
     expect(again.secretHash).toBeNull();
-    expect(again.requirePkce).toBe(true);
+    expect(pkceRequired(again)).toBe(true);
     await expect(updateClient(t.storage, 'desktop-app', { requirePkce: false })).rejects.toThrow(
       /always uses PKCE/,
     );

@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, registerClient, type SqlStorage } from '../../src/index.js';
+import { connectStorage, type SqlStorage } from '../../src/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
 import { Browser, firstForm, firstLink, signInAtDevelopmentProvider } from '../support/browser.js';
 import {
@@ -17,7 +17,7 @@ import {
   redisAvailability,
   uniqueSchema,
 } from '../support/databases.js';
-import { DEVICE_GRANT } from '../support/device.js';
+import { DEVICE_GRANT, registerDeviceClient } from '../support/device.js';
 import { startInstance, type Instance } from '../support/instances.js';
 
 const postgres = await postgresAvailability();
@@ -38,13 +38,7 @@ describe.skipIf(missing.length > 0)(
     beforeAll(async () => {
       op = await startDevelopmentProvider();
       storage = await connectStorage(databaseUrl, { migrate: true });
-      await registerClient(storage, {
-        clientId: 'realm-cli',
-        applicationName: 'Realm CLI',
-        grantType: 'device_code',
-        public: true,
-        scopes: ['realms'],
-      });
+      await registerDeviceClient(storage);
       const config = {
         databaseUrl,
         baseUrl: BASE_URL,

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { registerClient, steam } from '../../src/index.js';
 import { startDevelopmentProvider } from '../../src/testing/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { answerDevice } from '../support/device.js';
+import { answerDevice, registerDeviceClient } from '../support/device.js';
 
 const KEY_SECRET = 'an-oidc-key-secret-of-at-least-32-chars';
 
@@ -42,13 +42,7 @@ async function realmsOf(app: TestApp, accessToken: string) {
 describe('openid-client 6 device flow', () => {
   it('a public CLI client gets tokens after the person approves, and refreshes', async () => {
     t = await createTestApp({ device: { interval: 1 }, scopes: { realms: 'See your realms' } });
-    await registerClient(t.storage, {
-      clientId: 'realm-cli',
-      applicationName: 'Realm CLI',
-      grantType: 'device_code',
-      public: true,
-      scopes: ['realms'],
-    });
+    await registerDeviceClient(t.storage);
     const config = await client.discovery(new URL(t.baseUrl), 'realm-cli', undefined, client.None(), {
       algorithm: 'oauth2',
       execute: [client.allowInsecureRequests],

@@ -9,9 +9,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { registerClient } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { answerDevice } from '../support/device.js';
+import { answerDevice, registerDeviceClient } from '../support/device.js';
 import { PYTHON } from '../support/python-openid.js';
 
 const SCRIPT = fileURLToPath(new URL('./python-device-client.py', import.meta.url));
@@ -71,13 +70,7 @@ describe.skipIf(!python.ok)(
       '%s polls until the person approves, then gets the tokens',
       async (kind) => {
         t = await createTestApp({ device: { interval: 1 }, scopes: { realms: 'See your realms' } });
-        await registerClient(t.storage, {
-          clientId: 'realm-cli',
-          applicationName: 'Realm CLI',
-          grantType: 'device_code',
-          public: true,
-          scopes: ['realms'],
-        });
+        await registerDeviceClient(t.storage);
         const run = runClient(kind, t.baseUrl);
         const device = (await run.first) as { user_code: string; interval: number };
         expect(device.interval).toBe(1);

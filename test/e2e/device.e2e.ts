@@ -11,10 +11,9 @@ import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerClient } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { chromiumAvailability, launchChromium } from '../support/chromium.js';
-import { pollToken, requestDeviceCode } from '../support/device.js';
+import { pollToken, registerDeviceClient, requestDeviceCode } from '../support/device.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCREENSHOTS = `${ROOT}artifacts/screenshots`;
@@ -36,13 +35,7 @@ suite(`the device verification page in chromium, keyboard only, at phone width${
       device: { interval: 1 },
       scopes: { realms: 'See the list of your realms', profile: 'See your name' },
     });
-    await registerClient(t.storage, {
-      clientId: 'realm-cli',
-      applicationName: 'Realm CLI',
-      grantType: 'device_code',
-      public: true,
-      scopes: ['realms', 'profile'],
-    });
+    await registerDeviceClient(t.storage, ['realms', 'profile']);
     chromium = await launchChromium();
     page = chromium.context.pages()[0] ?? (await chromium.context.newPage());
     await page.setViewportSize(PHONE);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApplication } from '../../src/grants/applications.js';
 import { registerClient } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
-import { answerDevice } from '../support/device.js';
+import { answerDevice, registerDeviceClient } from '../support/device.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 import { runExample } from './run-example.js';
 
@@ -21,13 +21,7 @@ let dir: string;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'oob-device-cli-'));
   t = await createTestApp({ device: { interval: 1 }, scopes: { 'realms:read': 'See your realms' } });
-  await registerClient(t.storage, {
-    clientId: 'realm-cli',
-    applicationName: 'Realm CLI',
-    grantType: 'device_code',
-    public: true,
-    scopes: ['realms:read'],
-  });
+  await registerDeviceClient(t.storage, ['realms:read']);
   await registerClient(t.storage, {
     clientId: 'realm-desktop',
     applicationName: 'Realm Desktop',

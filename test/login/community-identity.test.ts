@@ -36,6 +36,7 @@ import {
   answerConsent,
   authorizeWithLogin,
   deliverCallback,
+  parseForm,
   pathOf,
   signInAtProvider,
 } from '../support/flow.js';
@@ -442,33 +443,55 @@ describe('Launchpad teams', () => {
     expect(introspected.body.groups).toBeUndefined();
   });
 
-  it("counts the teams the host's authenticatedAccount hook gives for a user it signed in", async () => {
+  it("counts the teams the host's authenticatedAccount hook gives, and saves them for the refreshes", async () => {
+    let hostTeams: string[] | undefined = ['team-a'];
     const t = await launchpadApp({
       authenticatedAccount: (req) =>
         req.get('x-host-user') === 'member'
-          ? { accountId: 'host-member', teams: ['team-a'] }
+          ? { accountId: 'host-member', ...(hostTeams === undefined ? {} : { teams: hostTeams }) }
           : req.get('x-host-user') === 'outsider'
             ? { accountId: 'host-outsider' }
             : undefined,
     });
-    await registerClient(t.storage, {
+    const { clientSecret } = await registerClient(t.storage, {
       clientId: 'team-only',
       applicationName: 'Team dashboard',
       redirectUri: CODE_REDIRECT,
       scopes: ['realms'],
       allowedTeams: ['team-a'],
     });
-    const member = await t.agent
-      .get('/oauth/authorize')
-      .query(authorizeQuery('team-only'))
-      .set('x-host-user', 'member');
-    expect(member.status).toBe(200);
-    expect(member.text).toContain('Do you trust Team dashboard?');
-    const outsider = await t.agent
-      .get('/oauth/authorize')
-      .query(authorizeQuery('team-only'))
-      .set('x-host-user', 'outsider');
-    expect(outsider.status).toBe(403);
+    const authorize = (who: string) =>
+      t.agent.get('/oauth/authorize').query(authorizeQuery('team-only')).set('x-host-user', who);
+    expect((await authorize('outsider')).status).toBe(403);
+    const consent = await authorize('member');
+    expect(consent.text).toContain('Do you trust Team dashboard?');
+    const form = parseForm(consent.text);
+    const allowed = await t.agent
+      .post(pathOf(form.action))
+      .type('form')
+      .set('Origin', new URL(t.baseUrl).origin)
+      .set('x-host-user', 'member')
+      .send({ ...form.fields, decision: 'allow' });
+    const token = (fields: Record<string, string>) =>
+      t.agent
+        .post('/oauth/token')
+        .type('form')
+        .send({
+          client_id: 'team-only',
+          client_secret: clientSecret!,
+          redirect_uri: CODE_REDIRECT,
+          ...fields,
+        });
+    const tokens = await token({
+      grant_type: 'authorization_code',
+      code: redirectParams(allowed.headers.location!).code!,
+    });
+    const refresh = () => token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
+    expect((await refresh()).status).toBe(200);
+    // The host no longer counts the user a member: the next authorization says so, and the refresh ends.
+    hostTeams = [];
+    expect((await authorize('member')).status).toBe(403);
+    expect((await refresh()).body.error).toBe('invalid_grant');
   });
 
   it('hands the teams to the accounts hook', async () => {

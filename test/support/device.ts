@@ -4,10 +4,22 @@
  * side, its requests to the device authorization and token endpoints.
  */
 import { expect } from 'vitest';
+import { registerClient, type Storage } from '../../src/index.js';
 import type { TestApp } from './app.js';
 import { deliverCallback, parseForm, parseForms, pathOf, signInAtProvider } from './flow.js';
 
 export const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
+
+/** Registers `realm-cli`, a public device client (a CLI tool), for `scopes`. */
+export function registerDeviceClient(storage: Storage, scopes: string[] = ['realms']) {
+  return registerClient(storage, {
+    clientId: 'realm-cli',
+    applicationName: 'Realm CLI',
+    grantType: 'device_code',
+    public: true,
+    scopes,
+  });
+}
 
 /** The device's request for a device code and a user code. */
 export function requestDeviceCode(

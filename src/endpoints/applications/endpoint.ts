@@ -62,7 +62,7 @@ async function showApplications(ctx: Context): Promise<void> {
   ctx.answer = page(
     server.pages.applications({
       signedInAs: user.displayName ?? user.identifier,
-      ...(pictureOf(user) === undefined ? {} : { picture: pictureOf(user)! }),
+      ...pictureOf(user),
       applications,
       revokeAction: server.urls.applicationsRevoke,
       csrf,

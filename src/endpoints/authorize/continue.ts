@@ -30,6 +30,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   }
   const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
+    await rememberHostTeams(ctx, user);
     checkAllowedTeams(ctx, user);
     // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing; so does
     // a native app's, whose public client_id any local program can send (RFC 8252 8.6).
@@ -57,7 +58,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
-        ...(pictureOf(user) === undefined ? {} : { picture: pictureOf(user)! }),
+        ...pictureOf(user),
         ...(pending.device ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
@@ -96,6 +97,22 @@ export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): voi
     `${ctx.client.applicationName} is only for members of ${teams}, and the account you signed in with is not one.`,
     { redirectable: ctx.pending.prompt === 'none' },
   );
+}
+
+/**
+ * The teams the host says a user it signed in belongs to (`authenticatedAccount`), saved with the
+ * account's claims as a provider login's are, so that the refreshes of a team-gated client,
+ * `requireBearer({ teams: true })`, introspection and UserInfo see them too. One read per such
+ * authorization; a write only when they changed.
+ */
+async function rememberHostTeams(ctx: AuthorizeContext, user: SessionUser): Promise<void> {
+  const { users } = ctx.server.storage;
+  const teams = user.teams;
+  if (!user.viaHost || teams === undefined || !users.findClaims || !users.saveClaims) return;
+  const claims = (await users.findClaims(user.id)) ?? {};
+  const saved = claims.groups;
+  const same = Array.isArray(saved) && saved.length === teams.length && saved.every((t, i) => t === teams[i]);
+  if (!same) await users.saveClaims(user.id, { ...claims, groups: teams });
 }
 
 /**

@@ -8,16 +8,13 @@ import { optionalParam } from '../../http/params.js';
 import { endpoint } from '../../http/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { isPublicClient } from '../../clients/kind.js';
-import { addressKey } from '../shared/client-rate-limit.js';
+import { addressKey, countInWindow, tooMany } from '../shared/client-rate-limit.js';
 import {
   authenticateOrNamePublicClient,
   limitFailures,
   loadClientRows,
   type ClientContext,
 } from '../shared/client-auth.js';
-
-/** The window of the per-client limit on device authorization requests. */
-const WINDOW_MS = 60_000;
 
 /**
  * The device authorization endpoint (RFC 8628 3.1): `POST /oauth/device_authorization`. A client
@@ -76,19 +73,8 @@ async function limitRequests(ctx: ClientContext): Promise<void> {
   const { server, client, req } = ctx;
   const max = server.options.device.maxRequestsPerClient;
   if (max === false) return;
-  const now = server.clock();
   const address = isPublicClient(client) ? `:address:${addressKey(server, req) ?? 'unknown'}` : '';
   const key = ephemeralKeys.rateLimit(`device:client:${client.clientId}${address}`);
-  const counter = await server.storage.ephemeral.increment(key, now + WINDOW_MS, now);
-  if (counter.count > max) {
-    const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
-    throw new OAuthError(
-      'temporarily_unavailable',
-      'Too many device authorization requests. Try again later.',
-      {
-        httpStatus: 429,
-        headers: { 'Retry-After': String(seconds) },
-      },
-    );
-  }
+  const wait = await countInWindow(server, key, max, 60_000);
+  if (wait !== undefined) throw tooMany('Too many device authorization requests. Try again later.', wait);
 }

@@ -1,6 +1,6 @@
 import { continueAuthorization, loadActiveClient } from '../authorize/continue.js';
 import type { AuthorizeContext } from '../authorize/request.js';
-import { addressKey } from '../shared/client-rate-limit.js';
+import { addressKey, countInWindow } from '../shared/client-rate-limit.js';
 import { findByUserCode, normalizeUserCode } from '../../grants/device.js';
 import { randomId } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
@@ -12,9 +12,6 @@ import { sameOrigin } from '../../http/same-origin.js';
 import { loadSession } from '../../session/load.js';
 import { identifyUser } from '../../session/identify.js';
 import { ephemeralKeys } from '../../storage/keys.js';
-
-/** The window of the limits on wrong user codes: a limited address waits at most this long. */
-const WINDOW_MS = 60_000;
 
 /**
  * The verification page (RFC 8628 3.3): `GET /oauth/device`, where a person types the code their
@@ -88,11 +85,9 @@ async function limitGuesses(ctx: DeviceContext): Promise<void> {
           : [{ key: ephemeralKeys.rateLimit(`device-code:address:${address}`), max: maxUserCodeAttempts }]),
         { key: ephemeralKeys.rateLimit('device-code:anonymous'), max: maxAnonymousUserCodeAttempts },
       ];
-  const now = server.clock();
   for (const { key, max } of limits) {
-    const counter = await server.storage.ephemeral.increment(key, now + WINDOW_MS, now);
-    if (counter.count <= max) continue;
-    const seconds = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
+    const seconds = await countInWindow(server, key, max, 60_000);
+    if (seconds === undefined) continue;
     emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
     ctx.res.setHeader('Retry-After', String(seconds));
     ctx.answer = page(

@@ -78,21 +78,34 @@ export function applyClientAuthLimits(
  */
 async function count(server: AuthorizationServer, limits: readonly Limit[], windowMs: number): Promise<void> {
   for (const { key, max } of limits) {
-    const now = server.clock();
-    const counter = await server.storage.ephemeral.increment(key, now + windowMs, now);
-    if (counter.count > max) throw tooManyFailures(counter.expiresAt - now);
+    const wait = await countInWindow(server, key, max, windowMs);
+    if (wait !== undefined) throw tooMany('Too many failed client authentications. Try again later.', wait);
   }
 }
 
-function tooManyFailures(msLeft: number): OAuthError {
-  return new OAuthError(
-    'temporarily_unavailable',
-    'Too many failed client authentications. Try again later.',
-    {
-      httpStatus: 429,
-      headers: { 'Retry-After': String(Math.max(1, Math.ceil(msLeft / 1000))) },
-    },
-  );
+/**
+ * Counts one more under `key` in a fixed window of `windowMs` that starts with its first count
+ * (`ephemeral.increment`: atomic, shared by every instance). Resolves the seconds until the window
+ * ends (a `Retry-After`) when the count is over `max`, else `undefined`. Every rate limit of the
+ * library counts with it.
+ */
+export async function countInWindow(
+  server: AuthorizationServer,
+  key: string,
+  max: number,
+  windowMs: number,
+): Promise<number | undefined> {
+  const now = server.clock();
+  const counter = await server.storage.ephemeral.increment(key, now + windowMs, now);
+  return counter.count > max ? Math.max(1, Math.ceil((counter.expiresAt - now) / 1000)) : undefined;
+}
+
+/** 429 `temporarily_unavailable` with `Retry-After` (RFC 6585 4). */
+export function tooMany(description: string, retryAfterSeconds: number): OAuthError {
+  return new OAuthError('temporarily_unavailable', description, {
+    httpStatus: 429,
+    headers: { 'Retry-After': String(retryAfterSeconds) },
+  });
 }
 
 /**
