@@ -49,3 +49,8 @@ export function asksEachTime(
     client.grantType === 'authorization_code' && isPublicClient(client) && !redirectUri.startsWith('https://')
   );
 }
+
+/** The grant a client must be registered for to send an authorization request of `responseType`. */
+export function grantOfResponseType(responseType: 'code' | 'token'): 'authorization_code' | 'implicit' {
+  return responseType === 'code' ? 'authorization_code' : 'implicit';
+}

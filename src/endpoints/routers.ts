@@ -16,7 +16,7 @@ import { userinfoHandler } from './oidc/userinfo.js';
 import { revocationEndpoint } from './revocation/endpoint.js';
 import { tokenEndpoint } from './token/endpoint.js';
 import { deviceAuthorizationEndpoint } from './device/authorization.js';
-import { deviceEntryEndpoint, deviceSubmitEndpoint } from './device/verification.js';
+import { deviceEntryEndpoint, deviceSubmitEndpoint } from './authorize/device.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint has its own context
 type AnyEndpoint = Endpoint<any>;

@@ -3,9 +3,9 @@ import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import type { EventContext } from '../events/emit.js';
 import { ephemeralKeys, type DeviceDecision, type DevicePoll, type StoredDevice } from '../storage/keys.js';
-import type { AccountClaims, ClientRecord } from '../storage/types.js';
+import type { AccountClaims, ClientRecord, GrantRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
-import { grantedSubject } from './grant.js';
+import { grantedSubject, recordConsent, withdrawConsent, type GrantStoreDeps } from './grant.js';
 import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
 
 /**
@@ -129,7 +129,7 @@ async function claimUserCode(
 }
 
 /** A device request waiting for the person's answer, found by the user code typed. */
-export interface PendingDevice {
+export interface LiveDevice {
   /** The hash of its device code. */
   hash: string;
   request: StoredDevice;
@@ -142,7 +142,7 @@ export interface PendingDevice {
 export async function findByUserCode(
   deps: Pick<GrantDeps, 'storage' | 'clock'>,
   userCode: string,
-): Promise<PendingDevice | null> {
+): Promise<LiveDevice | null> {
   const now = deps.clock();
   const hash = await deps.storage.ephemeral.get(ephemeralKeys.deviceUserCode(hashSecret(userCode)), now);
   if (hash === null) return null;
@@ -162,7 +162,7 @@ export async function findByUserCode(
  */
 export async function answerDevice(
   deps: Pick<GrantDeps, 'storage' | 'clock'>,
-  device: PendingDevice,
+  device: LiveDevice,
   decision: DeviceDecision,
 ): Promise<boolean> {
   const now = deps.clock();
@@ -176,6 +176,34 @@ export async function answerDevice(
   if (!added) return false;
   await deps.storage.ephemeral.delete(ephemeralKeys.deviceUserCode(hashSecret(device.request.userCode)));
   return true;
+}
+
+/** Who approves a device request, as the verification page's sign-in knows them. */
+export interface DeviceApprover {
+  userId: string;
+  authTime?: number;
+  claims?: AccountClaims;
+}
+
+/**
+ * A person's approval of a device request (RFC 8628 3.3): their consent is recorded as a browser's
+ * is (the device's grant is on the applications page, and revoking it ends the device's tokens),
+ * then the answer is saved for the device's next poll. Saving the answer is the commit point: when
+ * it cannot be saved (the request expired meanwhile, or someone else answered it first), the
+ * consent is taken back ({@link withdrawConsent}), so no grant stands that no device received.
+ * Resolves the grant, or `null` when the request could not be answered.
+ */
+export async function approveDevice(
+  deps: GrantStoreDeps,
+  device: LiveDevice,
+  approver: DeviceApprover,
+  client: ClientRecord,
+): Promise<GrantRecord | null> {
+  const consent = await recordConsent(deps, approver.userId, client.clientId, device.request.scopes, client);
+  const { grantId } = consent.grant;
+  if (await answerDevice(deps, device, { approved: true, ...approver, grantId })) return consent.grant;
+  await withdrawConsent(deps, consent);
+  return null;
 }
 
 /** The device code a poll presents, with its rows as the token endpoint's load step read them. */

@@ -39,6 +39,9 @@ const CONSENT_MERGES = 3;
  * and is refused; the new registration starts with no grant. The client is read once after the
  * save for that (and once before it, unless the caller passes the client it has just read).
  *
+ * Resolves the grant as saved, and the grant as it stood before (`null`: this consent started
+ * it), which is what {@link withdrawConsent} needs to take the consent back.
+ *
  * @throws OAuthError `access_denied` when the grant was revoked or the client removed meanwhile.
  */
 export async function recordConsent(
@@ -48,7 +51,7 @@ export async function recordConsent(
   scopes: readonly string[],
   /** The client as the caller has just read it, if it has: it is not read again before the save. */
   client?: ClientRecord,
-): Promise<GrantRecord> {
+): Promise<RecordedConsent> {
   const now = deps.clock();
   const registered = client ?? (await deps.storage.clients.find(clientId));
   if (registered === null) {
@@ -97,7 +100,35 @@ export async function recordConsent(
     await revokeGrant(deps, grant);
     throw clientRemoved();
   }
-  return grant;
+  return { grant, before: standing };
+}
+
+/** A consent as {@link recordConsent} saved it. */
+export interface RecordedConsent {
+  /** The standing grant that holds the consent. */
+  grant: GrantRecord;
+  /** The grant of the user and client before it, `null` if the consent started one. */
+  before: GrantRecord | null;
+}
+
+/**
+ * Takes back a consent whose request could not be answered (a device request that expired, or
+ * that another person answered first, while the consent was being saved), so that no grant stands
+ * for what nobody received: a grant the consent started is revoked; scopes it added to a standing
+ * grant are removed again. What the user trusted the client with before stays as it was.
+ */
+export async function withdrawConsent(deps: GrantStoreDeps, consent: RecordedConsent): Promise<void> {
+  const { grant, before } = consent;
+  if (before === null || before.grantId !== grant.grantId) {
+    await revokeGrant(deps, grant);
+    return;
+  }
+  const added = new Set(grant.scopes.filter((scope) => !before.scopes.includes(scope)));
+  if (added.size === 0) return;
+  const [current] = await deps.storage.grants.list({ userId: grant.userId, clientId: grant.clientId });
+  if (current === undefined || current.grantId !== grant.grantId || current.revokedAt !== null) return;
+  const scopes = current.scopes.filter((scope) => !added.has(scope));
+  await deps.storage.grants.save({ ...current, scopes, updatedAt: deps.clock() });
 }
 
 const clientRemoved = () =>

@@ -86,13 +86,17 @@ export function formParams(body: unknown): Map<string, string> {
 
 /**
  * A parameter's value, or `undefined` when absent. Empty values count as absent (RFC 6749 3.1:
- * "Parameters sent without a value MUST be treated as if they were omitted").
+ * "Parameters sent without a value MUST be treated as if they were omitted"). Longer than
+ * `maxLength` (by default {@link MAX_PARAM_LENGTH}) is `invalid_request`.
  */
-export function optionalParam(values: Map<string, string>, name: string): string | undefined {
+export function optionalParam(
+  values: Map<string, string>,
+  name: string,
+  maxLength = MAX_PARAM_LENGTH,
+): string | undefined {
   const value = values.get(name);
   if (value === undefined || value === '') return undefined;
-  if (value.length > MAX_PARAM_LENGTH)
-    throw new OAuthError('invalid_request', `The parameter ${name} is too long.`);
+  if (value.length > maxLength) throw new OAuthError('invalid_request', `The parameter ${name} is too long.`);
   return value;
 }
 

@@ -37,3 +37,16 @@ export function backToClient(
 ): Extract<Answer, { kind: 'redirect' }> {
   return { kind: 'redirect', status: method === 'POST' ? 303 : 302, location: redirectUrl(target, params) };
 }
+
+/** The target of a request whose redirect URI was verified, answered by `issuer`. */
+export function redirectTargetOf(
+  issuer: string,
+  request: Pick<RedirectTarget, 'redirectUri' | 'responseType' | 'state'>,
+): RedirectTarget {
+  return {
+    redirectUri: request.redirectUri,
+    responseType: request.responseType,
+    state: request.state,
+    issuer,
+  };
+}

@@ -1,8 +1,19 @@
-import { SignJWT } from 'jose';
+import { compactVerify, createLocalJWKSet, SignJWT, type JWK } from 'jose';
+import { OAuthError } from '../errors/oauth-error.js';
 import type { AuthorizationServer } from '../config/server.js';
 import type { StoredCode } from '../storage/keys.js';
 import type { AccountClaims } from '../storage/types.js';
+import { SIGNING_ALGORITHMS } from './keys.js';
 import { RESERVED_CLAIMS } from './reserved-claims.js';
+
+/**
+ * The longest ID token this server issues, and so the longest `id_token_hint` it takes back at the
+ * authorization and end-session endpoints: a relying party gives back, in a URL, any ID token it
+ * was given. 12 KiB leaves room for the rest of that URL and the request's headers within Node's
+ * default 16 KiB header limit. A long nonce, many teams and the host's claims fit many times over;
+ * an ID token past it is not issued ({@link idTokenFor}).
+ */
+export const MAX_ID_TOKEN_LENGTH = 12_288;
 
 /** The claims each scope releases (OpenID Connect Core 5.4), of those the login gave. */
 export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
@@ -56,7 +67,7 @@ export async function idTokenFor(
   const { signer } = await server.oidc.keys.current();
   const issuedAt = Math.floor(now / 1000);
   const own = await hostClaims(server, code.userId, scopes);
-  return new SignJWT({
+  const idToken = await new SignJWT({
     ...releasedClaims(code.claims, scopes),
     ...own,
     azp: code.clientId,
@@ -70,4 +81,45 @@ export async function idTokenFor(
     .setIssuedAt(issuedAt)
     .setExpirationTime(issuedAt + server.options.oidc!.idTokenTtl)
     .sign(signer.key);
+  if (idToken.length > MAX_ID_TOKEN_LENGTH) {
+    throw new OAuthError('server_error', 'The ID token would be too large to be given back to this server.', {
+      cause: new RangeError(
+        `the ID token for client ${code.clientId} is ${idToken.length} characters, over the ${MAX_ID_TOKEN_LENGTH} a relying party can give back as id_token_hint: release fewer or shorter claims from oidc.claims`,
+      ),
+    });
+  }
+  return idToken;
+}
+
+/** What an `id_token_hint` names: the user (`sub`) and the relying party (`aud`). */
+export interface IdTokenHint {
+  subject: string;
+  audience: string;
+}
+
+/**
+ * An `id_token_hint` read back (OpenID Connect Core 3.1.2.1, RP-Initiated Logout 2): an ID token
+ * this server signed with a key it still publishes, with this issuer, one subject and one
+ * audience. An expired one is fine: it only names the user and the relying party. `null` when it
+ * is anything else.
+ */
+export async function readIdTokenHint(
+  server: AuthorizationServer,
+  hint: string,
+): Promise<IdTokenHint | null> {
+  const { published } = await server.oidc!.keys.current();
+  let payload: { iss?: unknown; sub?: unknown; aud?: unknown };
+  try {
+    const verified = await compactVerify(hint, createLocalJWKSet({ keys: published as JWK[] }), {
+      algorithms: [...SIGNING_ALGORITHMS],
+    });
+    payload = JSON.parse(new TextDecoder().decode(verified.payload)) as typeof payload;
+  } catch {
+    return null;
+  }
+  const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
+  if (payload.iss !== server.urls.issuer || typeof payload.sub !== 'string' || typeof audience !== 'string') {
+    return null;
+  }
+  return { subject: payload.sub, audience };
 }

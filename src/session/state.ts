@@ -29,23 +29,19 @@ export function pictureOf(user: SessionUser): { picture?: string } {
   return typeof picture === 'string' && picture.startsWith('https://') ? { picture } : {};
 }
 
-/** A validated authorization request waiting for login or consent. */
-export interface PendingAuthorization {
+/**
+ * A validated authorization request waiting for login or consent: one that goes back to the
+ * client's redirect URI ({@link PendingRedirect}), or a device's ({@link PendingDevice}). The two
+ * share the sign-in, freshness, team gate and consent page; each ends in its own step.
+ */
+export type PendingAuthorization = PendingRedirect | PendingDevice;
+
+/** What every pending authorization has. */
+interface PendingCommon {
   /** Random id carried by the consent form, tying a decision to this very request. */
   id: string;
   clientId: string;
-  /** The verified redirect URI; `''` for a device request, which goes back to no browser. */
-  redirectUri: string;
-  /** `device`: a device's request (RFC 8628), its user code typed on the verification page. */
-  responseType: 'code' | 'token' | 'device';
-  /** The device request this is, when `responseType` is `device`. */
-  device?: { hash: string; userCode: string };
-  state: string | null;
   scopes: string[];
-  codeChallenge: string | null;
-  codeChallengeMethod: 'S256' | null;
-  /** OpenID Connect's `nonce`, returned in the ID token as sent. */
-  nonce?: string;
   /**
    * OpenID Connect's `prompt=none`: never a page, an error at the redirect URI instead; and
    * `prompt=consent`: the consent page even for a client already trusted.
@@ -57,6 +53,29 @@ export interface PendingAuthorization {
    */
   loginSince?: number;
   createdAt: number;
+}
+
+/** A request of the authorization endpoint, answered at the client's verified redirect URI. */
+export interface PendingRedirect extends PendingCommon {
+  kind: 'redirect';
+  responseType: 'code' | 'token';
+  /** The verified redirect URI. */
+  redirectUri: string;
+  state: string | null;
+  codeChallenge: string | null;
+  codeChallengeMethod: 'S256' | null;
+  /** OpenID Connect's `nonce`, returned in the ID token as sent. */
+  nonce?: string;
+}
+
+/**
+ * A device's request (RFC 8628), its user code typed on the verification page: answered by
+ * recording the person's decision for the device's next poll, never by a redirect.
+ */
+export interface PendingDevice extends PendingCommon {
+  kind: 'device';
+  /** The hash of the device code, and the user code the pages show. */
+  device: { hash: string; userCode: string };
 }
 
 /** What the library keeps in its own session. */

@@ -137,7 +137,7 @@ describe.skipIf(!postgres.ok)(
         expect(stored).toHaveLength(1);
         expect(stored[0]!.revokedAt).toBeNull();
         // Every consent saw its scope stored under the grant it returned, at the time it returned.
-        expect(given.every((grant, i) => grant.scopes.includes(scopes[i]!))).toBe(true);
+        expect(given.every(({ grant }, i) => grant.scopes.includes(scopes[i]!))).toBe(true);
       } finally {
         await other.close();
       }

@@ -21,7 +21,7 @@ export function seedGrant(
   userId = 'seeded-user',
   scopes: string[] = ['realms'],
 ): Promise<GrantRecord> {
-  return recordConsent(server, userId, clientId, scopes);
+  return recordConsent(server, userId, clientId, scopes).then((consent) => consent.grant);
 }
 
 /** An access and a refresh token under the user's grant for the client. */

@@ -1,16 +1,20 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import { asksEachTime, clientRedirectUriMatches } from '../../clients/kind.js';
-import type { AuthorizationServer } from '../../config/server.js';
+import { asksEachTime, clientRedirectUriMatches, grantOfResponseType } from '../../clients/kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
 import { admits } from '../../grants/teams.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
-import { backToClient, type RedirectTarget } from '../../http/redirect.js';
+import { backToClient, redirectTargetOf } from '../../http/redirect.js';
 import { scopesCover, unofferedScope } from '../../grants/scopes.js';
-import { pictureOf, type PendingAuthorization, type SessionUser } from '../../session/state.js';
-import type { GrantRecord } from '../../storage/types.js';
+import {
+  pictureOf,
+  type PendingAuthorization,
+  type PendingRedirect,
+  type SessionUser,
+} from '../../session/state.js';
+import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
 import type { AuthorizeContext } from './request.js';
 
@@ -23,22 +27,24 @@ import type { AuthorizeContext } from './request.js';
  */
 export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
   const { server, client, pending, provider } = ctx;
+  const signedIn = ctx.user && freshEnough(ctx.user, pending) && hinted(ctx, ctx.user) ? ctx.user : undefined;
   // A user the host signed in cannot be sent to log in again here: when the host's login is not
-  // known to be recent enough, the relying party learns so (it never gets an invented auth_time).
-  if (ctx.user?.viaHost && !freshEnough(ctx.user, pending)) {
+  // known to be recent enough, or is not the user the relying party asked about, it learns so
+  // (it never gets an invented auth_time, nor another user's tokens).
+  if (ctx.user?.viaHost && !signedIn) {
     throw new OAuthError('login_required', 'A more recent sign-in is required.');
   }
-  const user = ctx.user && freshEnough(ctx.user, pending) ? ctx.user : undefined;
+  const user = signedIn;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     await rememberHostTeams(ctx, user);
     checkAllowedTeams(ctx, user);
-    // A device's request always asks (RFC 8628 5.4): a typed code alone approves nothing; so does
-    // a native app's, whose public client_id any local program can send (RFC 8252 8.6).
-    const everyTime = pending.device !== undefined || asksEachTime(client, pending.redirectUri);
-    const grant = everyTime ? null : await standingGrant(server, user.id, client.clientId);
-    if (grant && scopesCover(grant.scopes, pending.scopes) && pending.prompt !== 'consent') {
-      ctx.session!.clearPending();
-      return issue(ctx, user, grant);
+    const everyTime = asksEveryTime(client, pending);
+    if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
+      const grant = await standingGrant(server, user.id, client.clientId);
+      if (grant && scopesCover(grant.scopes, pending.scopes)) {
+        ctx.session!.clearPending();
+        return issue(ctx, pending, user, grant);
+      }
     }
     // OpenID Connect Core 3.1.2.6: prompt=none shows no page.
     if (pending.prompt === 'none') {
@@ -59,7 +65,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
         ...pictureOf(user),
-        ...(pending.device ? { userCode: pending.device.userCode } : {}),
+        ...(pending.kind === 'device' ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
@@ -80,6 +86,24 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       providers: providerChoices(server),
     }),
   );
+}
+
+/**
+ * Whether every authorization of this request asks the person, even for an application trusted
+ * before: a device's always does (RFC 8628 5.4: a typed code alone approves nothing); so does a
+ * native app's, whose public client_id any local program can send (RFC 8252 8.6).
+ */
+function asksEveryTime(client: ClientRecord, pending: PendingAuthorization): boolean {
+  return pending.kind === 'device' || asksEachTime(client, pending.redirectUri);
+}
+
+/**
+ * Whether the signed-in user is the one an `id_token_hint` names, when the request sent one
+ * (OpenID Connect Core 3.1.2.1): anyone else counts as not signed in for this request (with
+ * `prompt=none`, `login_required`; otherwise the login page, where they may switch).
+ */
+function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
+  return ctx.hintSubject === undefined || ctx.hintSubject === user.id;
 }
 
 /**
@@ -159,12 +183,12 @@ export function readPending(ctx: AuthorizeContext): void {
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   const { server, pending } = ctx;
   const client = await server.storage.clients.find(pending.clientId);
-  const expectedGrant = GRANT_OF[pending.responseType];
+  const expectedGrant = pending.kind === 'device' ? 'device_code' : grantOfResponseType(pending.responseType);
   if (
     !client ||
     client.disabled ||
     client.grantType !== expectedGrant ||
-    (pending.responseType !== 'device' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
+    (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
     !scopesCover(client.scopes, pending.scopes) ||
     unofferedScope(server.options.scopes, pending.scopes) !== undefined
   ) {
@@ -174,33 +198,20 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   }
   ctx.client = client;
   // A device's request has no browser to go back to: its errors are pages.
-  if (pending.responseType !== 'device') ctx.redirectTarget = targetOf(server, pending, pending.responseType);
-}
-
-/** The grant a client must be registered for, per kind of request. */
-const GRANT_OF = { code: 'authorization_code', token: 'implicit', device: 'device_code' } as const;
-
-function targetOf(
-  server: AuthorizationServer,
-  pending: PendingAuthorization,
-  responseType: 'code' | 'token',
-): RedirectTarget {
-  return {
-    redirectUri: pending.redirectUri,
-    responseType,
-    state: pending.state,
-    issuer: server.urls.issuer,
-  };
+  if (pending.kind === 'redirect') ctx.redirectTarget = redirectTargetOf(server.urls.issuer, pending);
 }
 
 /**
  * Issues the code or token of an authorization request the user has approved (now or before)
  * under `grant`, and answers with the redirect back to the client.
  */
-export async function issue(ctx: AuthorizeContext, user: SessionUser, grant: GrantRecord): Promise<void> {
-  const { server, pending, req } = ctx;
-  if (pending.responseType === 'device')
-    throw new Error('a device request is answered by the decision, not issued');
+export async function issue(
+  ctx: AuthorizeContext,
+  pending: PendingRedirect,
+  user: SessionUser,
+  grant: GrantRecord,
+): Promise<void> {
+  const { server, req } = ctx;
   const subject = {
     clientId: pending.clientId,
     userId: user.id,

@@ -6,10 +6,16 @@ import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint } from '../../http/pipeline.js';
 import { backToClient } from '../../http/redirect.js';
 import { page } from '../../http/answer.js';
-import { answerDevice, findByUserCode } from '../../grants/device.js';
-import { deviceGone } from '../device/verification.js';
+import {
+  answerDevice,
+  approveDevice,
+  findByUserCode,
+  type DeviceApprover,
+  type LiveDevice,
+} from '../../grants/device.js';
+import { deviceGone } from './device.js';
 import { sameOrigin } from '../../http/same-origin.js';
-import type { SessionUser } from '../../session/state.js';
+import type { PendingDevice, SessionUser } from '../../session/state.js';
 import { identifyUser } from '../../session/identify.js';
 import { loadSession } from '../../session/load.js';
 import { checkAllowedTeams, issue, loadActiveClient } from './continue.js';
@@ -63,78 +69,73 @@ function checkConsentForm(ctx: ConsentContext): void {
   ctx.user = user;
 }
 
+/**
+ * Step: the decision. A denial goes back as the request's variant is answered; an approval records
+ * the consent once ({@link recordConsent}), then the variant answers: a code or token at the
+ * redirect URI, or the device's answer saved for its next poll.
+ */
 async function decide(ctx: ConsentContext): Promise<void> {
-  const { server, pending, user, req } = ctx;
+  const { server, pending, user, client, req } = ctx;
   const decision = ctx.params.get('decision');
   checkAllowedTeams(ctx, user);
-  if (pending.device) return decideDevice(ctx, pending.device, decision);
+  if (decision !== 'allow' && decision !== 'deny')
+    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
+  const live = pending.kind === 'device' ? await liveDevice(ctx, pending) : undefined;
+  ctx.session!.clearPending();
   if (decision === 'deny') {
-    ctx.session!.clearPending();
+    if (live) {
+      if (!(await answerDevice(server, live, { approved: false, userId: user.id }))) throw deviceGone();
+      emit(server, {
+        type: 'device.denied',
+        userId: user.id,
+        clientId: client.clientId,
+        ...eventContext(req),
+      });
+      ctx.answer = page(
+        server.pages.deviceDone({ applicationName: client.applicationName, approved: false }),
+      );
+      return;
+    }
     emit(server, {
       type: 'consent.denied',
       userId: user.id,
-      clientId: pending.clientId,
+      clientId: client.clientId,
       ...eventContext(req),
     });
     const denied = { error: 'access_denied', error_description: 'The user denied the request.' };
     ctx.answer = backToClient(ctx.redirectTarget!, denied, req.method);
     return;
   }
-  if (decision !== 'allow')
-    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
-  const grant = await recordConsent(server, user.id, pending.clientId, pending.scopes, ctx.client);
+  const grant = live
+    ? await approveDevice(server, live, approverOf(user), client)
+    : (await recordConsent(server, user.id, client.clientId, pending.scopes, client)).grant;
+  if (grant === null) throw deviceGone();
+  const { clientId } = client;
   emit(server, {
     type: 'consent.given',
     userId: user.id,
-    clientId: pending.clientId,
+    clientId,
     scopes: pending.scopes,
     ...eventContext(req),
   });
-  ctx.session!.clearPending();
-  await issue(ctx, user, grant);
+  if (pending.kind === 'redirect') return issue(ctx, pending, user, grant);
+  const authorized = { userId: user.id, clientId, scopes: pending.scopes, grantId: grant.grantId };
+  emit(server, { type: 'device.authorized', ...authorized, ...eventContext(req) });
+  ctx.answer = page(server.pages.deviceDone({ applicationName: client.applicationName, approved: true }));
 }
 
-/**
- * The person's answer to a device's request (RFC 8628 3.3): recorded once for the device's next
- * poll, and a page that says so (there is no browser redirect to send it back with). An approval
- * records the consent as a browser's does: the device's grant is on the applications page, and
- * revoking it ends the device's tokens.
- */
-async function decideDevice(
-  ctx: ConsentContext,
-  device: { hash: string; userCode: string },
-  decision: string | undefined,
-): Promise<void> {
-  const { server, pending, user, client, req } = ctx;
-  if (decision !== 'allow' && decision !== 'deny')
-    throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
-  const live = await findByUserCode(server, device.userCode);
-  if (live === null || live.hash !== device.hash) throw deviceGone();
-  ctx.session!.clearPending();
-  if (decision === 'deny') {
-    if (!(await answerDevice(server, live, { approved: false, userId: user.id }))) throw deviceGone();
-    emit(server, { type: 'device.denied', userId: user.id, clientId: client.clientId, ...eventContext(req) });
-  } else {
-    const grant = await recordConsent(server, user.id, client.clientId, pending.scopes, client);
-    const approved = {
-      approved: true as const,
-      userId: user.id,
-      grantId: grant.grantId,
-      ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
-      ...(user.claims === undefined ? {} : { claims: user.claims }),
-    };
-    if (!(await answerDevice(server, live, approved))) throw deviceGone();
-    const { clientId } = client;
-    emit(server, {
-      type: 'consent.given',
-      userId: user.id,
-      clientId,
-      scopes: pending.scopes,
-      ...eventContext(req),
-    });
-    const authorized = { userId: user.id, clientId, scopes: pending.scopes, grantId: grant.grantId };
-    emit(server, { type: 'device.authorized', ...authorized, ...eventContext(req) });
-  }
-  const done = { applicationName: client.applicationName, approved: decision === 'allow' };
-  ctx.answer = page(server.pages.deviceDone(done));
+/** The device request the consent page was shown for, still waiting for an answer. */
+async function liveDevice(ctx: ConsentContext, pending: PendingDevice): Promise<LiveDevice> {
+  const live = await findByUserCode(ctx.server, pending.device.userCode);
+  if (live === null || live.hash !== pending.device.hash) throw deviceGone();
+  return live;
+}
+
+/** The person approving, with what an ID token of the device's tokens will say of their login. */
+function approverOf(user: SessionUser): DeviceApprover {
+  return {
+    userId: user.id,
+    ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
+    ...(user.claims === undefined ? {} : { claims: user.claims }),
+  };
 }

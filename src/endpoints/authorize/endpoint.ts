@@ -4,6 +4,7 @@ import { loadSession } from '../../session/load.js';
 import { continueAuthorization, loadActiveClient, readPending } from './continue.js';
 import {
   checkAuthorizationRequest,
+  checkIdTokenHint,
   parseAuthorizationRequest,
   loadClient,
   type AuthorizeContext,
@@ -26,6 +27,7 @@ export const authorizeEndpoint = endpoint<AuthorizeContext>({
     identifyUser,
     loadClient,
     checkAuthorizationRequest,
+    checkIdTokenHint,
     continueAuthorization,
   ],
 });

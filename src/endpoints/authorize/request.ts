@@ -1,4 +1,4 @@
-import { clientRedirectUriMatches, pkceRequired } from '../../clients/kind.js';
+import { clientRedirectUriMatches, grantOfResponseType, pkceRequired } from '../../clients/kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import type { ConfiguredProvider } from '../../config/server.js';
@@ -8,6 +8,7 @@ import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
 import { requestedScopes, unofferedScope } from '../../grants/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
+import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 
 /** The context of the authorization endpoint and of the steps that resume it. */
 export interface AuthorizeContext extends Context {
@@ -20,6 +21,11 @@ export interface AuthorizeContext extends Context {
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
   provider?: ConfiguredProvider;
+  /**
+   * The user an `id_token_hint` names (its `sub`), when the request sent one: only that user
+   * counts as signed in for this request (OpenID Connect Core 3.1.2.1).
+   */
+  hintSubject?: string;
 }
 
 const pageError = (description: string) =>
@@ -76,8 +82,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   if (responseType !== 'code' && responseType !== 'token') {
     throw new OAuthError('unsupported_response_type', 'response_type must be code or token.');
   }
-  const expectedGrant = responseType === 'code' ? 'authorization_code' : 'implicit';
-  if (client.grantType !== expectedGrant) {
+  if (client.grantType !== grantOfResponseType(responseType)) {
     throw new OAuthError(
       'unauthorized_client',
       `This client is not registered for response_type=${responseType}.`,
@@ -115,6 +120,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   const nonce = optionalParam(params.values, 'nonce');
   const { prompt, loginSince } = openIdPrompt(ctx, scopes);
   ctx.pending = {
+    kind: 'redirect',
     id: randomId(),
     clientId: client.clientId,
     redirectUri,
@@ -201,4 +207,21 @@ function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client:
   if (!/^[A-Za-z0-9_-]{43}$/.test(codeChallenge))
     throw new OAuthError('invalid_request', 'Malformed code_challenge.');
   return { codeChallenge, codeChallengeMethod: 'S256' as const };
+}
+
+/**
+ * Step: an OpenID Connect request's `id_token_hint` (Core 3.1.2.1), read as the end-session
+ * endpoint reads it ({@link readIdTokenHint}: signed by this server, an expired one accepted): its
+ * subject is the only user who counts as signed in for this request. A hint this server did not
+ * sign is `invalid_request` at the redirect URI. Other requests ignore the parameter.
+ */
+export async function checkIdTokenHint(ctx: AuthorizeContext): Promise<void> {
+  const { server, query, pending } = ctx;
+  if (!server.oidc || !pending.scopes.includes('openid')) return;
+  const hint = optionalParam(query.values, 'id_token_hint', MAX_ID_TOKEN_LENGTH);
+  if (hint === undefined) return;
+  const read = await readIdTokenHint(server, hint);
+  if (read === null)
+    throw new OAuthError('invalid_request', 'The id_token_hint is not an ID token of this server.');
+  ctx.hintSubject = read.subject;
 }

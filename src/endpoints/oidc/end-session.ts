@@ -1,5 +1,5 @@
-import { compactVerify, createLocalJWKSet, type JWK } from 'jose';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 import { page, redirect } from '../../http/answer.js';
 import { optionalParam, parseQueryString, rawQuery } from '../../http/params.js';
 import { endpoint, type Context } from '../../http/pipeline.js';
@@ -31,7 +31,7 @@ async function checkEndSessionRequest(ctx: EndSessionContext): Promise<void> {
   const params = parseQueryString(rawQuery(ctx.req.originalUrl));
   const [repeated] = params.repeated;
   if (repeated !== undefined) throw refuse('A parameter of the sign-out request is repeated.');
-  const hint = optionalParam(params.values, 'id_token_hint');
+  const hint = optionalParam(params.values, 'id_token_hint', MAX_ID_TOKEN_LENGTH);
   let clientId = optionalParam(params.values, 'client_id');
   if (hint !== undefined) {
     const audience = await hintAudience(ctx, hint);
@@ -58,22 +58,9 @@ async function checkEndSessionRequest(ctx: EndSessionContext): Promise<void> {
 
 /** The client an ID token this server signed was issued to; a hint of anyone else is refused. */
 async function hintAudience(ctx: EndSessionContext, hint: string): Promise<string> {
-  const { server } = ctx;
-  const { published } = await server.oidc!.keys.current();
-  let payload: { iss?: unknown; aud?: unknown };
-  try {
-    const verified = await compactVerify(hint, createLocalJWKSet({ keys: published as JWK[] }), {
-      algorithms: ['RS256', 'ES256'],
-    });
-    payload = JSON.parse(new TextDecoder().decode(verified.payload)) as typeof payload;
-  } catch {
-    throw refuse('The id_token_hint is not an ID token of this server.');
-  }
-  const audience = Array.isArray(payload.aud) && payload.aud.length === 1 ? payload.aud[0] : payload.aud;
-  if (payload.iss !== server.urls.issuer || typeof audience !== 'string') {
-    throw refuse('The id_token_hint is not an ID token of this server.');
-  }
-  return audience;
+  const read = await readIdTokenHint(ctx.server, hint);
+  if (read === null) throw refuse('The id_token_hint is not an ID token of this server.');
+  return read.audience;
 }
 
 /**

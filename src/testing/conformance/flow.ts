@@ -60,7 +60,7 @@ export async function enrol(
   }
   const identity = { identifier: `https://id.example/${freshId('user')}`, provider: 'Example' };
   const user = await storage.users.findOrCreate(identity, randomId(), now);
-  const grant = await recordConsent(grantDeps(storage, false), user.id, client.clientId, [
+  const { grant } = await recordConsent(grantDeps(storage, false), user.id, client.clientId, [
     'realms:read',
     'profile',
   ]);

@@ -129,7 +129,9 @@ export function ruleTests(suite: ConformanceSuite): void {
         exchange(deps, enrolment, code),
         'a code issued before a revocation must be refused',
       );
-      const renewed = await recordConsent(deps, enrolment.userId, enrolment.client.clientId, ['realms:read']);
+      const { grant: renewed } = await recordConsent(deps, enrolment.userId, enrolment.client.clientId, [
+        'realms:read',
+      ]);
       assert.notEqual(
         renewed.grantId,
         enrolment.grant.grantId,

@@ -47,7 +47,7 @@ afterEach(() => {
 });
 
 const issue = async (scopes = ['realms']) => {
-  const grant = await recordConsent(server, 'u1', 'c1', scopes);
+  const { grant } = await recordConsent(server, 'u1', 'c1', scopes);
   const subject = { clientId: 'c1', userId: 'u1', scopes, grantId: grant.grantId };
   const { token, record } = await saveAccessToken(server, subject, 'authorization_code', server.clock());
   return { token, grant, expiresIn: (record.expiresAt! - record.createdAt) / 1000 };

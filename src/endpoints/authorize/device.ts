@@ -1,11 +1,12 @@
-import { continueAuthorization, loadActiveClient } from '../authorize/continue.js';
-import type { AuthorizeContext } from '../authorize/request.js';
+import { continueAuthorization, loadActiveClient } from './continue.js';
+import type { AuthorizeContext } from './request.js';
 import { addressKey, countInWindow } from '../shared/client-rate-limit.js';
 import { findByUserCode, normalizeUserCode } from '../../grants/device.js';
 import { randomId } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { page } from '../../http/answer.js';
+import type { DeviceCodePageData } from '../../pages/types.js';
 import { readPageForm, type FormContext } from '../../http/form.js';
 import { endpoint, type Context } from '../../http/pipeline.js';
 import { sameOrigin } from '../../http/same-origin.js';
@@ -53,17 +54,25 @@ export const deviceSubmitEndpoint = endpoint<DeviceContext>({
 type DeviceContext = AuthorizeContext & FormContext;
 
 function showEntry(ctx: Context): void {
-  const { server, req, user } = ctx;
+  const { req, user } = ctx;
   const given = typeof req.query.user_code === 'string' ? req.query.user_code : undefined;
   // Prefilled only with something that can be a code: nothing else of the URL is shown.
   const userCode = given === undefined ? undefined : (normalizeUserCode(given) ?? undefined);
-  ctx.answer = page(
-    server.pages.deviceCode({
-      action: server.urls.device,
-      ...(userCode === undefined ? {} : { userCode }),
-      ...(user ? { signedInAs: user.displayName ?? user.identifier } : {}),
-    }),
-  );
+  codePage(ctx, {
+    ...(userCode === undefined ? {} : { userCode }),
+    ...(user ? { signedInAs: user.displayName ?? user.identifier } : {}),
+  });
+}
+
+/**
+ * Answers with the code page. Its form carries no CSRF token, so its posts must show where they
+ * come from; the page is sent with `Referrer-Policy: same-origin` (instead of the pages'
+ * `no-referrer`), with which a browser that sends no `Sec-Fetch-Site` still sends this origin,
+ * not `null`, as the form's `Origin`. Other sites learn nothing more: they get no referrer at all.
+ */
+function codePage(ctx: Context, data: Omit<DeviceCodePageData, 'action'>, status = 200): void {
+  ctx.res.setHeader('Referrer-Policy', 'same-origin');
+  ctx.answer = page(ctx.server.pages.deviceCode({ action: ctx.server.urls.device, ...data }), status);
 }
 
 /**
@@ -90,13 +99,7 @@ async function limitGuesses(ctx: DeviceContext): Promise<void> {
     if (seconds === undefined) continue;
     emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
     ctx.res.setHeader('Retry-After', String(seconds));
-    ctx.answer = page(
-      server.pages.deviceCode({
-        action: server.urls.device,
-        error: `Too many codes were tried. Wait ${seconds} seconds, then try again.`,
-      }),
-      429,
-    );
+    codePage(ctx, { error: `Too many codes were tried. Wait ${seconds} seconds, then try again.` }, 429);
     return;
   }
 }
@@ -109,30 +112,20 @@ async function findDevice(ctx: DeviceContext): Promise<void> {
   const found = userCode === null ? null : await findByUserCode(server, userCode);
   if (found === null) {
     emit(server, { type: 'device.user_code_rejected', limited: false, ...eventContext(req) });
-    ctx.answer = page(
-      server.pages.deviceCode({
-        action: server.urls.device,
-        ...(userCode === null ? {} : { userCode }),
-        error:
-          userCode === null
-            ? 'That is not a code: a code is eight consonants (no vowels, no digits), such as BDFH-JKLM.'
-            : 'That code is wrong, has expired or was used already. Check the code on your device, or start again there.',
-      }),
-      400,
-    );
+    const error =
+      userCode === null
+        ? 'That is not a code: a code is eight consonants (no vowels, no digits), such as BDFH-JKLM.'
+        : 'That code is wrong, has expired or was used already. Check the code on your device, or start again there.';
+    codePage(ctx, { ...(userCode === null ? {} : { userCode }), error }, 400);
     return;
   }
   const { request } = found;
   ctx.pending = {
+    kind: 'device',
     id: randomId(),
     clientId: request.clientId,
-    redirectUri: '',
-    responseType: 'device',
     device: { hash: found.hash, userCode: request.userCode },
-    state: null,
     scopes: request.scopes,
-    codeChallenge: null,
-    codeChallengeMethod: null,
     createdAt: server.clock(),
   };
 }
