@@ -333,6 +333,32 @@ describe("what anyone may do with a public client_id (a red team's findings)", (
       .send({ user_code: device.user_code });
     expect(crossSite.status).toBe(403);
   });
+
+  it('refuses Origin: null like no Origin: an opaque origin (a sandboxed frame, a data: page) tells nothing', async () => {
+    const device = await start();
+    const opaque = await t.agent
+      .post('/oauth/device')
+      .type('form')
+      .set('Origin', 'null')
+      .send({ user_code: device.user_code });
+    expect(opaque.status).toBe(403);
+    expect(opaque.text).toContain('submitted from another site');
+    // Nothing was started: the code is still waiting for its person.
+    expect((await poll(device.device_code)).body.error).toBe('authorization_pending');
+  });
+
+  it('the code page keeps its own origin on its posts (Referrer-Policy: same-origin), every other page sends none', async () => {
+    const device = await start();
+    const entry = await t.agent.get('/oauth/device');
+    expect(entry.headers['referrer-policy']).toBe('same-origin');
+    const wrong = await typeUserCode(t, 'BCDF-GHJK');
+    expect(wrong.status).toBe(400);
+    expect(wrong.headers['referrer-policy']).toBe('same-origin');
+    // The page a live code leads to (the sign-in) is like every other page: no referrer at all.
+    const next = await typeUserCode(t, device.user_code);
+    expect(next.status).toBe(200);
+    expect(next.headers['referrer-policy']).toBe('no-referrer');
+  });
 });
 
 describe('device grants are grants', () => {

@@ -84,9 +84,18 @@ suite(`the device verification page in chromium, keyboard only, at phone width${
     expect((await pollToken(t, { device_code: device.device_code, client_id: 'realm-cli' })).body.error).toBe(
       'authorization_pending',
     );
+    // The form carries no CSRF token: its post must say where it comes from. Chromium sends
+    // Sec-Fetch-Site; its Origin (the page's own, not `null`, thanks to the page's
+    // Referrer-Policy) is what a browser without Sec-Fetch-Site relies on.
+    const posted = page.waitForRequest(
+      (r) => r.method() === 'POST' && new URL(r.url()).pathname === '/oauth/device',
+    );
     await page.keyboard.press('Tab');
     await expect(page.locator(':focus').innerText()).resolves.toBe('Continue');
     await page.keyboard.press('Enter');
+    const headers = await (await posted).allHeaders();
+    expect(headers.origin).toBe(new URL(t.baseUrl).origin);
+    expect(headers['sec-fetch-site']).toBe('same-origin');
 
     // The provider selection: Tab to the provider's button, Enter.
     await page.getByRole('heading', { name: /Sign in to continue to Realm CLI/ }).waitFor();
