@@ -188,9 +188,22 @@ export interface DeviceUserCodeRejectedEvent extends ServerEventBase {
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
-  /** Where it happened: the browser's routes are `authorization`, `requireBearer` is `bearer`. */
+  /**
+   * Where it happened: each endpoint by its own name (`authorization` is `GET /oauth/authorize`,
+   * `consent` the consent form's post, `login_callback` the provider's answer, ...), `requireBearer`
+   * is `bearer`.
+   */
   endpoint:
     | 'authorization'
+    | 'authorization_resume'
+    | 'consent'
+    | 'device_verification'
+    | 'login'
+    | 'login_callback'
+    | 'logout'
+    | 'end_session'
+    | 'applications'
+    | 'applications_revoke'
     | 'token'
     | 'revocation'
     | 'introspection'

@@ -8,7 +8,7 @@ import { pkceRequired } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { grantedSubject } from './grant.js';
-import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
+import { issueBehindCommit, type TokenResponse } from './tokens.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -86,28 +86,26 @@ export async function exchangeCode(
   checkCode(code, client, params, now);
   const subject = await grantedSubject(deps, client, code);
   const idToken = await params.idToken?.(code, subject.scopes, now);
-  const access = newToken(deps, 'access_token', subject, 'authorization_code', now);
-  const refresh = newToken(deps, 'refresh_token', subject, 'authorization_code', now);
   // The tokens and the used-code marker first, the take last: taking the code is the commit
   // point. The marker counts only once the code is gone, so one written by an exchange that failed
   // before its take changes nothing, and no moment remains in which a replay goes unnoticed. A
   // retry whose take went through but whose answer was lost is therefore a replay too: it revokes
   // the grant, with the tokens nobody received.
-  await deps.storage.tokens.save(access.record);
-  await deps.storage.tokens.save(refresh.record);
-  const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-  await deps.storage.ephemeral.set(
-    ephemeralKeys.usedCode(codeHash),
-    JSON.stringify(used),
-    code.expiresAt,
-    now,
+  const issue = { grantType: 'authorization_code' as const, subject, idToken, now };
+  return issueBehindCommit(
+    deps,
+    issue,
+    async () => {
+      const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
+      const marker = JSON.stringify(used);
+      await deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), marker, code.expiresAt, now);
+      if ((await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now)) === null) {
+        await replayed(deps, code, client, context);
+        throw invalidGrant('The authorization code has already been used.');
+      }
+    },
+    context,
   );
-  const taken = await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now);
-  if (taken === null) {
-    await replayed(deps, code, client, context);
-    throw invalidGrant('The authorization code has already been used.');
-  }
-  return issuedTokens(deps, 'authorization_code', { access, refresh, idToken }, context);
 }
 
 /** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */

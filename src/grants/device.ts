@@ -6,7 +6,7 @@ import { ephemeralKeys, type DeviceDecision, type DevicePoll, type StoredDevice 
 import type { AccountClaims, ClientRecord, GrantRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { grantedSubject, recordConsent, withdrawConsent, type GrantStoreDeps } from './grant.js';
-import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
+import { issueBehindCommit, type TokenResponse } from './tokens.js';
 
 /**
  * The device authorization grant (RFC 8628): a device without a browser asks for a device code
@@ -17,6 +17,9 @@ import { issuedTokens, newToken, type TokenResponse } from './tokens.js';
  * device code's hash (kept an hour past its expiry, so a late poll learns `expired_token`), the
  * user code until the person answers, the answer (added once) and the pace of the polling.
  */
+
+/** The grant type of RFC 8628, as the token endpoint's `grant_type`. */
+export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** How long a device request is kept past its expiry: a poll then still learns `expired_token`. */
 const EXPIRED_KEPT_MS = 3_600_000;
@@ -276,16 +279,18 @@ export async function pollDevice(
   // As for a code: the grant must still stand, the scopes are what it and the client still allow.
   const subject = await grantedSubject(deps, client, { ...decision, scopes: request.scopes });
   const idToken = await params.idToken?.({ ...decision, clientId: client.clientId }, subject.scopes, now);
-  const access = newToken(deps, 'access_token', subject, 'device_code', now);
-  const refresh = newToken(deps, 'refresh_token', subject, 'device_code', now);
-  await deps.storage.tokens.save(access.record);
-  await deps.storage.tokens.save(refresh.record);
   // The commit point: exactly one poll takes the device code; the tokens of a loser are never
   // handed out.
-  if ((await deps.storage.ephemeral.take(ephemeralKeys.device(rows.hash), now)) === null) {
-    throw invalidGrant('The device code has already been used.');
-  }
-  return issuedTokens(deps, 'device_code', { access, refresh, idToken }, context);
+  return issueBehindCommit(
+    deps,
+    { grantType: 'device_code', subject, idToken, now },
+    async () => {
+      if ((await deps.storage.ephemeral.take(ephemeralKeys.device(rows.hash), now)) === null) {
+        throw invalidGrant('The device code has already been used.');
+      }
+    },
+    context,
+  );
 }
 
 function setPace(

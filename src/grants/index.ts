@@ -4,9 +4,7 @@ export { exchangeCode, issueCode, type CodeExchange } from './codes.js';
 export { refreshAccessToken } from './refresh.js';
 export {
   currentScopes,
-  findUsableToken,
   saveAccessToken,
-  saveRefreshToken,
   tokenResponse,
   usable,
   type IssuedToken,

@@ -56,34 +56,17 @@ export function newToken(
   return { token, record };
 }
 
-/** Saves a new token of `type`; resolves its plaintext, shown once, and its record. */
-async function saveToken(
+/** Saves a new access token; resolves its plaintext, shown once, and its record. */
+export async function saveAccessToken(
   deps: GrantDeps,
-  type: TokenRecord['type'],
   subject: Subject,
   origin: TokenRecord['origin'],
   now: number,
 ): Promise<IssuedToken> {
-  const issued = newToken(deps, type, subject, origin, now);
+  const issued = newToken(deps, 'access_token', subject, origin, now);
   await deps.storage.tokens.save(issued.record);
   return issued;
 }
-
-/** Saves a new access token; resolves its plaintext and record. */
-export const saveAccessToken = (
-  deps: GrantDeps,
-  subject: Subject,
-  origin: TokenRecord['origin'],
-  now: number,
-) => saveToken(deps, 'access_token', subject, origin, now);
-
-/** Saves a new refresh token, valid until revoked; resolves its plaintext and record. */
-export const saveRefreshToken = (
-  deps: GrantDeps,
-  subject: Subject,
-  origin: TokenRecord['origin'],
-  now: number,
-) => saveToken(deps, 'refresh_token', subject, origin, now);
 
 /**
  * Whether a stored token works at `now`: unexpired, its grant standing (the very grant it was
@@ -127,16 +110,6 @@ export function standingScopes(
   return scopes.filter((scope) => grant.scopes.includes(scope) && client.scopes.includes(scope));
 }
 
-/** The usable token with this plaintext, with its grant and client, or `null`. */
-export async function findUsableToken(
-  deps: GrantDeps,
-  plaintext: string,
-  now: number,
-): Promise<FoundTokenRecord | null> {
-  const found = await deps.storage.tokens.find(hashSecret(plaintext));
-  return found && usable(found, now) ? found : null;
-}
-
 /** The token response body, with `scope` only when there is one. */
 export function tokenResponse(access: IssuedToken, deps: GrantDeps, refreshToken?: string): TokenResponse {
   const response: TokenResponse = {
@@ -150,19 +123,31 @@ export function tokenResponse(access: IssuedToken, deps: GrantDeps, refreshToken
 }
 
 /**
- * The answer of a code exchange or a device poll that has committed: the token response with the
- * refresh token (and the ID token, if any), reported as a `token.issued` event.
+ * Issues the tokens of a code or of an approved device request, behind a commit point: the access
+ * and refresh tokens (and the ID token, made by the caller) are saved first, then `commit` runs the
+ * single irreversible step (taking the code or the device code), which throws when another request
+ * took it first. Only then is the answer made, reported as a `token.issued` event: a failure before
+ * the commit leaves the code usable and hands out nothing, and the tokens of a loser are never
+ * handed out.
  */
-export function issuedTokens(
+export async function issueBehindCommit(
   deps: GrantDeps,
-  grantType: 'authorization_code' | 'device_code',
-  issued: { access: IssuedToken; refresh: IssuedToken; idToken: string | undefined },
+  issue: {
+    grantType: 'authorization_code' | 'device_code';
+    subject: Subject;
+    idToken: string | undefined;
+    now: number;
+  },
+  commit: () => Promise<void>,
   context: () => EventContext,
-): TokenResponse {
-  const { access, refresh, idToken } = issued;
+): Promise<TokenResponse> {
+  const { grantType, subject, idToken, now } = issue;
+  const access = newToken(deps, 'access_token', subject, grantType, now);
+  const refresh = newToken(deps, 'refresh_token', subject, grantType, now);
+  await deps.storage.tokens.save(access.record);
+  await deps.storage.tokens.save(refresh.record);
+  await commit();
   if (listened(deps, 'token.issued')) {
-    const { clientId, userId, scopes, grantId } = access.record;
-    const subject = { clientId, userId, scopes, grantId };
     emit(deps, { type: 'token.issued', grantType, ...subject, refreshToken: true, ...context() });
   }
   const response = tokenResponse(access, deps, refresh.token);

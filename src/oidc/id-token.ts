@@ -40,6 +40,11 @@ export async function hostClaims(
   );
 }
 
+/** Whether `scopes` release `claim` (`groups` with `profile`): for ID tokens, UserInfo and introspection alike. */
+export function releases(scopes: readonly string[], claim: string): boolean {
+  return scopes.some((scope) => SCOPE_CLAIMS[scope]?.includes(claim) === true);
+}
+
 /** The account's claims that `scopes` release. */
 export function releasedClaims(
   claims: Readonly<AccountClaims> | undefined,

@@ -3,13 +3,8 @@
  * token: whether it works, as `requireBearer` decides.
  */
 import { hashSecret } from '../../src/crypto/secrets.js';
-import {
-  findUsableToken,
-  issueCode,
-  recordConsent,
-  saveAccessToken,
-  saveRefreshToken,
-} from '../../src/grants/index.js';
+import { issueCode, recordConsent, saveAccessToken, usable } from '../../src/grants/index.js';
+import { newToken } from '../../src/grants/tokens.js';
 import { ServerEvents } from '../../src/events/emitter.js';
 import type { GrantDeps } from '../../src/grants/index.js';
 import type { FoundTokenRecord, GrantRecord, Storage } from '../../src/storage/types.js';
@@ -35,7 +30,8 @@ export async function seedTokens(
   const subject = { clientId, userId, scopes, grantId: grant.grantId };
   const now = server.clock();
   const access = await saveAccessToken(server, subject, 'authorization_code', now);
-  const refresh = await saveRefreshToken(server, subject, 'authorization_code', now);
+  const refresh = newToken(server, 'refresh_token', subject, 'authorization_code', now);
+  await server.storage.tokens.save(refresh.record);
   return { accessToken: access.token, refreshToken: refresh.token, grant };
 }
 
@@ -66,7 +62,8 @@ export async function seedCode(
 
 /** Whether the token (access or refresh) works now: unexpired, its grant standing, its client enabled. */
 export async function tokenWorks(server: GrantDeps, token: string): Promise<boolean> {
-  return (await findUsableToken(server, token, server.clock())) !== null;
+  const found = await server.storage.tokens.find(hashSecret(token));
+  return found !== null && usable(found, server.clock());
 }
 
 /** The stored token with this plaintext, with its grant and client, whatever its state. */

@@ -16,7 +16,7 @@ import { providerChoices, signOutForm } from '../shared/login-links.js';
  * is stored for a visitor who only looks.
  */
 export const applicationsEndpoint = endpoint<Context>({
-  name: 'authorization',
+  name: 'applications',
   method: 'GET',
   path: '/oauth/applications',
   kind: 'page',
@@ -28,7 +28,7 @@ export const applicationsEndpoint = endpoint<Context>({
  * token issued under it, then shows the list again (post/redirect/get) with a one-time notice.
  */
 export const revokeApplicationEndpoint = endpoint<FormContext>({
-  name: 'authorization',
+  name: 'applications_revoke',
   method: 'POST',
   path: '/oauth/applications/revoke',
   kind: 'page',

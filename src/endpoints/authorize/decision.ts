@@ -32,7 +32,7 @@ interface ConsentContext extends AuthorizeContext, FormContext {
  * transaction id and a CSRF token bound to the session, and must come from our own origin.
  */
 export const consentEndpoint = endpoint<ConsentContext>({
-  name: 'authorization',
+  name: 'consent',
   method: 'POST',
   path: '/oauth/authorize/decision',
   kind: 'page',

@@ -20,7 +20,7 @@ import { ephemeralKeys } from '../../storage/keys.js';
  * confirms it (RFC 8628 5.4): nothing is looked up before they submit.
  */
 export const deviceEntryEndpoint = endpoint<Context>({
-  name: 'authorization',
+  name: 'device_verification',
   method: 'GET',
   path: '/oauth/device',
   kind: 'page',
@@ -34,7 +34,7 @@ export const deviceEntryEndpoint = endpoint<Context>({
  * per account or address, and for everyone anonymous ({@link limitGuesses}).
  */
 export const deviceSubmitEndpoint = endpoint<DeviceContext>({
-  name: 'authorization',
+  name: 'device_verification',
   method: 'POST',
   path: '/oauth/device',
   kind: 'page',

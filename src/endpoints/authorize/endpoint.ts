@@ -38,7 +38,7 @@ export const authorizeEndpoint = endpoint<AuthorizeContext>({
  * or a switch of account.
  */
 export const resumeEndpoint = endpoint<AuthorizeContext>({
-  name: 'authorization',
+  name: 'authorization_resume',
   method: 'GET',
   path: '/oauth/authorize/resume',
   kind: 'page',

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import { routeTable } from '../../http/routes.js';
 import type { AuthorizationServer } from '../../config/server.js';
-import { DEVICE_CODE_GRANT } from '../token/grants.js';
+import { DEVICE_CODE_GRANT } from '../../grants/device.js';
+import { SCOPE_CLAIMS } from '../../oidc/id-token.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
 export interface MetadataOptions {
@@ -44,7 +45,7 @@ export interface AuthorizationServerMetadata {
   request_uri_parameter_supported?: false;
 }
 
-/** The claims an ID token or the UserInfo endpoint may carry. */
+/** The claims an ID token or the UserInfo endpoint may carry: the issuer's, and those scopes release. */
 export const CLAIMS_SUPPORTED = [
   'iss',
   'sub',
@@ -54,12 +55,7 @@ export const CLAIMS_SUPPORTED = [
   'auth_time',
   'nonce',
   'azp',
-  'name',
-  'preferred_username',
-  'steam_id',
-  'picture',
-  'profile',
-  'groups',
+  ...Object.values(SCOPE_CLAIMS).flat(),
 ];
 
 /**

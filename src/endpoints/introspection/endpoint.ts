@@ -1,4 +1,5 @@
 import { teamsOf } from '../../grants/teams.js';
+import { releases } from '../../oidc/id-token.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
@@ -86,8 +87,8 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
         }
         // The user's teams, for the resource server (an extension member, RFC 7662 2.2), when
         // the token was granted `profile`, as ID tokens and UserInfo release them.
-        const profile = answer.scope?.split(' ').includes('profile') === true;
-        const groups = profile ? await teamsOf(server, answer.sub) : [];
+        const released = releases(answer.scope?.split(' ') ?? [], 'groups');
+        const groups = released ? await teamsOf(server, answer.sub) : [];
         ctx.answer = json(groups.length > 0 ? { ...answer, groups } : answer);
       },
     ],

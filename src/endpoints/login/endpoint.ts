@@ -16,7 +16,7 @@ import { chooseProvider, startAtProvider, type StartContext } from './start.js';
  * for the authorization in progress or (`for=applications`) the authorized-applications page.
  */
 export const loginEndpoint = endpoint<StartContext>({
-  name: 'authorization',
+  name: 'login',
   method: 'GET',
   path: '/oauth/login',
   kind: 'page',
@@ -37,7 +37,7 @@ export const loginEndpoint = endpoint<StartContext>({
  * id, and the browser goes on (303) to the consent page or the applications page.
  */
 export const callbackEndpoint = endpoint<CallbackContext>({
-  name: 'authorization',
+  name: 'login_callback',
   method: 'GET',
   path: '/oauth/login/callback',
   kind: 'page',

@@ -14,7 +14,7 @@ import { withState } from '../shared/login-links.js';
  * session ends and the browser goes to the authorized-applications page.
  */
 export const logoutEndpoint = endpoint<FormContext>({
-  name: 'authorization',
+  name: 'logout',
   method: 'POST',
   path: '/oauth/logout',
   kind: 'page',

@@ -93,7 +93,7 @@ function confirmSignOut(ctx: EndSessionContext): void {
  * session as the sign-out form does, after the user confirms.
  */
 export const endSessionEndpoint = endpoint<EndSessionContext>({
-  name: 'authorization',
+  name: 'end_session',
   method: 'GET',
   path: '/oauth/end-session',
   kind: 'page',

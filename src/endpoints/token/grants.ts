@@ -1,11 +1,10 @@
 import { clientRedirectUriMatches } from '../../clients/kind.js';
-import { pollDevice } from '../../grants/device.js';
+import { DEVICE_CODE_GRANT, pollDevice } from '../../grants/device.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
 import { json } from '../../http/answer.js';
 import { idTokenFor } from '../../oidc/id-token.js';
-import type { StoredCode } from '../../storage/keys.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
 import { paramHash, type ClientContext, type NamedRows } from '../shared/client-auth.js';
@@ -38,12 +37,7 @@ const authorizationCode: GrantType = {
     if (codeVerifier !== undefined && !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
       throw new OAuthError('invalid_request', 'Malformed code_verifier.');
     }
-    const exchange = {
-      code: ctx.code!,
-      redirectUri,
-      codeVerifier,
-      idToken: (code: StoredCode, scopes: string[], now: number) => idTokenFor(ctx.server, code, scopes, now),
-    };
+    const exchange = { code: ctx.code!, redirectUri, codeVerifier, idToken: idTokens(ctx) };
     ctx.answer = json(await exchangeCode(ctx.server, ctx.client, exchange, () => eventContext(ctx.req)));
   },
 };
@@ -78,17 +72,10 @@ const deviceCode: GrantType = {
   async handler(ctx) {
     registeredFor(ctx, 'device_code');
     requiredParam(ctx.params, 'device_code');
-    const poll = {
-      rows: ctx.device!,
-      idToken: (subject: Parameters<typeof idTokenFor>[1], scopes: string[], now: number) =>
-        idTokenFor(ctx.server, subject, scopes, now),
-    };
+    const poll = { rows: ctx.device!, idToken: idTokens(ctx) };
     ctx.answer = json(await pollDevice(ctx.server, ctx.client, poll, () => eventContext(ctx.req)));
   },
 };
-
-/** The grant type of RFC 8628. */
-export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 /** The grant types of the token endpoint, keyed by `grant_type`. */
 export const grantTypes: Readonly<Record<string, GrantType>> = {
@@ -96,6 +83,12 @@ export const grantTypes: Readonly<Record<string, GrantType>> = {
   refresh_token: refreshToken,
   [DEVICE_CODE_GRANT]: deviceCode,
 };
+
+/** The ID token of a code exchange or a device poll, made by this server ({@link idTokenFor}). */
+function idTokens(ctx: TokenContext) {
+  return (subject: Parameters<typeof idTokenFor>[1], scopes: readonly string[], now: number) =>
+    idTokenFor(ctx.server, subject, scopes, now);
+}
 
 /** A client may use a grant type only if registered for it (RFC 6749 5.2 `unauthorized_client`). */
 function registeredFor(ctx: TokenContext, ...grants: ClientRecord['grantType'][]): void {

@@ -1,0 +1,111 @@
+import { hashSecret } from '../../crypto/secrets.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { currentScopes, usable } from '../../grants/tokens.js';
+import type { Context, Step } from '../../http/pipeline.js';
+import type { FoundTokenRecord } from '../../storage/types.js';
+
+/** What a handler behind `requireBearer`, or an endpoint that takes a bearer token, knows of the caller. */
+export interface BearerContext {
+  /**
+   * The account the token was issued to: your own account id when the `accounts` option maps
+   * logins to your users, else the library's user id.
+   */
+  userId: string;
+  clientId: string;
+  scopes: readonly string[];
+  /** Epoch milliseconds after which the token stops working. */
+  expiresAt: number;
+  /**
+   * With `requireBearer(server, { teams: true })`: the user's teams as the provider verified them
+   * at their latest login (Launchpad's teams extension; `[]` when none). A membership lost since
+   * then counts until the user signs in again.
+   */
+  teams?: readonly string[];
+}
+
+/** The context of an endpoint that takes an access token in `Authorization: Bearer`. */
+export interface BearerStepContext extends Context {
+  /** The hash of the presented token ({@link bearerSteps}' first step). */
+  tokenHash: string;
+  /** The caller, once the token is checked ({@link bearerSteps}' second step). */
+  bearer: BearerContext;
+}
+
+/** What the challenge of a refusal says, and what the token must have been granted. */
+export interface BearerChallenge {
+  /** The `realm` of the `WWW-Authenticate` challenge. */
+  realm: string;
+  /** Every one of these scopes must have been granted, else 403 `insufficient_scope`. */
+  scopes: readonly string[];
+}
+
+/** The scheme is Bearer, whatever follows. */
+const NAMES_BEARER = /^bearer(\s|$)/i;
+
+/** RFC 6750 2.1 b64token after the scheme, which is matched case-insensitively. */
+const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+
+/**
+ * The two steps that read and check an access token in `Authorization: Bearer` (RFC 6750 2.1; the
+ * query and body forms are not accepted, and a request that also carries one of them is
+ * `invalid_request`, RFC 6750 2): a request with no authentication at all gets 401 with a bare
+ * challenge; a malformed, unknown, revoked or expired token 401 `invalid_token`; one lacking a
+ * required scope 403 `insufficient_scope`, each with its `WWW-Authenticate` challenge. Once they
+ * ran, `ctx.bearer` is the caller, with the scopes the consent and the client still allow.
+ */
+export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>[] {
+  const realm = challenge.realm.replace(/["\\]/g, '');
+  const required = challenge.scopes;
+  const refuse = (code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string) => {
+    const scope = required.length && code === 'insufficient_scope' ? `, scope="${required.join(' ')}"` : '';
+    const header = `Bearer realm="${realm}", error="${code}", error_description="${description}"${scope}`;
+    return new OAuthError(code, description, { headers: { 'WWW-Authenticate': header } });
+  };
+
+  function readBearer(ctx: BearerStepContext): void {
+    const header = ctx.req.headers.authorization;
+    if (header === undefined || !NAMES_BEARER.test(header)) {
+      // RFC 6750 3.1: no error code when the request has no authentication at all.
+      ctx.res.set('WWW-Authenticate', `Bearer realm="${realm}"`);
+      ctx.answer = { kind: 'empty', status: 401 };
+      return;
+    }
+    if (otherMethod(ctx)) throw refuse('invalid_request', 'The access token must be sent in one way only.');
+    const match = BEARER.exec(header);
+    if (!match) throw refuse('invalid_token', 'The access token is malformed.');
+    ctx.tokenHash = hashSecret(match[1]!);
+  }
+
+  function checkBearer(ctx: BearerStepContext): Promise<void> {
+    // An adapter written in JavaScript may answer without a promise.
+    return Promise.resolve(ctx.server.storage.tokens.find(ctx.tokenHash)).then((found) => {
+      ctx.bearer = callerOf(ctx, found);
+    });
+  }
+
+  function callerOf(ctx: BearerStepContext, found: FoundTokenRecord | null): BearerContext {
+    if (!found || found.token.type !== 'access_token' || !usable(found, ctx.server.clock())) {
+      throw refuse('invalid_token', 'The access token is invalid or has expired.');
+    }
+    const { userId, clientId, expiresAt } = found.token;
+    // What the consent and the client still allow: a scope taken back stops working at once.
+    const scopes = currentScopes(found);
+    if (!required.every((scope) => scopes.includes(scope))) {
+      throw refuse('insufficient_scope', 'The access token lacks a required scope.');
+    }
+    return { userId, clientId, scopes, expiresAt: expiresAt! };
+  }
+
+  return [readBearer, checkBearer];
+}
+
+/** Whether the request also carries a token in the query or a parsed body (RFC 6750 2.2, 2.3). */
+function otherMethod({ req }: Context): boolean {
+  const url = req.originalUrl;
+  const query = url.indexOf('?');
+  if (query !== -1 && url.includes('access_token', query)) {
+    if (new URLSearchParams(url.slice(query + 1)).has('access_token')) return true;
+  }
+  const body = req.body as Record<string, unknown> | undefined;
+  return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
+}
