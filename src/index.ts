@@ -13,6 +13,8 @@
 // The server and its options. The options' nested objects are typed through the options
 // themselves (`AuthorizationServerOptions['session']`); the types here are those an app writes
 // outside the options object: a list of providers, a hook in a module of its own, a logger.
+// Every type an exported function takes or returns is exported too, here or from a subpath
+// (test/package/named-types.test.ts), so an app can name the options it builds apart from a call.
 export { createAuthorizationServer } from './server.js';
 export type { AuthorizationServer } from './config/server.js';
 export type { AuthorizationServerOptions, ErrorHook, Logger, ProviderOptions } from './config/types.js';
@@ -28,14 +30,15 @@ export {
   discoveryRouter,
   type OAuthRouterOptions,
 } from './endpoints/routers.js';
-export { metadataRouter } from './endpoints/discovery/metadata.js';
+export { metadataRouter, type MetadataOptions } from './endpoints/discovery/metadata.js';
 export {
   requireBearer,
   bearerOf,
   type BearerContext,
   type BearerLocals,
+  type RequireBearerOptions,
 } from './endpoints/bearer/require-bearer.js';
-export { closeGracefully } from './http/shutdown.js';
+export { closeGracefully, type CloseGracefullyOptions, type CloseGracefullyResult } from './http/shutdown.js';
 
 // Clients and the end user's authorized applications.
 export {
@@ -46,6 +49,8 @@ export {
   type ClientRegistration,
   type ClientUpdate,
   type IssuedClient,
+  type RegistrationContext,
+  type RegistrationTarget,
 } from './clients/register.js';
 export {
   authorizedApplications,
@@ -55,14 +60,17 @@ export {
 
 // Events and errors.
 export type { ServerEvent, ServerEventOf } from './events/types.js';
-export { OAuthError, type OAuthErrorCode } from './errors/oauth-error.js';
-export { StorageUnavailableError } from './errors/storage-unavailable.js';
-export { DatabaseError } from './storage/sql/connect.js';
+export { OAuthError, type OAuthErrorCode, type OAuthErrorOptions } from './errors/oauth-error.js';
+export {
+  StorageUnavailableError,
+  type StorageUnavailableErrorOptions,
+} from './errors/storage-unavailable.js';
+export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
 
 // Storage: the built-in adapters and the contract a custom adapter implements.
-export { memoryStorage, memoryEphemeralStore } from './storage/memory.js';
+export { memoryStorage, memoryEphemeralStore, type MemoryStorage } from './storage/memory.js';
 export { connectStorage, type ConnectStorageOptions } from './storage/sql/connect.js';
-export { sqlStorage } from './storage/sql/handle.js';
+export { sqlStorage, type SqlDatabaseHandle } from './storage/sql/handle.js';
 export type { SqlStorage } from './storage/sql/adapter.js';
 export type {
   Storage,

@@ -53,6 +53,7 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   expired_token: 400,
 };
 
+/** Options of {@link OAuthError}: what is logged, where the error may go, how it is sent. */
 export interface OAuthErrorOptions {
   /** Logged, never sent to the client. */
   cause?: unknown;

@@ -1,6 +1,7 @@
 /** Recognises the error across copies of the library (the ESM and CommonJS builds, say). */
 const BRAND = Symbol.for('openid-oauth-bridge.StorageUnavailableError');
 
+/** Options of {@link StorageUnavailableError}. */
 export interface StorageUnavailableErrorOptions {
   /** The driver's error: logged, never sent. */
   cause?: unknown;

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 
+/** Options of {@link closeGracefully}. */
 export interface CloseGracefullyOptions {
   /**
    * Closed once the last request has finished: the storage adapter (`connectStorage(...)`), or
@@ -10,6 +11,7 @@ export interface CloseGracefullyOptions {
   timeoutMs?: number;
 }
 
+/** What {@link closeGracefully} resolves. */
 export interface CloseGracefullyResult {
   /** True when requests were still running at `timeoutMs` and their connections were cut. */
   timedOut: boolean;

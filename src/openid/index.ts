@@ -17,7 +17,12 @@ export {
   type OpenIdStrategyUser,
 } from '../login/openid/strategy.js';
 export { normalizeIdentifier } from '../login/openid/normalize-identifier.js';
-export type { GenericProviderOptions, PresetOptions } from '../login/openid/presets.js';
+export type {
+  GenericProviderOptions,
+  LaunchpadOptions,
+  PresetOptions,
+  SteamOptions,
+} from '../login/openid/presets.js';
 export type {
   AccountOfLogin,
   ProviderPreset,

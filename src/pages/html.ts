@@ -8,7 +8,11 @@ export class SafeHtml {
   }
 }
 
-type Interpolation = string | number | SafeHtml | readonly SafeHtml[] | null | undefined;
+/**
+ * What {@link html} takes between `${…}`: text and numbers are escaped, {@link SafeHtml} (and a list
+ * of it) is inserted as is, `null` and `undefined` show nothing.
+ */
+export type Interpolation = string | number | SafeHtml | readonly SafeHtml[] | null | undefined;
 
 /**
  * Tagged template that escapes every interpolated value unless it is already `SafeHtml`, so a

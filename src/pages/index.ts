@@ -5,6 +5,6 @@
  *
  * @packageDocumentation
  */
-export { html, SafeHtml } from './html.js';
+export { html, SafeHtml, type Interpolation } from './html.js';
 export { defaultPages } from './default-pages.js';
 export type * from './types.js';

@@ -73,6 +73,14 @@ describe('links in README.md and docs/', () => {
     expect(outside).toEqual([]);
   });
 
+  // The package's "files" hold no test/: a document that cites a test links it in the repository.
+  it.each(docs)('%s: cites test files with a link to the repository', (document) => {
+    const prose = read(document)
+      .replace(/^\s*```[\s\S]*?^\s*```/gm, '')
+      .replace(/\[`test\/[^`\s]+`\]\(https:\/\/github\.com\/[^)\s]+\/blob\/main\/test\/[^)\s]+\)/g, '');
+    expect([...prose.matchAll(/(?<![\w/.-])test\/[\w./-]+/g)].map(([path]) => path)).toEqual([]);
+  });
+
   it('finds the links it checks (the parser works)', () => {
     const readme = links(read('README.md'));
     expect(readme).toContain('docs/existing-app.md');

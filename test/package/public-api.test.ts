@@ -2,7 +2,9 @@
  * The public API, as a user sees it: every value and type each entry exports, read with the
  * TypeScript compiler from the sources. The main entry stays small enough to hold in one's head
  * (issue 28: at most 60 names; express-session exports 5), so a name added to it is a decision
- * this test makes visible, and every exported name carries TSDoc.
+ * this test makes visible, and every exported name carries TSDoc. Issue 38 added the types its
+ * functions take or return (`RequireBearerOptions`, …; test/package/named-types.test.ts): an
+ * app must be able to name them, so they count apart, up to 15 more.
  */
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -22,6 +24,24 @@ const ENTRIES = {
  * Document one and take it off this list; the last test fails on a name listed here that has TSDoc.
  */
 const AWAITING_TSDOC = new Set<string>([]);
+
+/**
+ * Types of the main entry that are there because an exported function takes or returns them
+ * (issue 38): counted apart from the 60.
+ */
+const SIGNATURE_TYPES = new Set([
+  'CloseGracefullyOptions',
+  'CloseGracefullyResult',
+  'DatabaseFailure',
+  'MemoryStorage',
+  'MetadataOptions',
+  'OAuthErrorOptions',
+  'RegistrationContext',
+  'RegistrationTarget',
+  'RequireBearerOptions',
+  'SqlDatabaseHandle',
+  'StorageUnavailableErrorOptions',
+]);
 
 interface Exported {
   name: string;
@@ -59,10 +79,14 @@ const entries = exportsOf();
 const names = (entry: keyof typeof ENTRIES) => entries[entry].map((e) => e.name);
 
 describe('the public API', () => {
-  it('main entry: at most 60 names, those an app mounting the server uses', () => {
+  it("main entry: at most 60 names, those an app mounting the server uses, and their signatures' types", () => {
     const main = names('openid-oauth-bridge');
-    console.log(`openid-oauth-bridge exports ${main.length} names`);
-    expect(main.length).toBeLessThanOrEqual(60);
+    const signatureOnly = main.filter((name) => SIGNATURE_TYPES.has(name));
+    console.log(
+      `openid-oauth-bridge exports ${main.length} names (${signatureOnly.length} of them signature types)`,
+    );
+    expect(main.length - signatureOnly.length).toBeLessThanOrEqual(60);
+    expect(signatureOnly.length).toBeLessThanOrEqual(15);
     expect(main).toEqual(
       expect.arrayContaining([
         'createAuthorizationServer',

@@ -12,6 +12,13 @@ export interface BearerLocals {
   oauth: BearerContext;
 }
 
+/**
+ * Options of {@link requireBearer}.
+ *
+ * @example
+ * const readRealms: RequireBearerOptions = { scopes: ['realms:read'] };
+ * app.get('/v1/realms', requireBearer(server, readRealms), listRealms);
+ */
 export interface RequireBearerOptions {
   /** Every one of these scopes must have been granted, else 403 `insufficient_scope`. */
   scopes?: readonly string[];
