@@ -12,4 +12,6 @@ export interface Cli {
   withStorage<T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T>;
   migrateOption(): Option;
   print(json: unknown, text: string): void;
+  /** One `warning: ` line on stderr (with `--json`, too: stdout stays one JSON document). */
+  warn(message: string): void;
 }

@@ -75,7 +75,8 @@ export function createProgram(
     new Option('--migrate', 'bring the schema up to date first (as the migrate command does)');
   const print = (json: unknown, text: string) =>
     io.out(program.opts<GlobalOptions>().json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
-  const cli: Cli = { withStorage, migrateOption, print };
+  const warn = (message: string) => io.err(`warning: ${message}\n`);
+  const cli: Cli = { withStorage, migrateOption, print, warn };
 
   program
     .command('migrate')
@@ -107,7 +108,7 @@ export function createProgram(
       }),
     );
 
-  addClientCommands(program, cli);
+  addClientCommands(program, cli, env);
   addGrantCommands(program, cli);
   addKeyCommands(program, cli, env);
   return program;
