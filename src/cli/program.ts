@@ -76,7 +76,7 @@ export function createProgram(
   const print = (json: unknown, text: string) =>
     io.out(program.opts<GlobalOptions>().json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
   const warn = (message: string) => io.err(`warning: ${message}\n`);
-  const cli: Cli = { withStorage, migrateOption, print, warn };
+  const cli: Cli = { withStorage, migrateOption, print, warn, confirm: io.confirm?.bind(io) };
 
   program
     .command('migrate')
