@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 import { createInterface } from 'node:readline/promises';
-import { CommanderError } from 'commander';
-import { CliError, createProgram, EXIT, type Io } from './program.js';
+import { createProgram, reportFailure, type Io } from './program.js';
 
 /**
- * The `openid-oauth-bridge` command. A wrong argument or a failed command prints one line and
- * exits non-zero (the codes are in `--help`); never a stack trace.
+ * The `openid-oauth-bridge` command. A wrong argument or a failed command prints one line (with
+ * `--json`, a JSON document on stdout too) and exits non-zero (the codes are in `--help`); never
+ * a stack trace.
  */
 const io: Io = {
   out: (text: string) => process.stdout.write(text),
@@ -23,14 +23,7 @@ async function confirm(question: string): Promise<boolean> {
   }
 }
 
-createProgram(io)
-  .parseAsync(process.argv)
-  .catch((err: unknown) => {
-    if (err instanceof CommanderError) {
-      // Commander has printed its message (or the help); keep its exit code (0 for --help).
-      process.exitCode = err.exitCode;
-    } else {
-      io.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = err instanceof CliError ? err.exitCode : EXIT.refused;
-    }
-  });
+const program = createProgram(io);
+program.parseAsync(process.argv).catch((err: unknown) => {
+  process.exitCode = reportFailure(program, io, err, process.argv);
+});
