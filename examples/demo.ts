@@ -76,12 +76,13 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL ?? 'sqlite:./.data/demo.db';
   const storage = await connectStorage(databaseUrl, { migrate: true });
   running.push({ name: 'Database', close: () => storage.close() });
+  const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
   const { app } = createExistingApp({
     publicUrl,
     storage,
     providers,
     sessionSecret,
-    oidcKeySecret: process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl),
+    oidcKeySecret,
     browserClientOrigin: clientUrl,
   });
 
@@ -175,6 +176,7 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
     redirect_uri   ${nativeClient.redirectUri} (any port)
 
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
+${rotateKeysHelp(databaseUrl)}
 
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 `);
@@ -239,6 +241,23 @@ function demoKeySecret(databaseUrl: string): string {
     writeFileSync(KEY_SECRET_FILE, `${secret}\n`, { mode: 0o600 });
     return secret;
   }
+}
+
+/**
+ * How to rotate the demo's signing keys with the CLI (docs/openid-connect.md): the CLI seals the
+ * new keys with the same secret, read from where the demo read it.
+ */
+function rotateKeysHelp(databaseUrl: string): string {
+  if (databaseUrl === 'sqlite::memory:') {
+    return 'Signing keys: in memory, for this run only (set DATABASE_URL to keep them and rotate them with the CLI).';
+  }
+  const secret =
+    process.env.OIDC_KEY_SECRET === undefined
+      ? `OIDC_KEY_SECRET=$(cat ${KEY_SECRET_FILE})`
+      : 'OIDC_KEY_SECRET="$OIDC_KEY_SECRET"';
+  const database = databaseUrl.startsWith('sqlite:') ? databaseUrl : '"$DATABASE_URL"';
+  return `Rotate the signing keys (OIDC_KEY_SECRET: ${process.env.OIDC_KEY_SECRET === undefined ? `kept in ${KEY_SECRET_FILE}` : 'the one the demo was started with'}):
+  ${secret} npm run cli -- --database-url ${database} keys rotate`;
 }
 
 async function listen(name: string, app: RequestListener, port: number): Promise<void> {

@@ -5,6 +5,11 @@ import type { SqlStorage } from '../storage/sql/adapter.js';
 export interface Io {
   out(text: string): void;
   err(text: string): void;
+  /**
+   * Asks the operator a yes/no question; absent where nobody can answer (not a terminal), where
+   * a command that would ask needs `--yes` instead.
+   */
+  confirm?(question: string): Promise<boolean>;
 }
 
 /** What every command uses: the database, the `--migrate` option, and output. */
@@ -12,4 +17,8 @@ export interface Cli {
   withStorage<T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T>;
   migrateOption(): Option;
   print(json: unknown, text: string): void;
+  /** One `warning: ` line on stderr (with `--json`, too: stdout stays one JSON document). */
+  warn(message: string): void;
+  /** {@link Io.confirm}: absent outside a terminal. */
+  confirm: Io['confirm'];
 }

@@ -13,9 +13,14 @@ import {
 } from './format.js';
 import type { Storage } from '../storage/types.js';
 import type { Cli } from './cli.js';
+import { checkOfferedScopes, offeredScopesOption } from './scopes.js';
 
 /** `clients add|list|show|update|rotate-secret|disable|enable|remove`. */
-export function addClientCommands(program: Command, { withStorage, migrateOption, print }: Cli): void {
+export function addClientCommands(
+  program: Command,
+  { withStorage, migrateOption, print, warn }: Cli,
+  env: NodeJS.ProcessEnv,
+): void {
   const clients = program.command('clients').description('register and manage client applications');
 
   clients
@@ -58,6 +63,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
       '--allowed-team <teams...>',
       'only members of these Launchpad teams (names without ~; the provider must be asked about them) may use the client',
     )
+    .addOption(offeredScopesOption())
     .addOption(migrateOption())
     .action(
       (options: {
@@ -73,8 +79,15 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
         clientId?: string;
         requirePkce?: boolean;
         allowedTeam?: string[];
-      }) =>
-        withStorage(options.migrate === true, async (storage) => {
+        offeredScopes?: string;
+      }) => {
+        checkOfferedScopes(
+          options.offeredScopes,
+          env,
+          [...options.scope, ...(options.defaultScope ?? [])],
+          warn,
+        );
+        return withStorage(options.migrate === true, async (storage) => {
           const issued = await registerClient(storage, {
             applicationName: options.name,
             ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
@@ -108,7 +121,8 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
                 : []),
             ].join('\n'),
           );
-        }),
+        });
+      },
     );
 
   clients
@@ -172,6 +186,7 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
     .option('--no-require-pkce', 'accept requests without PKCE again')
     .option('--allowed-team <teams...>', 'replace the Launchpad teams whose members alone may use the client')
     .option('--no-allowed-team', 'let anyone use the client again')
+    .addOption(offeredScopesOption())
     .addOption(migrateOption())
     .action(
       (
@@ -189,10 +204,13 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
           postLogoutRedirectUri?: string[] | false;
           requirePkce?: boolean;
           allowedTeam?: string[] | false;
+          offeredScopes?: string;
           migrate?: boolean;
         },
-      ) =>
-        withStorage(options.migrate === true, async (storage) => {
+      ) => {
+        const scopes = [...(options.scope ?? []), ...(options.defaultScope ?? [])];
+        if (scopes.length > 0) checkOfferedScopes(options.offeredScopes, env, scopes, warn);
+        return withStorage(options.migrate === true, async (storage) => {
           // updateClient reads the client (once) and refuses an unknown one.
           const changes = {
             ...(options.name === undefined ? {} : { applicationName: options.name }),
@@ -224,7 +242,8 @@ export function addClientCommands(program: Command, { withStorage, migrateOption
             { ...clientJson(client), ...(clientSecret === undefined ? {} : { client_secret: clientSecret }) },
             `Client ${clientId} is updated.\n\n${describeClient(client)}${secret}`,
           );
-        }),
+        });
+      },
     );
 
   /**

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { redactConnectionString } from '../storage/redact.js';
 import { connectStorage } from '../storage/sql/connect.js';
@@ -75,7 +75,8 @@ export function createProgram(
     new Option('--migrate', 'bring the schema up to date first (as the migrate command does)');
   const print = (json: unknown, text: string) =>
     io.out(program.opts<GlobalOptions>().json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
-  const cli: Cli = { withStorage, migrateOption, print };
+  const warn = (message: string) => io.err(`warning: ${message}\n`);
+  const cli: Cli = { withStorage, migrateOption, print, warn, confirm: io.confirm?.bind(io) };
 
   program
     .command('migrate')
@@ -107,8 +108,26 @@ export function createProgram(
       }),
     );
 
-  addClientCommands(program, cli);
+  addClientCommands(program, cli, env);
   addGrantCommands(program, cli);
   addKeyCommands(program, cli, env);
   return program;
+}
+
+/**
+ * Reports what a run of the program threw and returns its exit code: one `error:` line on stderr
+ * (Commander has printed its own), and with `--json` also one JSON document on stdout,
+ * `{ "error": { "message", "exit_code" } }`, so that a script reads stdout alone. `--help` exits 0.
+ */
+export function reportFailure(program: Command, io: Io, err: unknown, argv: readonly string[]): number {
+  const commander = err instanceof CommanderError;
+  const exitCode = commander ? err.exitCode : err instanceof CliError ? err.exitCode : EXIT.refused;
+  const message = (err instanceof Error ? err.message : String(err)).replace(/^error: /, '');
+  if (!commander) io.err(`error: ${message}\n`);
+  // A wrong argument may stop Commander before it sets the global options: read argv too.
+  const json = program.opts<GlobalOptions>().json === true || argv.includes('--json');
+  if (json && exitCode !== 0) {
+    io.out(`${JSON.stringify({ error: { message, exit_code: exitCode } }, null, 2)}\n`);
+  }
+  return exitCode;
 }

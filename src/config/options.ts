@@ -146,6 +146,13 @@ export const optionsSchema = z.strictObject({
           (keys) => new Set(keys.map((key) => key.kid)).size === keys.length,
           'each key needs its own kid',
         )
+        // Discovery 1.0 section 3: RS256 must be among id_token_signing_alg_values_supported, the
+        // one algorithm every relying party can verify; ES256 keys alone would shut out those that
+        // accept only RS256 (Core's default for a client that registers no algorithm).
+        .refine(
+          (keys) => keys.some((key) => key.alg === 'RS256'),
+          'needs an RS256 key (a private RSA JWK of 2048 bits or more, with a kid and alg RS256): OpenID Connect Discovery 1.0 section 3 requires RS256, and relying parties that accept only RS256 could not verify ES256 ID tokens; add one, first in the list to sign with it, or use keySecret',
+        )
         .optional(),
       signingAlgorithm: z.enum(['RS256', 'ES256']).default('RS256'),
       idTokenTtl: z.number().int().min(60).max(86_400).default(3600),

@@ -185,6 +185,20 @@ export interface DeviceUserCodeRejectedEvent extends ServerEventBase {
   limited: boolean;
 }
 
+/**
+ * A client only some teams may use (`allowedTeams`) refused a person in none of them: at the
+ * authorization or its consent decision, on the device verification page, or at a refresh (the
+ * teams of the person's latest login).
+ */
+export interface TeamRefusedEvent extends ServerEventBase {
+  type: 'team.refused';
+  userId: string;
+  clientId: string;
+  /** The teams the client is for. */
+  allowedTeams: string[];
+  flow: 'authorization' | 'device' | 'refresh';
+}
+
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
@@ -244,6 +258,7 @@ export type ServerEvent =
   | DeviceAuthorizedEvent
   | DeviceDeniedEvent
   | DeviceUserCodeRejectedEvent
+  | TeamRefusedEvent
   | ServerErrorEvent;
 
 /** The name of an event, e.g. `'token.issued'`. */

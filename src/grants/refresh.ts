@@ -7,7 +7,7 @@ import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/typ
 import { isPublicClient } from '../clients/kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
-import { admits, teamsOf } from './teams.js';
+import { admits, teamRefused, teamsOf } from './teams.js';
 import {
   currentScopes,
   newToken,
@@ -62,6 +62,7 @@ export async function refreshAccessToken(
   // A client only some teams may use: the person's teams as their latest login said, checked at
   // every refresh (a gate added since, or a membership lost at a login since, takes effect here).
   if (client.allowedTeams?.length && !admits(client.allowedTeams, await teamsOf(deps, presented.userId))) {
+    emit(deps, teamRefused(client, presented.userId, 'refresh', context()));
     throw new OAuthError('invalid_grant', 'The user is no longer a member of a team this client is for.');
   }
   // RFC 6749 6: a refresh may ask for fewer scopes, never more; and never more than the consent

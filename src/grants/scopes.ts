@@ -9,7 +9,9 @@ export const SCOPE_TOKEN = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
  * `allowed`. Used by the authorization request (allowed: the client's scopes; defaults: the
  * client's default scopes) and by a refresh (allowed: the scopes originally granted, RFC 6749 6).
  *
- * @throws OAuthError `invalid_scope` with `refusal` as its description.
+ * @throws OAuthError `invalid_scope` with `refusal` as its description, followed by the refused
+ * scopes (a client's developer sees which one to drop; a scope token is printable ASCII, as an
+ * `error_description` must be, RFC 6749 4.1.2.1). A malformed token is not echoed.
  */
 export function requestedScopes(
   scope: string | undefined,
@@ -22,8 +24,30 @@ export function requestedScopes(
   if (requested.length === 0 || requested.some((s) => !SCOPE_TOKEN.test(s))) {
     throw new OAuthError('invalid_scope', 'The scope parameter is malformed.');
   }
-  if (!scopesCover(allowed, requested)) throw new OAuthError('invalid_scope', refusal);
+  const refused = requested.filter((s) => !allowed.includes(s));
+  if (refused.length > 0) throw new OAuthError('invalid_scope', `${refusal} ${namedScopes(refused)}`);
   return requested;
+}
+
+/**
+ * Refuses scopes the server does not offer (the keys of its `scopes` option), naming them: a
+ * client registered for a scope the server no longer offers gets no sign-in page for it.
+ *
+ * @throws OAuthError `invalid_scope`
+ */
+export function refuseUnoffered(offered: Readonly<Record<string, string>>, scopes: readonly string[]): void {
+  const unoffered = unofferedScopes(offered, scopes);
+  if (unoffered.length > 0) {
+    throw new OAuthError(
+      'invalid_scope',
+      `The requested scope is not offered by this server. ${namedScopes(unoffered)}`,
+    );
+  }
+}
+
+/** `Refused scope: a` or `Refused scopes: a b`, for an `invalid_scope` description. */
+function namedScopes(scopes: readonly string[]): string {
+  return `Refused scope${scopes.length === 1 ? '' : 's'}: ${scopes.join(' ')}`;
 }
 
 /**
@@ -34,8 +58,16 @@ export function unofferedScope(
   offered: Readonly<Record<string, string>>,
   scopes: readonly string[],
 ): string | undefined {
-  if (Object.keys(offered).length === 0) return undefined;
-  return scopes.find((scope) => !Object.hasOwn(offered, scope));
+  return unofferedScopes(offered, scopes)[0];
+}
+
+/** Every one of `scopes` the server does not offer (see {@link unofferedScope}). */
+export function unofferedScopes(
+  offered: Readonly<Record<string, string>>,
+  scopes: readonly string[],
+): string[] {
+  if (Object.keys(offered).length === 0) return [];
+  return scopes.filter((scope) => !Object.hasOwn(offered, scope));
 }
 
 /** Whether `granted` covers every scope of `requested`. */

@@ -1,4 +1,6 @@
-import type { Storage } from '../storage/types.js';
+import type { EventContext } from '../events/emit.js';
+import type { ServerEventInput, TeamRefusedEvent } from '../events/types.js';
+import type { ClientRecord, Storage } from '../storage/types.js';
 
 /**
  * The teams of `subject` as its latest login saved them (the `groups` of `users.findClaims`); `[]`
@@ -18,4 +20,21 @@ export function admits(
   return (
     allowed === undefined || allowed.length === 0 || allowed.some((team) => teams?.includes(team) === true)
   );
+}
+
+/** The `team.refused` event of `client`'s gate refusing `userId`, on every path that checks it. */
+export function teamRefused(
+  client: ClientRecord,
+  userId: string,
+  flow: TeamRefusedEvent['flow'],
+  context: EventContext,
+): ServerEventInput {
+  return {
+    type: 'team.refused',
+    userId,
+    clientId: client.clientId,
+    allowedTeams: [...(client.allowedTeams ?? [])],
+    flow,
+    ...context,
+  };
 }

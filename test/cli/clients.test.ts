@@ -35,7 +35,9 @@ describe.each(engines)('openid-oauth-bridge clients and grants on $name', ({ ski
     });
     return {
       t,
-      cli: (...args) => runCli(['--database-url', databaseUrl, ...args]),
+      // The CLI told the scopes the app offers, as an operator sets OFFERED_SCOPES.
+      cli: (...args) =>
+        runCli(['--database-url', databaseUrl, ...args], { OFFERED_SCOPES: 'realms profile' }),
       async close() {
         await t.close();
         await storage.close();

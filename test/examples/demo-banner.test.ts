@@ -1,3 +1,9 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, expect, it } from 'vitest';
 import { startDemo } from '../support/demo-process.js';
 import { POSTGRES_URL, dropSchema, postgresAvailability, uniqueSchema } from '../support/databases.js';
@@ -29,3 +35,33 @@ it.skipIf(!postgres.ok)(
   },
   60_000,
 );
+
+const dir = mkdtempSync(join(tmpdir(), 'oob-demo-keys-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/**
+ * The demo's signing keys can be rotated with the CLI, as docs/openid-connect.md says (issue 38):
+ * its banner prints the command, with the secret the demo sealed them with, and that command,
+ * run as printed (from the repository's root, where the demo keeps .data), rotates them.
+ */
+it("the demo's banner says how to rotate its signing keys, and that command works", async () => {
+  const databaseUrl = `sqlite:${join(dir, 'demo.db')}`;
+  // The secret comes from the file the banner names, not from this environment.
+  const env = { ...process.env };
+  delete env.OIDC_KEY_SECRET;
+  const demo = await startDemo({ DATABASE_URL: databaseUrl });
+  let command: string | undefined;
+  try {
+    // The server makes its first keys when it first needs them.
+    expect((await fetch(`${demo.serverUrl}/oauth/jwks`)).status).toBe(200);
+    command = /^ {2}(OIDC_KEY_SECRET=.* npm run cli -- .* keys rotate)$/m.exec(demo.output())?.[1];
+    expect(command, demo.output()).toBe(
+      `OIDC_KEY_SECRET=$(cat .data/demo-oidc-key-secret) npm run cli -- --database-url ${databaseUrl} keys rotate`,
+    );
+  } finally {
+    await demo.stop();
+  }
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const { stdout } = await promisify(execFile)('sh', ['-c', command!], { cwd: root, env });
+  expect(stdout).toMatch(/\bactive\b.*\byes\b/);
+}, 90_000);

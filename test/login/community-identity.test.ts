@@ -16,6 +16,7 @@ import {
   updateClient,
   type AuthorizationServerOptions,
   type ServerEvent,
+  type ServerEventOf,
   type VerifiedLogin,
 } from '../../src/index.js';
 import {
@@ -262,6 +263,13 @@ async function launchpadApp(overrides: Partial<AuthorizationServerOptions> = {})
   return t;
 }
 
+/** The `team.refused` events of `app` from now on. */
+function teamRefusals(app: TestApp) {
+  const events: ServerEventOf<'team.refused'>[] = [];
+  app.server.events.on('team.refused', (event) => void events.push(event));
+  return events;
+}
+
 describe('Launchpad teams', () => {
   it('a member of ~team-a gets groups ["team-a"], in the ID token, UserInfo, requireBearer and introspection', async () => {
     const t = await launchpadApp({ oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars' } });
@@ -323,9 +331,21 @@ describe('Launchpad teams', () => {
       scopes: ['realms'],
       allowedTeams: ['team-a'],
     });
+    const refusals = teamRefusals(t);
     const refused = await authorizeWithLogin(t, authorizeQuery('team-only'), 'bob');
     expect(refused.status).toBe(403);
     expect(refused.text).toContain('Team dashboard is only for members of ~team-a');
+    expect(refusals).toEqual([
+      {
+        type: 'team.refused',
+        userId: expect.any(String),
+        clientId: 'team-only',
+        allowedTeams: ['team-a'],
+        flow: 'authorization',
+        ip: expect.stringContaining('127.0.0.1'),
+        at: expect.any(Number),
+      },
+    ]);
     const back = /<a href="([^"]+)">Return to the application<\/a>/
       .exec(refused.text)?.[1]
       ?.replaceAll('&amp;', '&');
@@ -357,9 +377,11 @@ describe('Launchpad teams', () => {
       .send({ client_id: 'team-cli' });
     // bob signs in (for another application), then types the device's code.
     await authorizeWithLogin(t, authorizeQuery(), 'bob');
+    const refusals = teamRefusals(t);
     const refused = await typeUserCode(t, device.body.user_code);
     expect(refused.status).toBe(403);
     expect(refused.text).toContain('Team CLI is only for members of ~team-a');
+    expect(refusals).toMatchObject([{ type: 'team.refused', clientId: 'team-cli', flow: 'device' }]);
     expect(refused.headers.location).toBeUndefined();
 
     await registerClient(t.storage, {
@@ -407,9 +429,13 @@ describe('Launchpad teams', () => {
     const alices = await refreshTokenOf('alice');
     expect((await refresh(bobs)).status).toBe(200);
     await updateClient(t.storage, 'dash', { allowedTeams: ['team-a'] });
+    const refusals = teamRefusals(t);
     const refused = await refresh(bobs);
     expect(refused.status).toBe(400);
     expect(refused.body.error).toBe('invalid_grant');
+    expect(refusals).toMatchObject([
+      { type: 'team.refused', clientId: 'dash', allowedTeams: ['team-a'], flow: 'refresh' },
+    ]);
     expect((await refresh(alices)).status).toBe(200);
 
     // alice leaves ~team-a: her next sign-in, to any client, says so, and her refresh token ends.

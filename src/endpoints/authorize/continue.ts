@@ -3,7 +3,7 @@ import { asksEachTime, clientRedirectUriMatches, grantOfResponseType } from '../
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
-import { admits } from '../../grants/teams.js';
+import { admits, teamRefused } from '../../grants/teams.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
@@ -115,6 +115,8 @@ function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
 export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): void {
   const allowed = ctx.client.allowedTeams ?? [];
   if (admits(allowed, user.teams)) return;
+  const flow = ctx.pending.device ? 'device' : 'authorization';
+  emit(ctx.server, teamRefused(ctx.client, user.id, flow, eventContext(ctx.req)));
   const teams = allowed.map((team) => `~${team}`).join(', ');
   throw new OAuthError(
     'access_denied',

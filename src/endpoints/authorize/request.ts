@@ -6,7 +6,7 @@ import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../../http/pipeline.js';
-import { requestedScopes, unofferedScope } from '../../grants/scopes.js';
+import { refuseUnoffered, requestedScopes } from '../../grants/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 
@@ -98,10 +98,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     'The client may not request some of these scopes.',
     client.defaultScopes ?? client.scopes,
   );
-  // A client registered for a scope the server no longer offers gets no sign-in page for it.
-  if (unofferedScope(server.options.scopes, scopes) !== undefined) {
-    throw new OAuthError('invalid_scope', 'The requested scope is not offered by this server.');
-  }
+  refuseUnoffered(server.options.scopes, scopes);
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { startDeviceAuthorization } from '../../grants/device.js';
-import { requestedScopes, unofferedScope } from '../../grants/scopes.js';
+import { refuseUnoffered, requestedScopes } from '../../grants/scopes.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../../http/form.js';
 import { optionalParam } from '../../http/params.js';
@@ -49,9 +49,7 @@ async function startDevice(ctx: ClientContext): Promise<void> {
     'The client may not request some of these scopes.',
     client.defaultScopes ?? client.scopes,
   );
-  if (unofferedScope(server.options.scopes, scopes) !== undefined) {
-    throw new OAuthError('invalid_scope', 'The requested scope is not offered by this server.');
-  }
+  refuseUnoffered(server.options.scopes, scopes);
   await limitRequests(ctx);
   const { codeTtl, interval } = server.options.device;
   const response = await startDeviceAuthorization(server, client, scopes, {
