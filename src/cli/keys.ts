@@ -108,12 +108,12 @@ export function addKeyCommands(
   keys
     .command('retire')
     .description(
-      'retire a key: it leaves the JWK set and the ID tokens it signed stop verifying (the only key that signs is refused)',
+      'retire a key: it leaves the JWK set and the ID tokens it signed stop verifying (the key that signs now is refused: rotate first)',
     )
     .argument('<kid>', 'the key, as keys list shows it')
     .option(
       '--force',
-      'retire an active key at once, even while instances may still sign with it (a compromised key)',
+      'retire an older active key at once, even while instances may still sign with it (a compromised key); never the key that signs now',
     )
     .action((kid: string, options: { force?: boolean }) =>
       withStorage(false, async (storage) => {

@@ -332,7 +332,11 @@ describe.each([
 
         // retire the first: gone from the JWKS; what it signed no longer verifies.
         // Not at once: instances may sign with it until they read the rotation; --force does.
-        expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(/retire it in \d+ s/);
+        expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(
+          new RegExp(
+            `^The key ${next} signs now, .* may still sign with ${first}: retire ${first} in \\d+ s`,
+          ),
+        );
         const retired = await cli(url, {}, 'keys', 'retire', first, '--force');
         expect(retired.error).toBeNull();
         expect(retired.keys.find((key) => key.kid === first)?.state).toBe('retired');
