@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import { KeyError, retireKey, rotateKeys, signingRecord, type SigningAlgorithm } from '../oidc/keys.js';
+import {
+  KeyError,
+  KeySecretError,
+  retireKey,
+  rotateKeys,
+  signingRecord,
+  type SigningAlgorithm,
+} from '../oidc/keys.js';
 import type { SigningKeyRecord } from '../storage/types.js';
 import type { Cli } from './cli.js';
 import { CliError } from './errors.js';
@@ -95,7 +102,7 @@ export function addKeyCommands(
             ),
           );
         } catch (err) {
-          if (err instanceof Error && /cannot be opened/.test(err.message)) {
+          if (err instanceof KeySecretError) {
             throw new CliError(
               `${err.message}: OIDC_KEY_SECRET must be the servers' oidc.keySecret; nothing was changed`,
             );

@@ -68,10 +68,8 @@ async function unseal(record: SigningKeyRecord, keySecret: string): Promise<JWK>
     const opened = await compactDecrypt(record.sealedPrivateJwk, sealingKey(keySecret));
     plaintext = opened.plaintext;
     kid = opened.protectedHeader.kid;
-  } catch {
-    throw new Error(
-      `openid-oauth-bridge: signing key ${record.kid} cannot be opened with oidc.keySecret (was it changed?)`,
-    );
+  } catch (err) {
+    throw new KeySecretError(record.kid, err);
   }
   if (kid !== record.kid)
     throw new Error(`openid-oauth-bridge: signing key ${record.kid} was sealed as ${String(kid)}`);
@@ -209,6 +207,22 @@ function signingKeyRefusal(records: readonly SigningKeyRecord[], signing: Signin
     `The key ${kid} signs now: retiring it would make the older key ${fallback} sign again. ` +
     `To stop signing with ${kid}, ${rotate} (with --force if it is compromised).`
   );
+}
+
+/**
+ * A stored signing key that the configured `oidc.keySecret` does not open: the secret differs from
+ * the one the keys were sealed with. Nothing can be signed until the secret is fixed.
+ */
+export class KeySecretError extends Error {
+  override name = 'KeySecretError';
+  constructor(
+    readonly kid: string,
+    cause: unknown,
+  ) {
+    super(`openid-oauth-bridge: signing key ${kid} cannot be opened with oidc.keySecret (was it changed?)`, {
+      cause,
+    });
+  }
 }
 
 /** A key operation refused (unknown kid, retiring the only signing key). */

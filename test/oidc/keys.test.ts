@@ -128,6 +128,38 @@ describe('signing keys', () => {
     expect(await storage.keys.list()).toEqual(before);
   });
 
+  it('a wrong keySecret is told once in the log, naming the option, and answered server_error saying why (was: an unexplained 500)', async () => {
+    const storage = memoryStorage();
+    await serverOn(storage).jwks();
+    const logged: string[] = [];
+    const other = createAuthorizationServer({
+      baseUrl: 'https://auth.example',
+      storage,
+      providers: [{ name: 'Example ID', identifier: 'https://id.example/' }],
+      session: { secret: 'a-session-secret-of-at-least-32-chars!!' },
+      oidc: { keySecret: 'another-secret-of-at-least-32-characters' },
+      logger: { warn: () => undefined, error: (message) => logged.push(message) },
+    });
+    const agent = supertest(express().use(oauthRouter(other)));
+    for (let i = 0; i < 2; i++) {
+      const res = await agent.get('/oauth/jwks');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        error: 'server_error',
+        error_description:
+          'The server cannot sign ID tokens or publish its keys: its signing keys do not open with its configuration. Its operator is told in the server log.',
+      });
+    }
+    // An ID token (the code exchange with openid) reads the keys the same way.
+    await expect(other.oidc!.keys.current()).rejects.toMatchObject({ code: 'server_error' });
+    const named = logged.filter((message) => message.includes('oidc.keySecret'));
+    expect(named).toEqual([
+      expect.stringMatching(
+        /^oidc\.keySecret does not open the stored signing key \S+: give this instance the oidc\.keySecret the keys were sealed with/,
+      ),
+    ]);
+  });
+
   it('instances starting at once on one storage make one pair of keys between them', async () => {
     const storage = memoryStorage();
     const servers = Array.from({ length: 5 }, () => serverOn(storage));
