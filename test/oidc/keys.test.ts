@@ -186,6 +186,14 @@ describe('signing keys', () => {
     expect(doc.id_token_signing_alg_values_supported).toEqual(['ES256', 'RS256']);
   });
 
+  it('host keys without an RS256 key are refused when the server is built, saying what to add (Discovery 1.0 section 3)', async () => {
+    const ec = await generateKeyPair('ES256', { extractable: true });
+    const keys = [{ ...(await exportJWK(ec.privateKey)), kid: 'ec-1', alg: 'ES256' }];
+    expect(() => serverOn(memoryStorage(), { keys })).toThrow(
+      /oidc\.keys: needs an RS256 key \(a private RSA JWK of 2048 bits or more, with a kid and alg RS256\): OpenID Connect Discovery 1\.0 section 3 requires RS256, .*add one, first in the list to sign with it, or use keySecret/,
+    );
+  });
+
   it.each([
     [{ keys: [{ kty: 'oct', k: 'c2VjcmV0', kid: 'h', alg: 'HS256' }] }, /oidc\.keys\.0.*asymmetric/],
     [{ keys: [{ kty: 'RSA', n: 'AQAB', e: 'AQAB', kid: 'pub', alg: 'RS256' }] }, /oidc\.keys\.0.*private/],
