@@ -5,7 +5,8 @@ import {
   type ResolvedOptions,
 } from './config/options.js';
 import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime } from './config/server.js';
-import { keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
+import { OAuthError } from './errors/oauth-error.js';
+import { KeySecretError, keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
 import type { Storage } from './storage/types.js';
 import { ServerEvents } from './events/emitter.js';
 import { RelyingParty } from './login/openid/relying-party.js';
@@ -113,6 +114,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
 
   const logger = options.logger ?? consoleLogger;
   const warned = new Set<string>();
+  let toldWrongSecret = false;
 
   const server: AuthorizationServer = {
     options,
@@ -126,11 +128,19 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     session,
     ...(options.oidc
       ? {
-          oidc: oidcRuntime(options.oidc, storage, clock, (err) =>
-            server.warnOnce(
-              `oidc: the signing keys could not be read again (${(err as Error).message}); the keys read before are used for at most 5 minutes`,
-            ),
-          ),
+          oidc: oidcRuntime(options.oidc, storage, clock, {
+            onStale: (err) =>
+              server.warnOnce(
+                `oidc: the signing keys could not be read again (${(err as Error).message}); the keys read before are used for at most 5 minutes`,
+              ),
+            onWrongSecret: (err) => {
+              if (toldWrongSecret) return;
+              toldWrongSecret = true;
+              server.logger.error(
+                `oidc.keySecret does not open the stored signing key ${err.kid}: give this instance the oidc.keySecret the keys were sealed with (the same on every instance); until then the JWKS and every ID token answer server_error`,
+              );
+            },
+          }),
         }
       : {}),
     warnOnce(message) {
@@ -147,7 +157,7 @@ function oidcRuntime(
   oidc: NonNullable<ResolvedOptions['oidc']>,
   storage: Storage,
   clock: () => number,
-  onStale: (error: unknown) => void,
+  told: { onStale: (error: unknown) => void; onWrongSecret: (error: KeySecretError) => void },
 ): OidcRuntime {
   if (oidc.keys !== undefined) {
     return {
@@ -161,8 +171,30 @@ function oidcRuntime(
     keySecret: oidc.keySecret!,
     algorithm: oidc.signingAlgorithm,
   };
+  const ring = keyRing(source, storage, clock, told.onStale);
   // Keys made before a change of `signingAlgorithm` still sign until rotated: both are announced.
-  return { keys: keyRing(source, storage, clock, onStale), algorithms: SIGNING_ALGORITHMS };
+  return {
+    keys: { current: () => ring.current().catch(refuseWrongSecret(told.onWrongSecret)) },
+    algorithms: SIGNING_ALGORITHMS,
+  };
+}
+
+/**
+ * A wrong `keySecret` found at the first request that needs the keys (the server is built
+ * synchronously and reads no storage until then): the operator is told once, naming the option,
+ * and the client gets a `server_error` that says the server cannot sign, instead of an
+ * unexplained 500. Its description names no option or key: those are for the log.
+ */
+function refuseWrongSecret(onWrongSecret: (error: KeySecretError) => void) {
+  return (err: unknown): never => {
+    if (!(err instanceof KeySecretError)) throw err;
+    onWrongSecret(err);
+    throw new OAuthError(
+      'server_error',
+      'The server cannot sign ID tokens or publish its keys: its signing keys do not open with its configuration. Its operator is told in the server log.',
+      { cause: err, redirectable: false },
+    );
+  };
 }
 
 /** RFC 8414 3: the well-known segment goes between the host and the issuer's path. */

@@ -1,5 +1,12 @@
 import type { Command } from 'commander';
-import { KeyError, retireKey, rotateKeys, signingRecord, type SigningAlgorithm } from '../oidc/keys.js';
+import {
+  KeyError,
+  KeySecretError,
+  retireKey,
+  rotateKeys,
+  signingRecord,
+  type SigningAlgorithm,
+} from '../oidc/keys.js';
 import type { SigningKeyRecord } from '../storage/types.js';
 import type { Cli } from './cli.js';
 import { CliError } from './errors.js';
@@ -95,7 +102,7 @@ export function addKeyCommands(
             ),
           );
         } catch (err) {
-          if (err instanceof Error && /cannot be opened/.test(err.message)) {
+          if (err instanceof KeySecretError) {
             throw new CliError(
               `${err.message}: OIDC_KEY_SECRET must be the servers' oidc.keySecret; nothing was changed`,
             );
@@ -108,12 +115,12 @@ export function addKeyCommands(
   keys
     .command('retire')
     .description(
-      'retire a key: it leaves the JWK set and the ID tokens it signed stop verifying (the only key that signs is refused)',
+      'retire a key: it leaves the JWK set and the ID tokens it signed stop verifying (the key that signs now is refused: rotate first)',
     )
     .argument('<kid>', 'the key, as keys list shows it')
     .option(
       '--force',
-      'retire an active key at once, even while instances may still sign with it (a compromised key)',
+      'retire an older active key at once, even while instances may still sign with it (a compromised key); never the key that signs now',
     )
     .action((kid: string, options: { force?: boolean }) =>
       withStorage(false, async (storage) => {

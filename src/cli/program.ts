@@ -1,7 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { redactConnectionString } from '../storage/redact.js';
-import { connectStorage } from '../storage/sql/connect.js';
+import { connectStorage, type ConnectStorageOptions } from '../storage/sql/connect.js';
 import type { Cli, Io } from './cli.js';
 import { addClientCommands } from './clients.js';
 import { asCliError, CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
@@ -40,11 +40,13 @@ export function createProgram(
     .exitOverride();
 
   /**
-   * Opens the named database, says which on stderr, does the work and closes it. Migrates first
-   * only when asked (`migrate: true`). A database failure becomes one line naming the database
-   * and the cause, with exit code 3.
+   * Opens the named database, says which on stderr, does the work and closes it. A database
+   * failure becomes one line naming the database and the cause, with exit code 3.
    */
-  const withStorage = async <T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T> => {
+  const withDatabase = async <T>(
+    open: Pick<ConnectStorageOptions, 'migrate' | 'checkSchema'>,
+    work: (storage: SqlStorage) => Promise<T>,
+  ): Promise<T> => {
     const given = program.opts<GlobalOptions>().databaseUrl;
     const databaseUrl = given ?? (env.DATABASE_URL || undefined);
     if (databaseUrl === undefined) {
@@ -59,7 +61,7 @@ export function createProgram(
     );
     let storage: SqlStorage;
     try {
-      storage = await connect(databaseUrl, { migrate });
+      storage = await connect(databaseUrl, open);
     } catch (err) {
       throw asCliError(err, databaseUrl);
     }
@@ -71,6 +73,13 @@ export function createProgram(
       await storage.close().catch(() => undefined);
     }
   };
+  /**
+   * A command's database: migrated first only when asked (`migrate: true`), else refused unless
+   * its schema is up to date (connectStorage checks it), so no command creates or migrates one
+   * unasked.
+   */
+  const withStorage = <T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T> =>
+    withDatabase({ migrate }, work);
   const migrateOption = () =>
     new Option('--migrate', 'bring the schema up to date first (as the migrate command does)');
   const print = (json: unknown, text: string) =>
@@ -82,7 +91,8 @@ export function createProgram(
     .command('migrate')
     .description('bring the database schema up to date (safe to run twice, and from several hosts at once)')
     .action(() =>
-      withStorage(false, async (storage) => {
+      // Opened as it is (a SQLite file created), then migrated here, to say what ran.
+      withDatabase({ checkSchema: false }, async (storage) => {
         const applied = await storage.migrate();
         print(
           { applied },

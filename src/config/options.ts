@@ -331,5 +331,6 @@ function isPrivateSigningJwk(value: unknown): boolean {
 /** The scopes OpenID Connect defines that this server serves (Core 3.1.2.1, 5.4), as the consent page describes them. */
 export const OIDC_SCOPES: Readonly<Record<string, string>> = {
   openid: 'Sign you in: learn your account identifier here',
-  profile: 'Your name and nickname as your sign-in provider gives them',
+  profile:
+    'Your name, nickname and picture (a Steam persona and avatar), your profile page and your team memberships, as your sign-in provider gives them',
 };

@@ -270,7 +270,8 @@ export interface OidcOptions {
   keySecret?: string;
   /**
    * Your own signing keys instead: private JWKs (RSA or P-256) with `kid` and `alg` (`RS256` or
-   * `ES256`); the first signs, all are published. Nothing is stored.
+   * `ES256`); the first signs, all are published. Nothing is stored. One must be `RS256` (OpenID
+   * Connect Discovery 1.0 section 3); ES256 keys alone are refused when the server is built.
    */
   keys?: Jwk[];
   /** The algorithm of keys the library makes: `RS256` (every OpenID Connect client has it) or `ES256`. Default `RS256`. */

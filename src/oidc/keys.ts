@@ -68,10 +68,8 @@ async function unseal(record: SigningKeyRecord, keySecret: string): Promise<JWK>
     const opened = await compactDecrypt(record.sealedPrivateJwk, sealingKey(keySecret));
     plaintext = opened.plaintext;
     kid = opened.protectedHeader.kid;
-  } catch {
-    throw new Error(
-      `openid-oauth-bridge: signing key ${record.kid} cannot be opened with oidc.keySecret (was it changed?)`,
-    );
+  } catch (err) {
+    throw new KeySecretError(record.kid, err);
   }
   if (kid !== record.kid)
     throw new Error(`openid-oauth-bridge: signing key ${record.kid} was sealed as ${String(kid)}`);
@@ -159,34 +157,72 @@ async function checkSecretOpens(records: readonly SigningKeyRecord[], keySecret:
 export const RETIRE_AFTER_ROTATION_MS = 2 * KEY_REFRESH_MS;
 
 /**
- * Retires a key: it leaves the JWKS, and tokens it signed stop verifying. The key that signs is
- * refused while it is the only active one (rotate first); so is an unknown or retired `kid`.
+ * Retires a key: it leaves the JWKS, and tokens it signed stop verifying. The key that signs now
+ * is always refused, `force` or not: retiring it would silently make an older active key sign
+ * again, so another key is made the signing key first, explicitly, by a rotation. An older active
+ * key is refused for two minutes after the rotation, while instances may still sign with it; so
+ * is an unknown or retired `kid`.
  */
 export async function retireKey(
   store: KeyStore,
   kid: string,
   now: number,
-  /** Retire even a key that instances may still sign with (a compromised key, say). */
+  /** Retire even an older key that instances may still sign with (a compromised key, say). */
   force = false,
 ): Promise<SigningKeyRecord> {
   const records = await store.list();
   const record = records.find((candidate) => candidate.kid === kid);
   if (!record) throw new KeyError(`No signing key has the kid ${kid}.`);
   if (record.state === 'retired') throw new KeyError(`The key ${kid} is already retired.`);
-  const active = records.filter((candidate) => candidate.state === 'active');
-  if (record.state === 'active' && active.length === 1) {
-    throw new KeyError(`The key ${kid} is the only one that signs: rotate first, then retire it.`);
-  }
-  const lastRotation = Math.max(...active.map((candidate) => candidate.activatedAt ?? 0));
-  if (record.state === 'active' && !force && now - lastRotation < RETIRE_AFTER_ROTATION_MS) {
-    const wait = Math.ceil((RETIRE_AFTER_ROTATION_MS - (now - lastRotation)) / 1000);
+  const signing = signingRecord(records);
+  if (signing?.kid === kid) throw new KeyError(signingKeyRefusal(records, signing));
+  if (
+    record.state === 'active' &&
+    signing &&
+    !force &&
+    now - (signing.activatedAt ?? 0) < RETIRE_AFTER_ROTATION_MS
+  ) {
+    const wait = Math.ceil((RETIRE_AFTER_ROTATION_MS - (now - (signing.activatedAt ?? 0))) / 1000);
     throw new KeyError(
-      `Instances may still sign with ${kid} until they read the rotation (within a minute): retire it in ${wait} s, or force it if the key is compromised.`,
+      `The key ${signing.kid} signs now, but instances that have not read the rotation yet (within a minute) may still sign with ${kid}: ` +
+        `retire ${kid} in ${wait} s, or now with --force if ${kid} is compromised.`,
     );
   }
   const retired = { ...record, state: 'retired' as const, retiredAt: now };
   await store.save(retired);
   return retired;
+}
+
+/** Why the key that signs now cannot be retired, and the rotation that would free it. */
+function signingKeyRefusal(records: readonly SigningKeyRecord[], signing: SigningKeyRecord): string {
+  const kid = signing.kid;
+  const next = records.find((record) => record.state === 'next');
+  const rotate = next
+    ? `run keys rotate first (the next key ${next.kid} then signs), then retire ${kid}`
+    : `run keys rotate first (a new key then signs), then retire ${kid}`;
+  const older = records.filter((record) => record.state === 'active' && record.kid !== kid);
+  if (older.length === 0) return `The key ${kid} is the only one that signs: ${rotate}.`;
+  const fallback = signingRecord(older)!.kid;
+  return (
+    `The key ${kid} signs now: retiring it would make the older key ${fallback} sign again. ` +
+    `To stop signing with ${kid}, ${rotate} (with --force if it is compromised).`
+  );
+}
+
+/**
+ * A stored signing key that the configured `oidc.keySecret` does not open: the secret differs from
+ * the one the keys were sealed with. Nothing can be signed until the secret is fixed.
+ */
+export class KeySecretError extends Error {
+  override name = 'KeySecretError';
+  constructor(
+    readonly kid: string,
+    cause: unknown,
+  ) {
+    super(`openid-oauth-bridge: signing key ${kid} cannot be opened with oidc.keySecret (was it changed?)`, {
+      cause,
+    });
+  }
 }
 
 /** A key operation refused (unknown kid, retiring the only signing key). */

@@ -3,7 +3,7 @@
  * database failures into one line naming the database and the cause, with the exit codes its
  * `--help` documents. Real processes; PostgreSQL where it runs (required under CI).
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
@@ -47,8 +47,10 @@ describe('openid-oauth-bridge and its database', () => {
     expect(list.code).toBe(3);
     expect(list.stderr).toBe(
       `database: ${url} (from --database-url)\n` +
-        `error: SQLite database ${url}: the schema is not set up (no such table: oauth_clients); run: openid-oauth-bridge migrate (the file opened is ${join(dir, 'fresh.db')}: is it the one you meant?)\n`,
+        `error: SQLite database ${url}: the file does not exist, so the schema is not set up; run: openid-oauth-bridge migrate, or connect with connectStorage(url, { migrate: true }) (the file is ${join(dir, 'fresh.db')}: is it the one you meant?)\n`,
     );
+    // Nor is the file created by a command that does not migrate.
+    expect(existsSync(join(dir, 'fresh.db'))).toBe(false);
     const add = [
       'clients',
       'add',

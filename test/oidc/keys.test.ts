@@ -128,6 +128,38 @@ describe('signing keys', () => {
     expect(await storage.keys.list()).toEqual(before);
   });
 
+  it('a wrong keySecret is told once in the log, naming the option, and answered server_error saying why (was: an unexplained 500)', async () => {
+    const storage = memoryStorage();
+    await serverOn(storage).jwks();
+    const logged: string[] = [];
+    const other = createAuthorizationServer({
+      baseUrl: 'https://auth.example',
+      storage,
+      providers: [{ name: 'Example ID', identifier: 'https://id.example/' }],
+      session: { secret: 'a-session-secret-of-at-least-32-chars!!' },
+      oidc: { keySecret: 'another-secret-of-at-least-32-characters' },
+      logger: { warn: () => undefined, error: (message) => logged.push(message) },
+    });
+    const agent = supertest(express().use(oauthRouter(other)));
+    for (let i = 0; i < 2; i++) {
+      const res = await agent.get('/oauth/jwks');
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({
+        error: 'server_error',
+        error_description:
+          'The server cannot sign ID tokens or publish its keys: its signing keys do not open with its configuration. Its operator is told in the server log.',
+      });
+    }
+    // An ID token (the code exchange with openid) reads the keys the same way.
+    await expect(other.oidc!.keys.current()).rejects.toMatchObject({ code: 'server_error' });
+    const named = logged.filter((message) => message.includes('oidc.keySecret'));
+    expect(named).toEqual([
+      expect.stringMatching(
+        /^oidc\.keySecret does not open the stored signing key \S+: give this instance the oidc\.keySecret the keys were sealed with/,
+      ),
+    ]);
+  });
+
   it('instances starting at once on one storage make one pair of keys between them', async () => {
     const storage = memoryStorage();
     const servers = Array.from({ length: 5 }, () => serverOn(storage));
@@ -152,6 +184,14 @@ describe('signing keys', () => {
     expect(await storage.keys.list()).toEqual([]);
     const doc = (await t.agent.get('/.well-known/openid-configuration').expect(200)).body;
     expect(doc.id_token_signing_alg_values_supported).toEqual(['ES256', 'RS256']);
+  });
+
+  it('host keys without an RS256 key are refused when the server is built, saying what to add (Discovery 1.0 section 3)', async () => {
+    const ec = await generateKeyPair('ES256', { extractable: true });
+    const keys = [{ ...(await exportJWK(ec.privateKey)), kid: 'ec-1', alg: 'ES256' }];
+    expect(() => serverOn(memoryStorage(), { keys })).toThrow(
+      /oidc\.keys: needs an RS256 key \(a private RSA JWK of 2048 bits or more, with a kid and alg RS256\): OpenID Connect Discovery 1\.0 section 3 requires RS256, .*add one, first in the list to sign with it, or use keySecret/,
+    );
   });
 
   it.each([
@@ -332,7 +372,11 @@ describe.each([
 
         // retire the first: gone from the JWKS; what it signed no longer verifies.
         // Not at once: instances may sign with it until they read the rotation; --force does.
-        expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(/retire it in \d+ s/);
+        expect((await cli(url, {}, 'keys', 'retire', first)).error).toMatch(
+          new RegExp(
+            `^The key ${next} signs now, .* may still sign with ${first}: retire ${first} in \\d+ s`,
+          ),
+        );
         const retired = await cli(url, {}, 'keys', 'retire', first, '--force');
         expect(retired.error).toBeNull();
         expect(retired.keys.find((key) => key.kid === first)?.state).toBe('retired');

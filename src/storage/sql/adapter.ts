@@ -46,6 +46,12 @@ export interface SqlStorage extends Storage {
    * current). Safe to run twice and from several instances at once: the migrator holds a lock.
    */
   migrate(): Promise<string[]>;
+  /**
+   * The names of the migrations not yet run on this database, in the order they would run (all
+   * of them on an empty database). Reads only; `connectStorage` asks it before resolving, so a
+   * database without its schema is refused at start rather than failing every request.
+   */
+  pendingMigrations(): Promise<string[]>;
   /** Closes the database handle (ends the pool, closes the SQLite file). */
   close(): Promise<void>;
 }
@@ -111,10 +117,34 @@ export function createSqlStorage(
       return applied.map((result) => result.migrationName);
     },
 
+    async pendingMigrations() {
+      const names = Object.keys(migrations).sort();
+      let ran: Set<string>;
+      try {
+        // Read directly rather than through Migrator.getMigrations, whose check for the table
+        // lists every schema's tables and would find another schema's migrations table.
+        const table = sql.table(schema === undefined ? 'oauth_migrations' : `${schema}.oauth_migrations`);
+        const rows = await sql<{ name: string }>`select name from ${table}`.execute(db);
+        ran = new Set(rows.rows.map((row) => row.name));
+      } catch (err) {
+        if (!isMissingTable(err)) throw err;
+        ran = new Set();
+      }
+      return names.filter((name) => !ran.has(name));
+    },
+
     async close() {
       await root.destroy();
     },
   };
+}
+
+/** The driver's error for a table (or PostgreSQL schema) that does not exist. */
+function isMissingTable(err: unknown): boolean {
+  const { code, message } = (err ?? {}) as { code?: unknown; message?: unknown };
+  return (
+    code === '42P01' || code === '3F000' || (typeof message === 'string' && /no such table/i.test(message))
+  );
 }
 
 /** `CREATE SCHEMA IF NOT EXISTS` can still fail when two instances run it at once: check again. */

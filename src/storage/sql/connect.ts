@@ -1,13 +1,23 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { redactConnectionString } from '../redact.js';
 import type { SqlStorage } from './adapter.js';
 import { sqlStorage } from './handle.js';
+import { migrations } from './migrations.js';
 
 /** How {@link connectStorage} opens the database: migrations, and the PostgreSQL pool. */
 export interface ConnectStorageOptions {
   /** Run the migrations before resolving. Default `false`: run them explicitly (`migrate`). */
   migrate?: boolean;
+  /**
+   * Without `migrate`: refuse a database whose schema is not up to date before resolving, with a
+   * {@link DatabaseError} (`failure: 'not_migrated'`) that says to migrate, and open only a SQLite
+   * file that exists (neither it nor its folder is created). Default `true`, so a server is never
+   * started on a database every request would fail on. `false` opens the database as it is,
+   * creating a SQLite file and its folder, for code that runs `storage.migrate()` itself (the
+   * CLI's `migrate` does).
+   */
+  checkSchema?: boolean;
   /** PostgreSQL: most connections the pool opens. Default 10. */
   maxConnections?: number;
   /** PostgreSQL: how long to wait for a connection before failing, in ms. Default 5000. */
@@ -50,12 +60,18 @@ export interface ConnectStorageOptions {
 /**
  * Opens the SQL adapter for a database URL, as the demo and the CLI do with `DATABASE_URL`:
  *
- * - `sqlite:./path/to/file.db` (relative to the working directory; the folder is created) or
- *   `sqlite::memory:`, with `better-sqlite3`;
+ * - `sqlite:./path/to/file.db` (relative to the working directory; the file and its folder are
+ *   created only with `migrate: true` or `checkSchema: false`) or `sqlite::memory:`, with
+ *   `better-sqlite3`;
  * - `postgres://user@host:5432/db` (or `postgresql://`), with `pg`. A `schema` query parameter
  *   (`?schema=oauth`) keeps the tables in that PostgreSQL schema.
  *
  * The driver is an optional peer dependency, loaded only when its kind of URL is used.
+ *
+ * Without `migrate`, the schema is checked before resolving: a database that was never migrated,
+ * or lacks a later migration (a package upgraded without `openid-oauth-bridge migrate`), rejects
+ * with a {@link DatabaseError} naming the database and what to run, instead of every request
+ * failing later with the driver's `no such table`.
  *
  * @example
  * const storage = await connectStorage(process.env.DATABASE_URL ?? 'sqlite:./.data/oauth.db', { migrate: true });
@@ -77,15 +93,42 @@ export async function connectStorage(url: string, options: ConnectStorageOptions
       `database URL must start with sqlite: or postgres:// (got ${JSON.stringify(redactConnectionString(url))})`,
     );
   }
-  if (options.migrate === true) {
-    try {
-      await storage.migrate();
-    } catch (err) {
-      await storage.close().catch(() => undefined);
-      throw databaseError(err, url);
-    }
+  try {
+    if (options.migrate === true) await storage.migrate();
+    else if (options.checkSchema !== false) await checkSchema(storage, url);
+  } catch (err) {
+    await storage.close().catch(() => undefined);
+    throw databaseError(err, url);
   }
   return storage;
+}
+
+/** Refuses a database with migrations still to run, naming them and what to do. */
+async function checkSchema(storage: SqlStorage, url: string): Promise<void> {
+  const pending = await storage.pendingMigrations();
+  if (pending.length === 0) return;
+  const ran = pending.length < Object.keys(migrations).length;
+  throw notMigrated(
+    url,
+    ran ? `the schema is not up to date (not yet run: ${pending.join(', ')})` : 'the schema is not set up',
+    new Error(`migrations not yet run: ${pending.join(', ')}`),
+  );
+}
+
+/**
+ * The error for a database without its schema (or a SQLite file that does not exist): what is
+ * wrong, both ways to migrate, and for SQLite the absolute file, since a relative path opened
+ * from another folder names another file.
+ */
+function notMigrated(url: string, what: string, cause: unknown): DatabaseError {
+  const file = url.startsWith('sqlite:') ? sqliteFile(url) : undefined;
+  const which = file === undefined ? '' : ` (the file is ${file}: is it the one you meant?)`;
+  return new DatabaseError(
+    'not_migrated',
+    `openid-oauth-bridge: ${url.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL'} database ${redactConnectionString(url)}: ` +
+      `${what}; run: openid-oauth-bridge migrate, or connect with connectStorage(url, { migrate: true })${which}`,
+    { cause },
+  );
 }
 
 /** SQLite's own ceiling for `mmap_size` (SQLITE_MAX_MMAP_SIZE, 0x7fff0000 bytes): larger is cut to it. */
@@ -100,10 +143,14 @@ async function openSqlite(path: string, options: ConnectStorageOptions): Promise
   if (!Number.isSafeInteger(mmapMiB) || mmapMiB < 0 || mmapMiB > MAX_MMAP_MIB)
     throw new TypeError(`mmapSizeMiB must be a whole number of MiB from 0 to ${MAX_MMAP_MIB}`);
   const memory = path === ':memory:';
-  if (!memory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  // The file and its folder are made only when asked to (migrate, or checkSchema: false): a
+  // mistyped path must not leave an empty database behind and start a server on it.
+  const create = options.migrate === true || options.checkSchema === false;
+  if (!memory && create) mkdirSync(dirname(resolve(path)), { recursive: true });
+  if (!memory && !create) refuseMissingFile(path);
   let database: InstanceType<typeof Database>;
   try {
-    database = new Database(memory ? ':memory:' : resolve(path));
+    database = new Database(memory ? ':memory:' : resolve(path), { fileMustExist: !memory && !create });
   } catch (err) {
     throw databaseError(err, `sqlite:${path}`);
   }
@@ -121,6 +168,18 @@ async function openSqlite(path: string, options: ConnectStorageOptions): Promise
   // and reclaimable; they count in the process's RSS once touched. SQLite still writes with write().
   database.pragma(`mmap_size = ${mmapMiB * 1024 * 1024}`);
   return sqlStorage({ sqlite: database });
+}
+
+/** A SQLite file that does not exist, refused as not migrated; another failure as it is. */
+function refuseMissingFile(path: string): void {
+  try {
+    statSync(resolve(path));
+  } catch (err) {
+    const url = `sqlite:${path}`;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      throw notMigrated(url, 'the file does not exist, so the schema is not set up', err);
+    throw databaseError(err, url);
+  }
 }
 
 async function openPostgres(url: string, options: ConnectStorageOptions): Promise<SqlStorage> {
@@ -229,15 +288,8 @@ export function databaseError(err: unknown, url: string): Error {
     );
   if (code === '3D000')
     return make('no_database', `${detail}; create it, or fix the database name in the URL`);
-  if (code === '42P01' || code === '3F000' || /no such table/i.test(detail)) {
-    // A relative SQLite path opened from another folder is a new, empty file: say which one.
-    const file = kind === 'SQLite' ? sqliteFile(url) : undefined;
-    const which = file === undefined ? '' : ` (the file opened is ${file}: is it the one you meant?)`;
-    return make(
-      'not_migrated',
-      `the schema is not set up (${detail}); run: openid-oauth-bridge migrate${which}`,
-    );
-  }
+  if (code === '42P01' || code === '3F000' || /no such table/i.test(detail))
+    return notMigrated(url, `the schema is not set up (${detail})`, err);
   if (code === '23505' || /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(code ?? ''))
     return make('duplicate', `a row with this id exists already (${detail})`);
   if (

@@ -91,7 +91,7 @@ export function classifySqlError(err: unknown): unknown {
 }
 
 /** Methods left as they are: their callers want the driver's own error. */
-const UNGUARDED = new Set(['migrate', 'close']);
+const UNGUARDED = new Set(['migrate', 'pendingMigrations', 'close']);
 
 /**
  * The adapter with every storage method's outages rethrown as {@link StorageUnavailableError}:
