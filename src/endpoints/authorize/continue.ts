@@ -115,7 +115,7 @@ function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
 export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): void {
   const allowed = ctx.client.allowedTeams ?? [];
   if (admits(allowed, user.teams)) return;
-  const flow = ctx.pending.device ? 'device' : 'authorization';
+  const flow = ctx.pending.kind === 'device' ? 'device' : 'authorization';
   emit(ctx.server, teamRefused(ctx.client, user.id, flow, eventContext(ctx.req)));
   const teams = allowed.map((team) => `~${team}`).join(', ');
   throw new OAuthError(
