@@ -133,11 +133,14 @@ export async function rotateKeys(
   await checkSecretOpens(records, keySecret);
   const algorithm = alg ?? signingRecord(records)?.alg ?? 'RS256';
   const next = records.find((record) => record.state === 'next');
+  // The rotated key signs from now on, even when the one that signed so far was activated in the
+  // same millisecond (the latest activation signs; a tie would be settled by the kids' order).
+  const activatedAt = Math.max(now, (signingRecord(records)?.activatedAt ?? -1) + 1);
   // The next key is saved as active first: were the second save lost, a key would still sign,
   // and the next rotation (or the first request that finds no next key) makes a new one.
-  if (next) await store.save({ ...next, state: 'active', activatedAt: now });
-  else await store.save(await newSigningKey(algorithm, keySecret, 'active', now));
-  await store.save(await newSigningKey(algorithm, keySecret, 'next', now + 1));
+  if (next) await store.save({ ...next, state: 'active', activatedAt });
+  else await store.save(await newSigningKey(algorithm, keySecret, 'active', activatedAt));
+  await store.save(await newSigningKey(algorithm, keySecret, 'next', activatedAt + 1));
   return store.list();
 }
 
