@@ -126,7 +126,8 @@ describe('every 5xx is reported exactly once, with the same shape', () => {
     const res = await t.agent.get('/oauth/login').query({ openid_identifier: t.provider.identifier });
     expect(res.status).toBe(502);
     expect(res.text).toContain('The provider did not answer.');
-    expectOneReport(seen, 502, 'authorization', res.headers['x-request-id']);
+    // Reported under the endpoint's own name, not as 'authorization' (issue 37).
+    expectOneReport(seen, 502, 'login', res.headers['x-request-id']);
   });
 
   it('a bug in the login strategy: 500 page that shows nothing of it, one report', async () => {
@@ -135,7 +136,7 @@ describe('every 5xx is reported exactly once, with the same shape', () => {
     const res = await t.agent.get('/oauth/login').query({ openid_identifier: t.provider.identifier });
     expect(res.status).toBe(500);
     expect(res.text).not.toContain('a bug in the strategy');
-    expectOneReport(seen, 500, 'authorization', res.headers['x-request-id']);
+    expectOneReport(seen, 500, 'login', res.headers['x-request-id']);
   });
 });
 
