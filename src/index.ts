@@ -56,7 +56,7 @@ export {
   authorizedApplications,
   revokeApplication,
   type AuthorizedApplication,
-} from './grants/applications.js';
+} from './endpoints/applications/list.js';
 
 // Events and errors.
 export type { ServerEvent, ServerEventOf } from './events/types.js';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { handle, type Endpoint } from '../http/pipeline.js';
+import { handle, type Endpoint } from './shared/pipeline.js';
 import { routeTable, type Route } from '../http/routes.js';
 import type { AuthorizationServer } from '../config/server.js';
 import { applicationsEndpoint, revokeApplicationEndpoint } from './applications/endpoint.js';

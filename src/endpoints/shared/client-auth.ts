@@ -4,15 +4,15 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
-import type { FormContext } from '../../http/form.js';
+import type { FormContext } from './form.js';
 import { optionalParam } from '../../http/params.js';
-import type { Step } from '../../http/pipeline.js';
+import type { Step } from './pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { readRows } from '../../storage/read.js';
 import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
-import { isPublicClient } from '../../clients/kind.js';
+import { isPublicClient } from '../../rules/client-kind.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
