@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', '.data/', 'node_modules/', 'test-results/', 'artifacts/', 'docs/api/', 'bench/node_modules/'] },
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      '.data/',
+      'node_modules/',
+      'test-results/',
+      'artifacts/',
+      'docs/api/',
+      'bench/node_modules/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -42,7 +53,8 @@ export default tseslint.config(
           patterns: [
             {
               regex: '^\\.\\./(?!shared/)[\\w-]+/',
-              message: 'An endpoint folder imports endpoints/shared and the layers below, not another endpoint folder.',
+              message:
+                'An endpoint folder imports endpoints/shared and the layers below, not another endpoint folder.',
             },
           ],
         },
