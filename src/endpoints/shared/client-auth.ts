@@ -100,13 +100,18 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     // Anyone may name a public client (its id is no secret): failures it did not cause must not
     // lock its users out, so they count per address only.
     const client = rows.client;
+    const entry = (key: string) => rows.ephemeral[key] ?? null;
     ctx.limits = limits
-      .map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }))
+      .map((limit) => ({ limit, count: entry(limit.key) }))
       .filter(({ limit }) => limit.per === 'address' || client === null || !isPublicClient(client));
-    if (code !== undefined) ctx.code = { hash: code, entry: rows.ephemeral[limits.length] ?? null };
+    if (code !== undefined) ctx.code = { hash: code, entry: entry(ephemeralKeys.code(code)) };
     if (device !== undefined) {
-      const [request = null, decision = null, poll = null] = rows.ephemeral.slice(limits.length);
-      ctx.device = { hash: device, request, decision, poll };
+      ctx.device = {
+        hash: device,
+        request: entry(ephemeralKeys.device(device)),
+        decision: entry(ephemeralKeys.deviceDecision(device)),
+        poll: entry(ephemeralKeys.devicePoll(device)),
+      };
     }
     if (token !== undefined) ctx.token = rows.token;
   };
