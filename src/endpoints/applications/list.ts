@@ -17,7 +17,7 @@ export interface AuthorizedApplication {
 
 /**
  * The applications `userId` trusts, oldest first: for a host that draws its own page instead of
- * mounting `applicationsRouter`.
+ * letting `oauthRouter` serve the applications page (`applications: false`).
  */
 export async function authorizedApplications(
   server: AuthorizationServer,
