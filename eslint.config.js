@@ -2,7 +2,18 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'coverage/', '.data/', 'node_modules/', 'test-results/', 'artifacts/', 'docs/api/', 'bench/node_modules/'] },
+  {
+    ignores: [
+      'dist/',
+      'coverage/',
+      '.data/',
+      'node_modules/',
+      'test-results/',
+      'artifacts/',
+      'docs/api/',
+      'bench/node_modules/',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -27,6 +38,46 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+    },
+  },
+  // Floors that hold (docs/architecture.md): an endpoint folder imports the shared steps and the
+  // layers below, never another endpoint folder; the layers below the configuration never import
+  // it or the server, and take narrow interfaces instead.
+  {
+    files: ['src/endpoints/*/**/*.ts'],
+    ignores: ['src/endpoints/shared/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^\\.\\./(?!shared/)[\\w-]+/',
+              message:
+                'An endpoint folder imports endpoints/shared and the layers below, not another endpoint folder.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: [
+      'src/{rules,net,errors,crypto,events,pages,storage,session,oidc,clients,login,grants,http}/**/*.ts',
+    ],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)(config|endpoints|cli|testing)/|(^|/)server\\.js$',
+              message:
+                'A lower layer does not import the configuration, the server, the endpoints, the CLI or the kit: take a narrow interface (see docs/architecture.md).',
+            },
+          ],
+        },
+      ],
     },
   },
 );

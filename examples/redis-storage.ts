@@ -14,7 +14,7 @@
  */
 import { createClient } from 'redis';
 // In your app: `from 'openid-oauth-bridge'` and `from 'openid-oauth-bridge/redis'`.
-import { connectStorage, type Storage } from '../src/index.js';
+import { composeStorage, connectStorage, type Storage } from '../src/index.js';
 import { redisEphemeralStore } from '../src/storage/redis/index.js';
 
 export async function openStorage(
@@ -26,7 +26,7 @@ export async function openStorage(
     .on('error', (err: unknown) => console.error('Redis:', err))
     .connect();
   const sql = await connectStorage(databaseUrl, { migrate: true });
-  const storage = { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: 'oauth:' }) };
+  const storage = composeStorage(sql, { ephemeral: redisEphemeralStore(redis, { keyPrefix: 'oauth:' }) });
   return {
     storage,
     async close() {

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
-import { SCOPE_TOKEN } from '../grants/scopes.js';
-import { pkceRequired } from '../clients/kind.js';
+import { SCOPE_TOKEN } from '../rules/scopes.js';
+import { pkceRequired } from '../rules/client-kind.js';
 import type { ClientRecord, GrantRecord, Storage } from '../storage/types.js';
 import { unknownClient } from './errors.js';
 

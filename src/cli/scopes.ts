@@ -1,5 +1,5 @@
 import { Option } from 'commander';
-import { SCOPE_TOKEN } from '../grants/scopes.js';
+import { SCOPE_TOKEN } from '../rules/scopes.js';
 import { CliError } from './errors.js';
 
 /** The scopes a server with OpenID Connect serves whatever its `scopes` option says. */

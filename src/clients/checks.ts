@@ -1,8 +1,8 @@
-import { SCOPE_TOKEN } from '../grants/scopes.js';
+import { SCOPE_TOKEN } from '../rules/scopes.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
-import { registeredRedirectUriProblem } from './redirect-uri.js';
-import { TEAM_NAME } from '../login/openid/teams.js';
-import type { ClientRegistration, RegistrationContext } from './register.js';
+import { registeredRedirectUriProblem } from '../rules/redirect-uri.js';
+import { TEAM_NAME } from '../rules/names.js';
+import type { ClientRegistration, RegistrationContext } from './registration.js';
 
 /** The grant types a client may be registered for: those this library implements. */
 export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = [

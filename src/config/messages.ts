@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { MAX_PROVIDER_NAME_LENGTH } from './limits.js';
+import { MAX_PROVIDER_NAME_LENGTH } from '../rules/names.js';
 
 /**
  * Turns the zod issues of the options into lines a newcomer can act on: the option's path, the

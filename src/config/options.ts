@@ -1,13 +1,14 @@
+import { foreignReader } from '../storage/read.js';
 import type { RequestHandler } from 'express';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
 import type { Jwk } from '../oidc/keys.js';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
-import { SCOPE_TOKEN } from '../grants/scopes.js';
+import { SCOPE_TOKEN } from '../rules/scopes.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import { openIdProviderSchema } from '../login/openid/options.js';
-import { MAX_PROVIDER_NAME_LENGTH } from './limits.js';
+import { MAX_PROVIDER_NAME_LENGTH } from '../rules/names.js';
 import type { Storage } from '../storage/types.js';
 import { describeIssue } from './messages.js';
 import type {
@@ -300,6 +301,10 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     }
   }
   const resolved = result.data as ResolvedOptions;
+  checkClaimsStore(resolved);
+  const foreign = foreignReader(resolved.storage);
+  if (foreign !== undefined)
+    throw new TypeError(`openid-oauth-bridge: invalid options\n  storage: ${foreign}`);
   if (resolved.oidc) {
     const { keys } = resolved.storage;
     if (
@@ -314,6 +319,23 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
   }
   return resolved;
+}
+
+/**
+ * The account's claims (`users.saveClaims`/`users.findClaims`) are where ID tokens, UserInfo and
+ * every team gate read a login's facts: OpenID Connect and a provider asked about teams need them.
+ * Without them the server would start, then answer `sub` alone and refuse every refresh of a
+ * team-gated client, silently; so it does not start.
+ */
+function checkClaimsStore(resolved: ResolvedOptions): void {
+  const { users } = resolved.storage;
+  if (typeof users.saveClaims === 'function' && typeof users.findClaims === 'function') return;
+  const teamsProvider = resolved.providers.findIndex((provider) => (provider.teams?.length ?? 0) > 0);
+  const path = resolved.oidc ? 'oidc' : teamsProvider === -1 ? undefined : `providers.${teamsProvider}.teams`;
+  if (path === undefined) return;
+  throw new TypeError(
+    `openid-oauth-bridge: invalid options\n  ${path}: the storage has no users.saveClaims and users.findClaims to keep each account's claims and teams in; use a built-in adapter or add the pair to yours (docs/storage.md)`,
+  );
 }
 
 /** A private RSA (RS256) or P-256 (ES256) JWK with a `kid`: never a symmetric key. */

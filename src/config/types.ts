@@ -1,3 +1,5 @@
+import type { Logger } from '../events/emitter.js';
+import type { OidcClaimsHook } from '../oidc/id-token.js';
 import type { RequestHandler } from 'express';
 import type { Jwk } from '../oidc/keys.js';
 import type { Store as ExpressSessionStore } from 'express-session';
@@ -290,11 +292,7 @@ export interface OidcOptions {
   claims?: OidcClaimsHook;
 }
 
-/** {@link OidcOptions.claims}. */
-export type OidcClaimsHook = (
-  subject: string,
-  scopes: readonly string[],
-) => Record<string, unknown> | Promise<Record<string, unknown>>;
+export type { OidcClaimsHook } from '../oidc/id-token.js';
 
 /** {@link AuthorizationServerOptions.session}. */
 export interface SessionOptions {
@@ -358,11 +356,7 @@ export interface ErrorContext {
 /** The host's error hook: reports to an error tracker, say. Its own errors are logged and ignored. */
 export type ErrorHook = (error: unknown, context: ErrorContext) => void;
 
-/** Where the library logs: `console`, pino, winston... any object with these two methods. */
-export interface Logger {
-  warn(message: string, details?: Record<string, unknown>): void;
-  error(message: string, details?: Record<string, unknown>): void;
-}
+export type { Logger } from '../events/emitter.js';
 
 /** Options after validation, with every default filled in (`server.options`). */
 export interface ResolvedOptions {

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { handle, type Endpoint } from '../http/pipeline.js';
+import { handle, type Endpoint } from './shared/pipeline.js';
 import { routeTable, type Route } from '../http/routes.js';
 import type { AuthorizationServer } from '../config/server.js';
 import { applicationsEndpoint, revokeApplicationEndpoint } from './applications/endpoint.js';
@@ -108,22 +108,21 @@ function oidcApiRoutes(server: AuthorizationServer): Route[] {
 }
 
 /**
- * The token revocation endpoint (RFC 7009): `POST /oauth/revoke`. Mount it at the path of
- * `baseUrl`.
+ * The token revocation endpoint (RFC 7009): `POST /oauth/revoke`, as `oauthRouter` mounts it
+ * (`revocation: false` leaves it out). Not exported from the package.
  *
- * @example
- * app.use(revocationRouter(server));
+ * @internal
  */
 export function revocationRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [revocationEndpoint]);
 }
 
 /**
- * The token introspection endpoint (RFC 7662): `POST /oauth/introspect`. Mount it at the path of
- * `baseUrl`.
+ * The token introspection endpoint (RFC 7662): `POST /oauth/introspect`, as `oauthRouter` mounts it
+ * (`introspection: false` leaves it out; `resourceServers` is an option of `oauthRouter`). Not
+ * exported from the package.
  *
- * @example
- * app.use(introspectionRouter(server, { resourceServers: ['realms-api'] }));
+ * @internal
  */
 export function introspectionRouter(
   server: AuthorizationServer,
@@ -134,11 +133,10 @@ export function introspectionRouter(
 
 /**
  * The end user's authorized-applications page: `GET /oauth/applications` and
- * `POST /oauth/applications/revoke`. Mount it at the path of `baseUrl`, like `authorizeRouter`;
- * link to it from your app's account settings.
+ * `POST /oauth/applications/revoke`, as `oauthRouter` mounts it (`applications: false` leaves it
+ * out). Not exported from the package.
  *
- * @example
- * app.use(applicationsRouter(server));
+ * @internal
  */
 export function applicationsRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [applicationsEndpoint, revokeApplicationEndpoint]);

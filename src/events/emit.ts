@@ -1,6 +1,5 @@
 import type { Request } from 'express';
-import type { AuthorizationServer } from '../config/server.js';
-import { DISPATCH, LISTENED } from './emitter.js';
+import { DISPATCH, LISTENED, type ServerEvents } from './emitter.js';
 import type { ServerEvent, ServerEventBase, ServerEventInput, ServerEventType } from './types.js';
 
 /**
@@ -27,7 +26,10 @@ export function listened(server: EventTarget, type: ServerEventType): boolean {
 }
 
 /** Where events go: the server's listeners, stamped with its clock. */
-export type EventTarget = Pick<AuthorizationServer, 'events' | 'clock'>;
+export interface EventTarget {
+  readonly events: ServerEvents;
+  readonly clock: () => number;
+}
 
 /** The fields of an event that come from the request. */
 export type EventContext = Omit<ServerEventBase, 'at'>;

@@ -1,4 +1,3 @@
-import type { Logger } from '../config/options.js';
 import type { ServerEvent, ServerEventListener, ServerEventType } from './types.js';
 
 /**
@@ -12,6 +11,12 @@ import type { ServerEvent, ServerEventListener, ServerEventType } from './types.
 export const DISPATCH: unique symbol = Symbol.for('openid-oauth-bridge.events.dispatch');
 /** Whether an event of a type has listeners; internal like {@link DISPATCH}. @internal */
 export const LISTENED: unique symbol = Symbol.for('openid-oauth-bridge.events.listened');
+
+/** Where the library logs: `console`, pino, winston... any object with these two methods. */
+export interface Logger {
+  warn(message: string, details?: Record<string, unknown>): void;
+  error(message: string, details?: Record<string, unknown>): void;
+}
 
 type AnyListener = (event: ServerEvent) => void | Promise<void>;
 

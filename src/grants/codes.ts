@@ -4,7 +4,7 @@ import { OAuthError } from '../errors/oauth-error.js';
 import { emit, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
 import type { ClientRecord } from '../storage/types.js';
-import { pkceRequired } from '../clients/kind.js';
+import { pkceRequired } from '../rules/client-kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { grantedSubject } from './grant.js';

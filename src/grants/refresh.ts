@@ -1,10 +1,10 @@
 import { hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
-import { requestedScopes } from './scopes.js';
+import { requestedScopes } from '../rules/scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/types.js';
-import { isPublicClient } from '../clients/kind.js';
+import { isPublicClient } from '../rules/client-kind.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { admits, teamRefused, teamsOf } from './teams.js';

@@ -1,7 +1,8 @@
-import type { AuthorizationServer } from '../config/server.js';
-import { emit, type EventContext } from '../events/emit.js';
+import { emit, type EventContext, type EventTarget } from '../events/emit.js';
+import type { Logger } from '../events/emitter.js';
+import type { Storage } from '../storage/types.js';
 import type { ProfileUnavailableEvent } from '../events/types.js';
-import { boundedFetch, FetchRefusedError } from '../http/bounded-fetch.js';
+import { boundedFetch, FetchRefusedError } from '../net/bounded-fetch.js';
 import type { ProfileFacts, ProfileSource } from './openid/provider-policy.js';
 import { ephemeralKeys } from '../storage/keys.js';
 
@@ -9,6 +10,12 @@ import { ephemeralKeys } from '../storage/keys.js';
 const MAX_PROFILE_BYTES = 64 * 1024;
 /** How long a failed read is remembered: the API is not asked again by every login meanwhile. */
 const FAILURE_CACHE_MS = 60_000;
+
+/** What reading a profile needs of the server (an `AuthorizationServer` is one). */
+export interface ProfileReader extends EventTarget {
+  readonly storage: Pick<Storage, 'ephemeral'>;
+  readonly logger: Logger;
+}
 
 type Outcome = { facts: ProfileFacts } | { unavailable: ProfileUnavailableEvent['reason'] };
 
@@ -21,7 +28,7 @@ type Outcome = { facts: ProfileFacts } | { unavailable: ProfileUnavailableEvent[
  * its API key: neither the URL nor the key goes into an event, a log line or an error.
  */
 export async function readProfile(
-  server: AuthorizationServer,
+  server: ProfileReader,
   provider: string,
   source: ProfileSource,
   accountKey: string,
@@ -50,7 +57,7 @@ export async function readProfile(
 }
 
 async function fetchProfile(
-  server: AuthorizationServer,
+  server: ProfileReader,
   source: ProfileSource,
   accountKey: string,
 ): Promise<Outcome> {

@@ -1,13 +1,11 @@
-import type { AuthorizationServer, ConfiguredProvider } from '../config/server.js';
-
 /**
  * The configured provider with exactly this identifier or name: the allow-list every route checks
  * before anything is contacted.
  */
-export function findProvider(
-  server: Pick<AuthorizationServer, 'options'>,
+export function findProvider<P extends { readonly identifier: string; readonly name: string }>(
+  server: { readonly options: { readonly providers: readonly P[] } },
   identifierOrName: string,
-): ConfiguredProvider | undefined {
+): P | undefined {
   return server.options.providers.find(
     (p) => p.identifier === identifierOrName || p.name === identifierOrName,
   );

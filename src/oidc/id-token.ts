@@ -1,10 +1,23 @@
 import { compactVerify, createLocalJWKSet, SignJWT, type JWK } from 'jose';
 import { OAuthError } from '../errors/oauth-error.js';
-import type { AuthorizationServer } from '../config/server.js';
 import type { StoredCode } from '../storage/keys.js';
 import type { AccountClaims } from '../storage/types.js';
-import { SIGNING_ALGORITHMS } from './keys.js';
+import { SIGNING_ALGORITHMS, type KeySet } from './keys.js';
 import { RESERVED_CLAIMS } from './reserved-claims.js';
+
+/** Your own claims for a subject, given the scopes granted (`oidc.claims`). */
+export type OidcClaimsHook = (
+  subject: string,
+  scopes: readonly string[],
+) => Record<string, unknown> | Promise<Record<string, unknown>>;
+
+/** What making and reading ID tokens needs of the server (an `AuthorizationServer` is one). */
+export interface IdTokenIssuer {
+  /** The signing keys, when OpenID Connect is on. */
+  readonly oidc?: { readonly keys: { current(): Promise<KeySet> } };
+  readonly urls: { readonly issuer: string };
+  readonly options: { readonly oidc?: { readonly idTokenTtl: number; readonly claims?: OidcClaimsHook } };
+}
 
 /**
  * The longest ID token this server issues, and so the longest `id_token_hint` it takes back at the
@@ -25,7 +38,7 @@ export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
  * that throws fails the request (a 500, logged): its claims were asked for.
  */
 export async function hostClaims(
-  server: AuthorizationServer,
+  server: IdTokenIssuer,
   subject: string,
   scopes: readonly string[],
 ): Promise<Record<string, unknown>> {
@@ -63,7 +76,7 @@ export function releasedClaims(
  * not granted: the answer is then plain OAuth 2.0.
  */
 export async function idTokenFor(
-  server: AuthorizationServer,
+  server: IdTokenIssuer,
   code: Pick<StoredCode, 'clientId' | 'userId' | 'claims' | 'authTime' | 'nonce'>,
   scopes: readonly string[],
   now: number,
@@ -108,10 +121,7 @@ export interface IdTokenHint {
  * audience. An expired one is fine: it only names the user and the relying party. `null` when it
  * is anything else.
  */
-export async function readIdTokenHint(
-  server: AuthorizationServer,
-  hint: string,
-): Promise<IdTokenHint | null> {
+export async function readIdTokenHint(server: IdTokenIssuer, hint: string): Promise<IdTokenHint | null> {
   const { published } = await server.oidc!.keys.current();
   let payload: { iss?: unknown; sub?: unknown; aud?: unknown };
   try {

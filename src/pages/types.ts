@@ -145,7 +145,7 @@ export interface PageRenderers {
   selection(data: SelectionPageData): string;
   consent(data: ConsentPageData): string;
   error(data: ErrorPageData): string;
-  /** The authorized-applications page of `applicationsRouter`. */
+  /** The authorized-applications page (`GET /oauth/applications`, served by `oauthRouter`). */
   applications(data: ApplicationsPageData): string;
   /** The OpenID Connect sign-out page (RP-initiated logout). */
   signOut(data: SignOutPageData): string;

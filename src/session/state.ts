@@ -17,10 +17,11 @@ export type SessionUser = Pick<UserRecord, 'id' | 'identifier' | 'provider'> & {
    */
   claims?: AccountClaims;
   /**
-   * The teams the provider verified the user a member of, when it was asked about teams (or the
-   * host said, for a user it signed in): what a client's `allowedTeams` is checked against.
+   * The teams the host says a user it signed in belongs to (`authenticatedAccount`), as it said
+   * on this request: saved with the account's claims, where every team gate reads them. Never
+   * kept in the session; a provider login's teams are in its saved claims only.
    */
-  teams?: string[];
+  hostTeams?: string[];
 };
 
 /** The signed-in user's avatar, an https URL (the `picture` of its latest login), for the pages. */

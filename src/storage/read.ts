@@ -1,28 +1,50 @@
-import type { Storage, StorageRead, StorageReadResult } from './types.js';
+import type { EphemeralStore, Storage, StorageRead, StorageReadResult } from './types.js';
 
 /**
  * Reads the rows a request needs at once: through the storage's {@link Storage.reader} (one
- * round trip) while it reads this storage's own stores, else one read per store, in parallel.
- * Either way the answer is the same, and the caller's path does not change.
+ * round trip) when it has one, else one read per store, in parallel. Either way the answer is the
+ * same, keyed by name, and the caller's path does not change.
  */
 export function readRows(storage: Storage, request: StorageRead, now: number): Promise<StorageReadResult> {
-  const reader = readerOf(storage);
-  if (reader !== undefined) return reader.read(request, now);
+  if (storage.reader !== undefined) return storage.reader.read(request, now);
   const { client, ephemeral = [], token } = request;
   return Promise.all([
     client === undefined ? null : storage.clients.find(client),
-    Promise.all(ephemeral.map((key) => storage.ephemeral.get(key, now))),
+    Promise.all(ephemeral.map(async (key) => [key, await storage.ephemeral.get(key, now)] as const)),
     token === undefined ? null : storage.tokens.find(token),
-  ]).then(([client, ephemeral, token]) => ({ client, ephemeral, token }));
+  ]).then(([client, ephemeral, token]) => ({ client, ephemeral: Object.fromEntries(ephemeral), token }));
 }
 
-/** The storage's reader while it reads this storage's own stores (see {@link Storage.reader}). */
-export function readerOf(storage: Storage): Storage['reader'] {
+/**
+ * A storage made of a durable adapter (SQL, or your own) and the ephemeral store of another
+ * (Redis, say, shared by every instance): the one way to compose them. The durable adapter's
+ * {@link Storage.reader} reads its own ephemeral store, so it is kept only when `ephemeral` is that
+ * very store; otherwise the library reads one by one.
+ *
+ * @example
+ * const storage = composeStorage(await connectStorage(process.env.DATABASE_URL, { migrate: true }), {
+ *   ephemeral: redisEphemeralStore(redis, { keyPrefix: 'oauth:' }),
+ * });
+ */
+export function composeStorage<S extends Storage>(durable: S, parts: { ephemeral: EphemeralStore }): S {
+  const { reader, ...rest } = durable;
+  const own = reader !== undefined && parts.ephemeral === reader.stores.ephemeral;
+  return { ...rest, ephemeral: parts.ephemeral, ...(own ? { reader } : {}) } as S;
+}
+
+/**
+ * Why a storage's reader cannot be used, or `undefined`: it must read the stores the storage has
+ * (a storage assembled by hand, `{ ...sql, ephemeral: redis }`, keeps a reader of the SQL tables).
+ */
+export function foreignReader(storage: Storage): string | undefined {
   const { reader } = storage;
+  if (reader === undefined) return undefined;
+  const { stores } = reader;
   const own =
-    reader !== undefined &&
-    reader.stores.ephemeral === storage.ephemeral &&
-    reader.stores.clients === storage.clients &&
-    reader.stores.tokens === storage.tokens;
-  return own ? reader : undefined;
+    stores.ephemeral === storage.ephemeral &&
+    stores.clients === storage.clients &&
+    stores.tokens === storage.tokens;
+  return own
+    ? undefined
+    : 'its reader reads other stores than its own (a storage assembled by hand, such as { ...sql, ephemeral: redis }): compose it with composeStorage(durable, { ephemeral })';
 }

@@ -379,10 +379,11 @@ export interface Storage {
    * the same path; with one, a database answers them in one statement (the SQL adapter has one).
    *
    * `read` answers exactly as the methods of `stores` would, each read as of `now`: `client` as
-   * `clients.find`, each of `ephemeral` as `ephemeral.get` (in order), `token` as `tokens.find`;
-   * a read not asked for is `null` (`[]` for `ephemeral`). The library uses the reader only while
-   * `stores` are this storage's own: a storage assembled from parts (`{ ...sql, ephemeral: redis }`)
-   * reads one by one.
+   * `clients.find`, each key of `ephemeral` as `ephemeral.get` (keyed by the key), `token` as
+   * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). `stores` must be this
+   * storage's own: compose a durable adapter and another ephemeral store with `composeStorage`,
+   * which keeps the reader only when it reads the stores the composed storage has (the server
+   * refuses to start on a storage whose reader reads other stores).
    */
   reader?: {
     /** The stores `read` reads. */
@@ -390,7 +391,11 @@ export interface Storage {
     read(
       request: { client?: string; ephemeral?: readonly string[]; token?: string },
       now: number,
-    ): Promise<{ client: ClientRecord | null; ephemeral: (string | null)[]; token: FoundTokenRecord | null }>;
+    ): Promise<{
+      client: ClientRecord | null;
+      ephemeral: Readonly<Record<string, string | null>>;
+      token: FoundTokenRecord | null;
+    }>;
   };
 }
 

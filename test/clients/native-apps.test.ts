@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, updateClient } from '../../src/index.js';
-import { pkceRequired } from '../../src/clients/kind.js';
+import { pkceRequired } from '../../src/rules/client-kind.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 

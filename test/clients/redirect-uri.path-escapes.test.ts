@@ -9,7 +9,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redirectUriMatches, registeredRedirectUriProblem } from '../../src/clients/redirect-uri.js';
+import { redirectUriMatches, registeredRedirectUriProblem } from '../../src/rules/redirect-uri.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from '../support/app.js';
 
 const REFUSAL =

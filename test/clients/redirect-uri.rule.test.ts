@@ -4,7 +4,7 @@ import {
   isLoopbackHost,
   redirectUriMatches,
   registeredRedirectUriProblem,
-} from '../../src/clients/redirect-uri.js';
+} from '../../src/rules/redirect-uri.js';
 import { memoryStorage, registerClient } from '../../src/index.js';
 
 describe('redirect URI rule: documented examples', () => {

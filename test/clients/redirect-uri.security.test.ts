@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redirectUriMatches } from '../../src/clients/redirect-uri.js';
+import { redirectUriMatches } from '../../src/rules/redirect-uri.js';
 import { registerClient } from '../../src/index.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from '../support/app.js';
 

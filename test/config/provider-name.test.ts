@@ -3,7 +3,7 @@
  * and say so with that number, and the relying party takes every name the options let through.
  */
 import { describe, expect, it } from 'vitest';
-import { MAX_PROVIDER_NAME_LENGTH } from '../../src/config/limits.js';
+import { MAX_PROVIDER_NAME_LENGTH } from '../../src/rules/names.js';
 import { createAuthorizationServer, memoryStorage } from '../../src/index.js';
 import { openIdProviderSchema } from '../../src/login/openid/options.js';
 

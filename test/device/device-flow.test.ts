@@ -7,7 +7,7 @@
 import supertest from 'supertest';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, type ServerEvent } from '../../src/index.js';
-import { revokeApplication } from '../../src/grants/applications.js';
+import { revokeApplication } from '../../src/endpoints/applications/list.js';
 import type { DeviceAuthorizationResponse } from '../../src/grants/device.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerDevice, pollToken, requestDeviceCode, typeUserCode } from '../support/device.js';

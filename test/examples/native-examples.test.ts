@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import supertest from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeApplication } from '../../src/grants/applications.js';
+import { revokeApplication } from '../../src/endpoints/applications/list.js';
 import { registerClient } from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerDevice, registerDeviceClient } from '../support/device.js';

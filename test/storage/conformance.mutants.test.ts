@@ -6,7 +6,8 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { memoryStorage, type MemoryStorage } from '../../src/storage/memory.js';
+import { memoryEphemeralStore, memoryStorage, type MemoryStorage } from '../../src/storage/memory.js';
+import { readRows } from '../../src/storage/read.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord, UserRecord } from '../../src/storage/types.js';
 import {
   describeStorageConformance,
@@ -493,12 +494,28 @@ const mutants: Mutant[] = [
         async read(request) {
           return {
             client: request.client === undefined ? null : await clients.find(request.client),
-            ephemeral: await Promise.all((request.ephemeral ?? []).map((key) => ephemeral.get(key, 0))),
+            ephemeral: Object.fromEntries(
+              await Promise.all(
+                (request.ephemeral ?? []).map(async (key) => [key, await ephemeral.get(key, 0)] as const),
+              ),
+            ),
             token: request.token === undefined ? null : await tokens.find(request.token),
           };
         },
       };
       return storage;
+    },
+  },
+  {
+    bug: "a storage composed by hand ({ ...adapter, ephemeral: other }) keeps a reader of the adapter's own ephemeral store",
+    make() {
+      const storage = patch(memoryStorage(), {});
+      const { ephemeral, clients, tokens } = storage;
+      storage.reader = {
+        stores: { ephemeral, clients, tokens },
+        read: (request, now) => readRows({ ...storage, reader: undefined }, request, now),
+      };
+      return { ...storage, ephemeral: memoryEphemeralStore() };
     },
   },
   {

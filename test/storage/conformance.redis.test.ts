@@ -3,7 +3,7 @@ import { createClient, type RedisClientType } from 'redis';
 import { StorageUnavailableError } from '../../src/errors/storage-unavailable.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { redisEphemeralStore, type RedisEphemeralClient } from '../../src/storage/redis/index.js';
-import { connectStorage } from '../../src/index.js';
+import { composeStorage, connectStorage } from '../../src/index.js';
 import { describeEphemeralStoreConformance, describeStorageConformance } from '../../src/testing/index.js';
 
 /*
@@ -69,7 +69,9 @@ if (redis instanceof Error) {
         const sql = await connectStorage('sqlite::memory:', { migrate: true });
         // As docs/storage.md composes it: Redis expires its own entries, the SQL prune cleans the
         // SQL tables.
-        return { ...sql, ephemeral: redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` }) };
+        return composeStorage(sql, {
+          ephemeral: redisEphemeralStore(redis, { keyPrefix: `${keyPrefix}composed:` }),
+        });
       },
       close: (storage) => storage.close(),
       absent: ['ephemeralPrune'],

@@ -1,14 +1,22 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectStorage, memoryEphemeralStore, type SqlStorage, type Storage } from '../../src/index.js';
+import {
+  composeStorage,
+  connectStorage,
+  createAuthorizationServer,
+  memoryEphemeralStore,
+  type SqlStorage,
+  type Storage,
+} from '../../src/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { mountClientEndpoints } from '../support/endpoints.js';
 import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';
 
 /**
  * `Storage.reader` as the token, revocation and introspection endpoints use it: the SQL adapter's
- * reader answers their load step in one statement, and a storage assembled from parts
- * (`{ ...sql, ephemeral }`, as docs/storage.md composes Redis) never reads through a reader of
- * stores it no longer uses: its codes and counters live in the ephemeral store it names.
+ * reader answers their load step in one statement; a storage composed from parts
+ * (`composeStorage(sql, { ephemeral })`, as docs/storage.md composes Redis) never reads through a
+ * reader of stores it no longer uses: its codes and counters live in the ephemeral store it names;
+ * and one spread by hand, which would keep such a reader, is refused when the server is built.
  */
 describe('Storage.reader at the endpoints', () => {
   let t: TestApp | undefined;
@@ -16,6 +24,8 @@ describe('Storage.reader at the endpoints', () => {
   afterEach(async () => {
     await t?.close();
     await sql?.close();
+    t = undefined;
+    sql = undefined;
   });
 
   /** The storage with its reader's `read` counted. */
@@ -61,9 +71,12 @@ describe('Storage.reader at the endpoints', () => {
     expect(after.body.error).toBe('invalid_grant');
   });
 
-  it('{ ...sql, ephemeral }: the codes and counters are read from the ephemeral store it names', async () => {
+  it('composeStorage(sql, { ephemeral }): the codes and counters are read from the ephemeral store it names', async () => {
     sql = await connectStorage('sqlite::memory:', { migrate: true });
-    const { storage, reads } = counted({ ...sql, ephemeral: memoryEphemeralStore() });
+    const composed = composeStorage(sql, { ephemeral: memoryEphemeralStore() });
+    expect(composed.reader).toBeUndefined();
+    expect(composeStorage(sql, { ephemeral: sql.ephemeral }).reader).toBe(sql.reader);
+    const { storage, reads } = counted(composed);
     t = await createTestApp({ storage });
     const { code } = await obtainCode(t);
     const exchanged = await exchangeCode(t, code);
@@ -73,5 +86,18 @@ describe('Storage.reader at the endpoints', () => {
     expect(replayed.body.error).toBe('invalid_grant');
     expect((await refreshWith(t, exchanged.body.refresh_token)).body.error).toBe('invalid_grant');
     expect(reads()).toBe(0);
+  });
+
+  it('{ ...sql, ephemeral } spread by hand keeps a reader of the SQL tables: refused at start, saying to compose', async () => {
+    const opened = await connectStorage('sqlite::memory:', { migrate: true });
+    sql = opened;
+    expect(() =>
+      createAuthorizationServer({
+        baseUrl: 'https://auth.example',
+        storage: { ...opened, ephemeral: memoryEphemeralStore() },
+        providers: [{ name: 'Example ID', identifier: 'https://id.example.com/' }],
+        session: { secret: 'a test session secret that is long enough' },
+      }),
+    ).toThrow(/storage: its reader reads other stores than its own.*composeStorage/);
   });
 });

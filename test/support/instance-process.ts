@@ -18,6 +18,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'redis';
 import {
+  composeStorage,
   authorizeRouter,
   bearerOf,
   closeGracefully,
@@ -45,10 +46,9 @@ const redis = process.env.INSTANCE_REDIS_URL
       .connect()
   : undefined;
 const storage = redis
-  ? {
-      ...sql,
+  ? composeStorage(sql, {
       ephemeral: redisEphemeralStore(redis, { keyPrefix: process.env.INSTANCE_REDIS_PREFIX ?? 'oauth:' }),
-    }
+    })
   : sql;
 /** What closeGracefully closes: the SQL pool, and the Redis client if there is one. */
 const connections = { close: async () => void (await Promise.all([sql.close(), redis?.close()])) };

@@ -1,12 +1,12 @@
-import { authorizedApplications, revokeApplication } from '../../grants/applications.js';
+import { authorizedApplications, revokeApplication } from './list.js';
 import { generateSecret, safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { page, redirect } from '../../http/answer.js';
-import { readPageForm, type FormContext } from '../../http/form.js';
-import { endpoint, type Context } from '../../http/pipeline.js';
-import { sameOrigin } from '../../http/same-origin.js';
-import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/load.js';
+import { readPageForm, type FormContext } from '../shared/form.js';
+import { endpoint, type Context } from '../shared/pipeline.js';
+import { sameOrigin } from '../shared/same-origin.js';
+import { identifyUser } from '../shared/identify.js';
+import { loadSession } from '../shared/load-session.js';
 import { pictureOf } from '../../session/state.js';
 import { providerChoices, signOutForm } from '../shared/login-links.js';
 

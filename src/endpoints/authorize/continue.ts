@@ -1,13 +1,13 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import { asksEachTime, clientRedirectUriMatches, grantOfResponseType } from '../../clients/kind.js';
+import { asksEachTime, clientRedirectUriMatches, grantOfResponseType } from '../../rules/client-kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
-import { admits, teamRefused } from '../../grants/teams.js';
+import { admits, teamRefused, teamsOf } from '../../grants/teams.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
-import { scopesCover, unofferedScope } from '../../grants/scopes.js';
+import { scopesCover, unofferedScope } from '../../rules/scopes.js';
 import {
   pictureOf,
   type PendingAuthorization,
@@ -37,7 +37,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   const user = signedIn;
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     await rememberHostTeams(ctx, user);
-    checkAllowedTeams(ctx, user);
+    await checkAllowedTeams(ctx, user);
     const everyTime = asksEveryTime(client, pending);
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
       const grant = await standingGrant(server, user.id, client.clientId);
@@ -110,11 +110,12 @@ function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
  * A client only members of some teams may use (`allowedTeams`) refuses anyone else with
  * `access_denied`: on a page that says why, whose way back takes the error to the client when its
  * redirect URI is verified (with `prompt=none`, straight to the client: no page). The teams are
- * those the provider verified at the user's login (or the host's, for a user it signed in).
+ * read where every gate reads them ({@link teamsOf}: the claims of the account's latest login, or
+ * what the host last said of a user it signed in), one read for a gated client only.
  */
-export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): void {
+export async function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): Promise<void> {
   const allowed = ctx.client.allowedTeams ?? [];
-  if (admits(allowed, user.teams)) return;
+  if (allowed.length === 0 || admits(allowed, await teamsOf(ctx.server, user.id))) return;
   const flow = ctx.pending.kind === 'device' ? 'device' : 'authorization';
   emit(ctx.server, teamRefused(ctx.client, user.id, flow, eventContext(ctx.req)));
   const teams = allowed.map((team) => `~${team}`).join(', ');
@@ -127,13 +128,13 @@ export function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): voi
 
 /**
  * The teams the host says a user it signed in belongs to (`authenticatedAccount`), saved with the
- * account's claims as a provider login's are, so that the refreshes of a team-gated client,
- * `requireBearer({ teams: true })`, introspection and UserInfo see them too. One read per such
- * authorization; a write only when they changed.
+ * account's claims as a provider login saves them: the one place every team gate (this one, the
+ * refreshes of a team-gated client, `requireBearer({ teams: true })`, introspection and UserInfo)
+ * reads. One read per such authorization; a write only when they changed.
  */
 async function rememberHostTeams(ctx: AuthorizeContext, user: SessionUser): Promise<void> {
   const { users } = ctx.server.storage;
-  const teams = user.teams;
+  const teams = user.hostTeams;
   if (!user.viaHost || teams === undefined || !users.findClaims || !users.saveClaims) return;
   const claims = (await users.findClaims(user.id)) ?? {};
   const saved = claims.groups;

@@ -2,8 +2,8 @@ import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { recordConsent } from '../../grants/grant.js';
-import { readPageForm, type FormContext } from '../../http/form.js';
-import { endpoint } from '../../http/pipeline.js';
+import { readPageForm, type FormContext } from '../shared/form.js';
+import { endpoint } from '../shared/pipeline.js';
 import { backToClient } from '../../http/redirect.js';
 import { page } from '../../http/answer.js';
 import {
@@ -14,10 +14,10 @@ import {
   type LiveDevice,
 } from '../../grants/device.js';
 import { deviceGone } from './device.js';
-import { sameOrigin } from '../../http/same-origin.js';
+import { sameOrigin } from '../shared/same-origin.js';
 import type { PendingDevice, SessionUser } from '../../session/state.js';
-import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/load.js';
+import { identifyUser } from '../shared/identify.js';
+import { loadSession } from '../shared/load-session.js';
 import { checkAllowedTeams, issue, loadActiveClient } from './continue.js';
 import type { AuthorizeContext } from './request.js';
 
@@ -77,7 +77,7 @@ function checkConsentForm(ctx: ConsentContext): void {
 async function decide(ctx: ConsentContext): Promise<void> {
   const { server, pending, user, client, req } = ctx;
   const decision = ctx.params.get('decision');
-  checkAllowedTeams(ctx, user);
+  await checkAllowedTeams(ctx, user);
   if (decision !== 'allow' && decision !== 'deny')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   const live = pending.kind === 'device' ? await liveDevice(ctx, pending) : undefined;

@@ -7,11 +7,11 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { page } from '../../http/answer.js';
 import type { DeviceCodePageData } from '../../pages/types.js';
-import { readPageForm, type FormContext } from '../../http/form.js';
-import { endpoint, type Context } from '../../http/pipeline.js';
-import { sameOrigin } from '../../http/same-origin.js';
-import { loadSession } from '../../session/load.js';
-import { identifyUser } from '../../session/identify.js';
+import { readPageForm, type FormContext } from '../shared/form.js';
+import { endpoint, type Context } from '../shared/pipeline.js';
+import { sameOrigin } from '../shared/same-origin.js';
+import { loadSession } from '../shared/load-session.js';
+import { identifyUser } from '../shared/identify.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 
 /**

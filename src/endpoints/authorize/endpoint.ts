@@ -1,6 +1,6 @@
-import { endpoint } from '../../http/pipeline.js';
-import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/load.js';
+import { endpoint } from '../shared/pipeline.js';
+import { identifyUser } from '../shared/identify.js';
+import { loadSession } from '../shared/load-session.js';
 import { continueAuthorization, loadActiveClient, readPending } from './continue.js';
 import {
   checkAuthorizationRequest,

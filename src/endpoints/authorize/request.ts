@@ -1,12 +1,12 @@
-import { clientRedirectUriMatches, grantOfResponseType, pkceRequired } from '../../clients/kind.js';
+import { clientRedirectUriMatches, grantOfResponseType, pkceRequired } from '../../rules/client-kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import type { ConfiguredProvider } from '../../config/server.js';
 import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
-import type { Context } from '../../http/pipeline.js';
-import { refuseUnoffered, requestedScopes } from '../../grants/scopes.js';
+import type { Context } from '../shared/pipeline.js';
+import { refuseUnoffered, requestedScopes } from '../../rules/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 

@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { teamsOf } from '../../grants/teams.js';
-import { endpoint, handle } from '../../http/pipeline.js';
+import { endpoint, handle } from '../shared/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
-import { unofferedScope } from '../../grants/scopes.js';
+import { unofferedScope } from '../../rules/scopes.js';
 import { bearerSteps, type BearerContext, type BearerStepContext } from '../shared/bearer.js';
 
 export type { BearerContext } from '../shared/bearer.js';

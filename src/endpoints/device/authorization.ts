@@ -1,13 +1,13 @@
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { startDeviceAuthorization } from '../../grants/device.js';
-import { refuseUnoffered, requestedScopes } from '../../grants/scopes.js';
+import { refuseUnoffered, requestedScopes } from '../../rules/scopes.js';
 import { json } from '../../http/answer.js';
-import { readClientForm } from '../../http/form.js';
+import { readClientForm } from '../shared/form.js';
 import { optionalParam } from '../../http/params.js';
-import { endpoint } from '../../http/pipeline.js';
+import { endpoint } from '../shared/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
-import { isPublicClient } from '../../clients/kind.js';
+import { isPublicClient } from '../../rules/client-kind.js';
 import { addressKey, countInWindow, tooMany } from '../shared/client-rate-limit.js';
 import {
   authenticateOrNamePublicClient,

@@ -6,9 +6,9 @@ import { SCOPE_CLAIMS } from '../../oidc/id-token.js';
 
 /** Options of the metadata document, shared by {@link discoveryRouter} and {@link metadataRouter}. */
 export interface MetadataOptions {
-  /** Advertise `revocation_endpoint` (mount `revocationRouter`). Default `true`. */
+  /** Advertise `revocation_endpoint` (`oauthRouter` serves it unless `revocation: false`). Default `true`. */
   revocation?: boolean;
-  /** Advertise `introspection_endpoint` (mount `introspectionRouter`). Default `true`. */
+  /** Advertise `introspection_endpoint` (`oauthRouter` serves it unless `introspection: false`). Default `true`. */
   introspection?: boolean;
   /** An absolute http(s) URL of documentation for developers of client applications. */
   serviceDocumentation?: string;

@@ -2,9 +2,9 @@ import { teamsOf } from '../../grants/teams.js';
 import { releases } from '../../oidc/id-token.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
-import { readClientForm } from '../../http/form.js';
+import { readClientForm } from '../shared/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
-import { endpoint, type Endpoint } from '../../http/pipeline.js';
+import { endpoint, type Endpoint } from '../shared/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 import {

@@ -2,7 +2,7 @@ import { randomId } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
-import type { Context } from '../../http/pipeline.js';
+import type { Context } from '../shared/pipeline.js';
 import { normalizeIdentifier } from '../../login/openid/normalize-identifier.js';
 import { findProvider } from '../../login/providers.js';
 import { isSubject } from '../../login/accounts.js';
@@ -161,7 +161,6 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
   // the account tokens are issued to: saved at every login, none included.
   const claims = claimsOfLogin(ctx);
   await server.storage.users.saveClaims?.(account.id, claims);
-  const { teams } = ctx.identity;
   const state = await ctx.session!.regenerate();
   state.user = {
     id: account.id,
@@ -170,7 +169,6 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     ...(account.displayName === undefined ? {} : { displayName: account.displayName }),
     authTime: server.clock(),
     ...(Object.keys(claims).length === 0 ? {} : { claims }),
-    ...(teams === undefined ? {} : { teams }),
   };
   if (purpose === 'applications') {
     ctx.answer = redirect(server.urls.applications, 303);

@@ -1,5 +1,5 @@
-import { endpoint } from '../../http/pipeline.js';
-import { loadSession } from '../../session/load.js';
+import { endpoint } from '../shared/pipeline.js';
+import { loadSession } from '../shared/load-session.js';
 import {
   checkLoginInProgress,
   chooseAccount,

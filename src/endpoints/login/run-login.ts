@@ -3,7 +3,7 @@ import { LoginFailed, ProviderUnreachable } from '../../errors/login-failed.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
-import type { Context } from '../../http/pipeline.js';
+import type { Context } from '../shared/pipeline.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import { loginUrl } from '../shared/login-links.js';
 

@@ -1,10 +1,10 @@
 import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { page, redirect } from '../../http/answer.js';
-import { readPageForm, type FormContext } from '../../http/form.js';
-import { endpoint } from '../../http/pipeline.js';
-import { sameOrigin } from '../../http/same-origin.js';
-import { loadSession } from '../../session/load.js';
+import { readPageForm, type FormContext } from '../shared/form.js';
+import { endpoint } from '../shared/pipeline.js';
+import { sameOrigin } from '../shared/same-origin.js';
+import { loadSession } from '../shared/load-session.js';
 import { withState } from '../shared/login-links.js';
 
 /**

@@ -2,9 +2,9 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 import { page, redirect } from '../../http/answer.js';
 import { optionalParam, parseQueryString, rawQuery } from '../../http/params.js';
-import { endpoint, type Context } from '../../http/pipeline.js';
-import { identifyUser } from '../../session/identify.js';
-import { loadSession } from '../../session/load.js';
+import { endpoint, type Context } from '../shared/pipeline.js';
+import { identifyUser } from '../shared/identify.js';
+import { loadSession } from '../shared/load-session.js';
 import type { ClientRecord } from '../../storage/types.js';
 import { signOutForm, withState } from '../shared/login-links.js';
 

@@ -1,5 +1,5 @@
 import { json } from '../../http/answer.js';
-import { endpoint, type Context } from '../../http/pipeline.js';
+import { endpoint, type Context } from '../shared/pipeline.js';
 
 /**
  * How long a client may keep the JWK set: a key is published from the rotation before the one

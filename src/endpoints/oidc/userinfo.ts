@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { json } from '../../http/answer.js';
-import { endpoint, handle } from '../../http/pipeline.js';
+import { endpoint, handle } from '../shared/pipeline.js';
 import { hostClaims, releasedClaims } from '../../oidc/id-token.js';
 import { bearerSteps, type BearerStepContext } from '../shared/bearer.js';
 

@@ -1,9 +1,9 @@
 import { emit, eventContext } from '../../events/emit.js';
 import { revokeGrant } from '../../grants/grant.js';
 import { json } from '../../http/answer.js';
-import { readClientForm } from '../../http/form.js';
+import { readClientForm } from '../shared/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
-import { endpoint } from '../../http/pipeline.js';
+import { endpoint } from '../shared/pipeline.js';
 import {
   authenticateOrNamePublicClient,
   limitFailures,

@@ -1,7 +1,7 @@
 import { hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
-import type { Context, Step } from '../../http/pipeline.js';
+import type { Context, Step } from './pipeline.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 
 /** What a handler behind `requireBearer`, or an endpoint that takes a bearer token, knows of the caller. */

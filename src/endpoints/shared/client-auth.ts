@@ -4,15 +4,15 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
-import type { FormContext } from '../../http/form.js';
+import type { FormContext } from './form.js';
 import { optionalParam } from '../../http/params.js';
-import type { Step } from '../../http/pipeline.js';
+import type { Step } from './pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { readRows } from '../../storage/read.js';
 import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
-import { isPublicClient } from '../../clients/kind.js';
+import { isPublicClient } from '../../rules/client-kind.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
@@ -100,13 +100,18 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     // Anyone may name a public client (its id is no secret): failures it did not cause must not
     // lock its users out, so they count per address only.
     const client = rows.client;
+    const entry = (key: string) => rows.ephemeral[key] ?? null;
     ctx.limits = limits
-      .map((limit, i) => ({ limit, count: rows.ephemeral[i] ?? null }))
+      .map((limit) => ({ limit, count: entry(limit.key) }))
       .filter(({ limit }) => limit.per === 'address' || client === null || !isPublicClient(client));
-    if (code !== undefined) ctx.code = { hash: code, entry: rows.ephemeral[limits.length] ?? null };
+    if (code !== undefined) ctx.code = { hash: code, entry: entry(ephemeralKeys.code(code)) };
     if (device !== undefined) {
-      const [request = null, decision = null, poll = null] = rows.ephemeral.slice(limits.length);
-      ctx.device = { hash: device, request, decision, poll };
+      ctx.device = {
+        hash: device,
+        request: entry(ephemeralKeys.device(device)),
+        decision: entry(ephemeralKeys.deviceDecision(device)),
+        poll: entry(ephemeralKeys.devicePoll(device)),
+      };
     }
     if (token !== undefined) ctx.token = rows.token;
   };

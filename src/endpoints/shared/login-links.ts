@@ -1,5 +1,5 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import type { Context } from '../../http/pipeline.js';
+import type { Context } from './pipeline.js';
 import type { ProviderChoice, SignOutForm } from '../../pages/types.js';
 import type { AuthorizationServer } from '../../config/server.js';
 

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../errors/oauth-error.js';
-import { readClientForm } from '../../http/form.js';
+import { readClientForm } from '../shared/form.js';
 import { requiredParam } from '../../http/params.js';
-import { endpoint } from '../../http/pipeline.js';
+import { endpoint } from '../shared/pipeline.js';
 import { authenticateOrNamePublicClient, limitFailures, loadClientRows } from '../shared/client-auth.js';
 import { grantTypes, type TokenContext } from './grants.js';
 

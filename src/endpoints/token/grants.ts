@@ -1,4 +1,4 @@
-import { clientRedirectUriMatches } from '../../clients/kind.js';
+import { clientRedirectUriMatches } from '../../rules/client-kind.js';
 import { DEVICE_CODE_GRANT, pollDevice } from '../../grants/device.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';

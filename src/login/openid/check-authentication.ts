@@ -1,4 +1,4 @@
-import { boundedFetch, FetchRefusedError } from '../../http/bounded-fetch.js';
+import { boundedFetch, FetchRefusedError } from '../../net/bounded-fetch.js';
 import type { OpenIdMessage } from './callback-message.js';
 import { OPENID2_NS } from './constants.js';
 import { invalidResponse, OpenIdLoginError } from './errors.js';

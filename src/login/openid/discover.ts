@@ -1,4 +1,4 @@
-import { boundedFetch, FetchRefusedError, type BoundedResponse } from '../../http/bounded-fetch.js';
+import { boundedFetch, FetchRefusedError, type BoundedResponse } from '../../net/bounded-fetch.js';
 import { XRDS_MEDIA_TYPE } from './constants.js';
 import { parseHtmlDiscovery } from './html-discovery.js';
 import { parseHttpUrl } from './realm.js';

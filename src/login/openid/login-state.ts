@@ -1,4 +1,4 @@
-import { MAX_PROVIDER_NAME_LENGTH } from '../../config/limits.js';
+import { MAX_PROVIDER_NAME_LENGTH } from '../../rules/names.js';
 import { z } from 'zod';
 import { parseHttpUrl } from './realm.js';
 

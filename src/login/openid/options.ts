@@ -1,4 +1,4 @@
-import { MAX_PROVIDER_NAME_LENGTH } from '../../config/limits.js';
+import { MAX_PROVIDER_NAME_LENGTH } from '../../rules/names.js';
 import { z } from 'zod';
 
 /**
@@ -15,7 +15,7 @@ export interface NonceStore {
   use(scope: string, nonce: string, expiresAt: number): Promise<boolean>;
 }
 import { parseHttpUrl, returnToMatchesRealm } from './realm.js';
-import { TEAM_NAME } from './teams.js';
+import { TEAM_NAME } from '../../rules/names.js';
 import {
   SREG_FIELDS,
   type ConfiguredProvider,

@@ -1,4 +1,4 @@
-import { isLoopbackHost } from '../../clients/redirect-uri.js';
+import { isLoopbackHost } from '../../rules/redirect-uri.js';
 import { parseHttpUrl } from './realm.js';
 import type {
   AccountOfLogin,

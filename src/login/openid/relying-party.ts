@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { FetchRefusedError } from '../../http/bounded-fetch.js';
+import { FetchRefusedError } from '../../net/bounded-fetch.js';
 import { readCallbackMessage } from './callback-message.js';
 import { checkAssertionLocally } from './check-assertion.js';
 import { checkAuthentication } from './check-authentication.js';

@@ -9,9 +9,6 @@ import { field, signedExtension, type OpenIdMessage } from './callback-message.j
  */
 export const TEAMS_NS = 'http://ns.launchpad.net/2007/openid-teams';
 
-/** A Launchpad team's name (without the `~`): what `query_membership` and `is_member` list. */
-export const TEAM_NAME = /^[a-z0-9][a-z0-9+.-]{0,63}$/;
-
 /** The request fields asking about membership of `teams`. */
 export function teamsRequestFields(teams: readonly string[]): [string, string][] {
   if (teams.length === 0) return [];

@@ -1,4 +1,4 @@
-import { FetchRefusedError } from '../../http/bounded-fetch.js';
+import { FetchRefusedError } from '../../net/bounded-fetch.js';
 import { discover, type DiscoveryLimits } from './discover.js';
 import { invalidResponse, OpenIdLoginError } from './errors.js';
 import { normalizeIdentifier } from './normalize-identifier.js';

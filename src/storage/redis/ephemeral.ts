@@ -71,8 +71,8 @@ const INCREMENT_SHA1 = createHash('sha1').update(INCREMENT).digest('hex');
  *   .on('error', (err) => console.error('Redis:', err)) // node-redis reconnects by itself
  *   .connect();
  * const sql = await connectStorage(process.env.DATABASE_URL ?? 'postgres://localhost/oauth');
- * // A `Storage`: the SQL adapter with its `ephemeral` replaced (it is a plain object; spreading keeps every method).
- * const storage = { ...sql, ephemeral: redisEphemeralStore(redis) };
+ * // The SQL adapter with its ephemeral store replaced, composed explicitly.
+ * const storage = composeStorage(sql, { ephemeral: redisEphemeralStore(redis) });
  * const server = createAuthorizationServer({ storage, ... });
  */
 export function redisEphemeralStore(

@@ -1,8 +1,9 @@
-import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Kysely, Migration, MigrationProvider } from 'kysely';
 
 /**
  * The schema, as migrations shipped with the package. Never edit a released migration: add the
- * next one, numbered after the last (`002-…`). Names sort in the order they run.
+ * next one, numbered after the last (`002-…`). Names sort in the order they run. Until 0.1.0 is
+ * released there is one, `001-initial`, the whole schema.
  *
  * Every step is idempotent (`IF NOT EXISTS`): PostgreSQL serializes migrators with an advisory
  * lock, but SQLite has no lock between connections and runs DDL outside a transaction, so two
@@ -18,61 +19,23 @@ export const migrations: Record<string, Migration> = {
       await createEphemeral(db);
       await createClients(db);
       await createUsers(db);
+      await createUserClaims(db);
       await createGrants(db);
       await createTokens(db);
+      await createSigningKeys(db);
     },
     async down(db: Kysely<unknown>) {
       for (const table of [
+        'oauth_signing_keys',
         'oauth_tokens',
         'oauth_grants',
+        'oauth_user_claims',
         'oauth_users',
         'oauth_clients',
         'oauth_ephemeral',
       ]) {
         await db.schema.dropTable(table).ifExists().execute();
       }
-    },
-  },
-  '002-signing-keys': {
-    async up(db: Kysely<unknown>) {
-      await createSigningKeys(db);
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('oauth_signing_keys').ifExists().execute();
-    },
-  },
-  '003-user-claims': {
-    async up(db: Kysely<unknown>) {
-      await db.schema
-        .createTable('oauth_user_claims')
-        .ifNotExists()
-        .addColumn('subject', 'text', (col) => col.primaryKey())
-        .addColumn('claims', 'text', (col) => col.notNull())
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.dropTable('oauth_user_claims').ifExists().execute();
-    },
-  },
-  '004-client-allowed-teams': {
-    async up(db: Kysely<unknown>) {
-      // Idempotent as the others: PostgreSQL adds the column IF NOT EXISTS; SQLite, which has no
-      // such clause, looks first.
-      const postgres = db.getExecutor().adapter.supportsTransactionalDdl;
-      if (!postgres) {
-        const columns = await sql<{ name: string }>`pragma table_info(oauth_clients)`.execute(db);
-        if (columns.rows.some(({ name }) => name === 'allowed_teams')) return;
-      }
-      await db.schema
-        .alterTable('oauth_clients')
-        .addColumn('allowed_teams', 'text', (col) => {
-          const column = col.notNull().defaultTo('');
-          return postgres ? column.ifNotExists() : column;
-        })
-        .execute();
-    },
-    async down(db: Kysely<unknown>) {
-      await db.schema.alterTable('oauth_clients').dropColumn('allowed_teams').execute();
     },
   },
 };
@@ -126,6 +89,17 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('contacts', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('post_logout_redirect_uris', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('require_pkce', 'integer', (col) => col.notNull().defaultTo(0))
+    .addColumn('allowed_teams', 'text', (col) => col.notNull().defaultTo(''))
+    .execute();
+}
+
+/** The claims of each subject's latest login (`users.saveClaims`): what ID tokens and teams read. */
+async function createUserClaims(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('oauth_user_claims')
+    .ifNotExists()
+    .addColumn('subject', 'text', (col) => col.primaryKey())
+    .addColumn('claims', 'text', (col) => col.notNull())
     .execute();
 }
 

@@ -53,7 +53,7 @@ export function sqlStorageReader(
       ]);
       return {
         client: row.client == null ? null : clientOfJson(row.client),
-        ephemeral: ephemeral.map((_, i) => row[`e${i}`] ?? null),
+        ephemeral: Object.fromEntries(ephemeral.map((key, i) => [key, row[`e${i}`] ?? null])),
         token: row.token == null ? null : found(row.token),
       };
     },

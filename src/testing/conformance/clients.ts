@@ -60,7 +60,8 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         `clients.find: postLogoutRedirectUris was not given, so it must be absent or empty; received ${JSON.stringify(found.postLogoutRedirectUris)}`,
       );
       assert.ok(
-        found.allowedTeams === undefined || (Array.isArray(found.allowedTeams) && found.allowedTeams.length === 0),
+        found.allowedTeams === undefined ||
+          (Array.isArray(found.allowedTeams) && found.allowedTeams.length === 0),
         `clients.find: allowedTeams was not given, so it must be absent or empty; received ${JSON.stringify(found.allowedTeams)}`,
       );
     });

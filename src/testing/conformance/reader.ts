@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { readerOf, readRows } from '../../storage/read.js';
+import { foreignReader, readRows } from '../../storage/read.js';
 import type { StorageRead } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { isNull, sameRecord } from './check.js';
@@ -8,9 +8,10 @@ import { HOUR, accessTokenRecord, clientRecord, freshHash, freshId, grantRecord 
 
 /**
  * `Storage.reader`, as the library uses it: the reads of the load step (a client, ephemeral keys,
- * a token) answer exactly as the stores' own methods do. With a reader that reads the storage's
- * own stores this checks the reader; without one (or with one that reads other stores, as in
- * `{ ...sql, ephemeral: redis }`) the library reads one by one, and the test says so.
+ * a token) answer exactly as the stores' own methods do, keyed by name. With a reader this checks
+ * it, and that it reads the storage's own stores (a storage composed by hand, `{ ...sql, ephemeral:
+ * redis }`, keeps a reader of other stores: compose with `composeStorage`); without one the
+ * library reads one by one, and the test says so.
  */
 export function readerTests(suite: ConformanceSuite): void {
   const { describe, it, storage, putClient } = suite;
@@ -20,17 +21,21 @@ export function readerTests(suite: ConformanceSuite): void {
     const store = storage();
     return {
       client: request.client === undefined ? null : await store.clients.find(request.client),
-      ephemeral: await Promise.all((request.ephemeral ?? []).map((key) => store.ephemeral.get(key, now))),
+      ephemeral: Object.fromEntries(
+        await Promise.all(
+          (request.ephemeral ?? []).map(async (key) => [key, await store.ephemeral.get(key, now)] as const),
+        ),
+      ),
       token: request.token === undefined ? null : await store.tokens.find(request.token),
     };
   }
 
   describe('reads together (Storage.reader)', () => {
     it('the load step reads a client, ephemeral keys and a token as the stores answer them', async () => {
+      const foreign = foreignReader(storage());
+      assert.equal(foreign, undefined, `Storage.reader: ${foreign}`);
       const how =
-        readerOf(storage()) !== undefined
-          ? 'Storage.reader.read'
-          : 'the library (no reader of these stores: one by one)';
+        storage().reader !== undefined ? 'Storage.reader.read' : 'the library (no reader: one by one)';
       const now = Date.now();
       const client = clientRecord(now);
       await putClient(client);
@@ -52,8 +57,8 @@ export function readerTests(suite: ConformanceSuite): void {
       sameRecord(together.client, client, `${how}: client must be the client, as clients.find reads it`);
       assert.deepStrictEqual(
         together.ephemeral,
-        ['the "value" \u00e9\u{1F511}', null, null],
-        `${how}: ephemeral must be each key's value as ephemeral.get reads it at now, in order ` +
+        { [live]: 'the "value" \u00e9\u{1F511}', [expired]: null, [absent]: null },
+        `${how}: ephemeral must be each key's value as ephemeral.get reads it at now, keyed by the key ` +
           `(live, expired at now, absent); received ${JSON.stringify(together.ephemeral)}`,
       );
       assert.deepStrictEqual(
@@ -70,13 +75,13 @@ export function readerTests(suite: ConformanceSuite): void {
     });
 
     it('a read not asked for, an unknown client and an unknown token are null', async () => {
-      const how = readerOf(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
+      const how = storage().reader !== undefined ? 'Storage.reader.read' : 'the library';
       const now = Date.now();
       const nothing = await readRows(storage(), {}, now);
       assert.deepStrictEqual(
         nothing,
-        { client: null, ephemeral: [], token: null },
-        `${how}({}) must read nothing: { client: null, ephemeral: [], token: null }`,
+        { client: null, ephemeral: {}, token: null },
+        `${how}({}) must read nothing: { client: null, ephemeral: {}, token: null }`,
       );
       const unknown = await readRows(storage(), { client: freshId('client'), token: freshHash() }, now);
       isNull(unknown.client, `${how}: an unknown client must be null`);

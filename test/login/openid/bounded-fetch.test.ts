@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { boundedFetch, FetchRefusedError, type FetchRefusalReason } from '../../../src/http/bounded-fetch.js';
+import { boundedFetch, FetchRefusedError, type FetchRefusalReason } from '../../../src/net/bounded-fetch.js';
 import {
   startEndlessServer,
   startServer,

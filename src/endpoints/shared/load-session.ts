@@ -1,5 +1,5 @@
-import type { Context } from '../http/pipeline.js';
-import { LoginSession } from './session.js';
+import type { Context } from './pipeline.js';
+import { LoginSession } from '../../session/session.js';
 
 /**
  * The step that loads the login session: express-session (the library's or the host's) runs, and

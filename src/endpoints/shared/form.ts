@@ -1,6 +1,6 @@
 import express, { type Request, type RequestHandler, type Response } from 'express';
-import { OAuthError } from '../errors/oauth-error.js';
-import { formParams } from './params.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { formParams } from '../../http/params.js';
 import type { Context, Step } from './pipeline.js';
 
 /** A context whose form parameters have been read. */

@@ -1,4 +1,4 @@
-import { OAuthError } from '../errors/oauth-error.js';
+import { OAuthError } from '../../errors/oauth-error.js';
 import type { Context, Step } from './pipeline.js';
 
 /**

@@ -1,11 +1,11 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AuthorizationServer } from '../config/server.js';
-import { OAuthError } from '../errors/oauth-error.js';
-import { send } from './answer.js';
+import type { AuthorizationServer } from '../../config/server.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import { send } from '../../http/answer.js';
 import type { Context, Endpoint, Step } from './context.js';
-import { setNoStore, setPageHeaders } from './headers.js';
+import { setNoStore, setPageHeaders } from '../../http/headers.js';
 import { presentError as presentErrorOf } from './present-error.js';
-import { requestIdOf } from './request-id.js';
+import { requestIdOf } from '../../http/request-id.js';
 
 export { endpoint, type Context, type Endpoint, type EndpointName, type Step } from './context.js';
 

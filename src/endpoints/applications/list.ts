@@ -1,7 +1,7 @@
 import type { Request } from 'express';
-import { eventContext } from '../events/emit.js';
-import { revokeApplication as revokeGrantOf } from './grant.js';
-import type { AuthorizationServer } from '../config/server.js';
+import { eventContext } from '../../events/emit.js';
+import { revokeApplication as revokeGrantOf } from '../../grants/grant.js';
+import type { AuthorizationServer } from '../../config/server.js';
 
 /** An application the user trusts, as the authorized-applications page shows it. */
 export interface AuthorizedApplication {
@@ -17,7 +17,7 @@ export interface AuthorizedApplication {
 
 /**
  * The applications `userId` trusts, oldest first: for a host that draws its own page instead of
- * mounting `applicationsRouter`.
+ * letting `oauthRouter` serve the applications page (`applications: false`).
  */
 export async function authorizedApplications(
   server: AuthorizationServer,

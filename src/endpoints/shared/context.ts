@@ -1,10 +1,10 @@
-import type { ServerErrorEvent } from '../events/types.js';
-import type { AuthorizationServer } from '../config/server.js';
-import type { LoginSession } from '../session/session.js';
-import type { SessionUser } from '../session/state.js';
+import type { ServerErrorEvent } from '../../events/types.js';
+import type { AuthorizationServer } from '../../config/server.js';
+import type { LoginSession } from '../../session/session.js';
+import type { SessionUser } from '../../session/state.js';
 import type { Request, Response } from 'express';
-import type { Answer } from './answer.js';
-import type { RedirectTarget } from './redirect.js';
+import type { Answer } from '../../http/answer.js';
+import type { RedirectTarget } from '../../http/redirect.js';
 
 /** Where a request was answered, as `server.error` events name it. */
 export type EndpointName = ServerErrorEvent['endpoint'];

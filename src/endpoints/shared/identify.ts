@@ -1,6 +1,6 @@
-import { OAuthError } from '../errors/oauth-error.js';
-import type { Context } from '../http/pipeline.js';
-import { isSubject, type HostAccount } from '../login/accounts.js';
+import { OAuthError } from '../../errors/oauth-error.js';
+import type { Context } from './pipeline.js';
+import { isSubject, type HostAccount } from '../../login/accounts.js';
 
 /**
  * Step: who is signed in. The host's own signed-in account comes first (`authenticatedAccount`:
@@ -38,7 +38,7 @@ function identifyHostAccount(ctx: Context, account: HostAccount | null | undefin
     ...(typeof account.displayName === 'string' ? { displayName: account.displayName } : {}),
     ...(Number.isSafeInteger(account.authTime) ? { authTime: account.authTime } : {}),
     ...(Array.isArray(account.teams) && account.teams.every((team) => typeof team === 'string')
-      ? { teams: account.teams }
+      ? { hostTeams: account.teams }
       : {}),
   };
 }

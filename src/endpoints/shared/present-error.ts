@@ -1,11 +1,11 @@
-import { LoginFailed, ProviderUnreachable } from '../errors/login-failed.js';
-import { toOAuthError, type OAuthError } from '../errors/oauth-error.js';
-import { emit, eventContext } from '../events/emit.js';
-import type { ErrorPageData } from '../pages/types.js';
-import { send, sendJson } from './answer.js';
+import { LoginFailed, ProviderUnreachable } from '../../errors/login-failed.js';
+import { toOAuthError, type OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import type { ErrorPageData } from '../../pages/types.js';
+import { send, sendJson } from '../../http/answer.js';
 import type { Context } from './context.js';
-import { backToClient, redirectUrl } from './redirect.js';
-import { requestIdOf } from './request-id.js';
+import { backToClient, redirectUrl } from '../../http/redirect.js';
+import { requestIdOf } from '../../http/request-id.js';
 
 const TITLES: Record<string, string> = {
   invalid_request: 'This request cannot be processed',
