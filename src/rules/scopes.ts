@@ -30,6 +30,28 @@ export function requestedScopes(
 }
 
 /**
+ * The scopes of a client's request (the authorization endpoint's, a device's): those its `scope`
+ * parameter names, each registered for the client, or the client's default scopes without one;
+ * and each offered by the server (`offered`, the keys of its `scopes` option).
+ *
+ * @throws OAuthError `invalid_scope`, naming the refused scopes
+ */
+export function clientRequestScopes(
+  scope: string | undefined,
+  client: { readonly scopes: readonly string[]; readonly defaultScopes?: readonly string[] | null },
+  offered: Readonly<Record<string, string>>,
+): string[] {
+  const scopes = requestedScopes(
+    scope,
+    client.scopes,
+    'The client may not request some of these scopes.',
+    client.defaultScopes ?? client.scopes,
+  );
+  refuseUnoffered(offered, scopes);
+  return scopes;
+}
+
+/**
  * Refuses scopes the server does not offer (the keys of its `scopes` option), naming them: a
  * client registered for a scope the server no longer offers gets no sign-in page for it.
  *

@@ -6,7 +6,7 @@ import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../shared/pipeline.js';
-import { refuseUnoffered, requestedScopes } from '../../rules/scopes.js';
+import { clientRequestScopes } from '../../rules/scopes.js';
 import { randomId } from '../../crypto/secrets.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 
@@ -92,13 +92,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   if (responseType === 'token' && state === null && server.options.requireStateForImplicit) {
     throw new OAuthError('invalid_request', 'The parameter state is required for the implicit grant.');
   }
-  const scopes = requestedScopes(
-    optionalParam(params.values, 'scope'),
-    client.scopes,
-    'The client may not request some of these scopes.',
-    client.defaultScopes ?? client.scopes,
-  );
-  refuseUnoffered(server.options.scopes, scopes);
+  const scopes = clientRequestScopes(optionalParam(params.values, 'scope'), client, server.options.scopes);
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');

@@ -1,7 +1,7 @@
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { startDeviceAuthorization } from '../../grants/device.js';
-import { refuseUnoffered, requestedScopes } from '../../rules/scopes.js';
+import { clientRequestScopes } from '../../rules/scopes.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../shared/form.js';
 import { optionalParam } from '../../http/params.js';
@@ -43,13 +43,7 @@ async function startDevice(ctx: ClientContext): Promise<void> {
   if (client.grantType !== 'device_code') {
     throw new OAuthError('unauthorized_client', 'This client is not registered for the device flow.');
   }
-  const scopes = requestedScopes(
-    optionalParam(params, 'scope'),
-    client.scopes,
-    'The client may not request some of these scopes.',
-    client.defaultScopes ?? client.scopes,
-  );
-  refuseUnoffered(server.options.scopes, scopes);
+  const scopes = clientRequestScopes(optionalParam(params, 'scope'), client, server.options.scopes);
   await limitRequests(ctx);
   const { codeTtl, interval } = server.options.device;
   const response = await startDeviceAuthorization(server, client, scopes, {
