@@ -67,6 +67,11 @@ export interface PendingRedirect extends PendingCommon {
   codeChallengeMethod: 'S256' | null;
   /** OpenID Connect's `nonce`, returned in the ID token as sent. */
   nonce?: string;
+  /**
+   * The user an `id_token_hint` names (its `sub`): only that user counts as signed in for this
+   * request, when it arrives and when it resumes after a login (OpenID Connect Core 3.1.2.1).
+   */
+  hintSubject?: string;
 }
 
 /**

@@ -514,6 +514,10 @@ describe('Launchpad teams', () => {
     });
     const refresh = () => token({ grant_type: 'refresh_token', refresh_token: tokens.body.refresh_token });
     expect((await refresh()).status).toBe(200);
+    // The host says nothing of the user's teams (or says it wrong): none count, the earlier answer
+    // saved for the refreshes does not stand in for it.
+    hostTeams = undefined;
+    expect((await authorize('member')).status).toBe(403);
     // The host no longer counts the user a member: the next authorization says so, and the refresh ends.
     hostTeams = [];
     expect((await authorize('member')).status).toBe(403);

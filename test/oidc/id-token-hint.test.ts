@@ -144,6 +144,39 @@ describe('id_token_hint at the authorization endpoint', () => {
   });
 });
 
+describe('id_token_hint, as a relying party could misuse it', () => {
+  it("another client's ID token is no hint: it would tell this client who is signed in", async () => {
+    const app = await start();
+    const aliceHint = await signIn(app, 'alice');
+    await registerClient(app.storage, {
+      clientId: 'other',
+      applicationName: 'Other app',
+      redirectUri: CODE_REDIRECT,
+      scopes: ['openid'],
+    });
+    const params = back(
+      await app.agent
+        .get('/oauth/authorize')
+        .query(query({ client_id: 'other', prompt: 'none', id_token_hint: aliceHint })),
+    );
+    expect(params.get('error')).toBe('invalid_request');
+    expect(params.get('error_description')).toMatch(/issued to this client/);
+  });
+
+  it('the hint holds when the request resumes: bob, back from a cancelled sign-in, gets no code', async () => {
+    const app = await start();
+    const aliceHint = await signIn(app, 'alice');
+    const bobs = browser(app);
+    await signIn(bobs, 'bob');
+    const asked = await bobs.agent.get('/oauth/authorize').query(query({ id_token_hint: aliceHint }));
+    expect(asked.status).toBe(200); // the sign-in
+    const resumed = await bobs.agent.get('/oauth/authorize/resume');
+    expect(resumed.status).toBe(200);
+    expect(resumed.headers.location).toBeUndefined();
+    expect(resumed.text).toContain('Sign in');
+  });
+});
+
 describe('the bound of a hint', () => {
   /** Host claims that bring an ID token to about `size` characters. */
   const bulky = (size: number) => ({ keySecret: KEY_SECRET, claims: () => ({ bio: 'x'.repeat(size) }) });

@@ -27,7 +27,8 @@ import type { AuthorizeContext } from './request.js';
  */
 export async function continueAuthorization(ctx: AuthorizeContext): Promise<void> {
   const { server, client, pending, provider } = ctx;
-  const signedIn = ctx.user && freshEnough(ctx.user, pending) && hinted(ctx, ctx.user) ? ctx.user : undefined;
+  const signedIn =
+    ctx.user && freshEnough(ctx.user, pending) && hinted(pending, ctx.user) ? ctx.user : undefined;
   // A user the host signed in cannot be sent to log in again here: when the host's login is not
   // known to be recent enough, or is not the user the relying party asked about, it learns so
   // (it never gets an invented auth_time, nor another user's tokens).
@@ -102,8 +103,8 @@ function asksEveryTime(client: ClientRecord, pending: PendingAuthorization): boo
  * (OpenID Connect Core 3.1.2.1): anyone else counts as not signed in for this request (with
  * `prompt=none`, `login_required`; otherwise the login page, where they may switch).
  */
-function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
-  return ctx.hintSubject === undefined || ctx.hintSubject === user.id;
+function hinted(pending: PendingAuthorization, user: SessionUser): boolean {
+  return pending.kind !== 'redirect' || pending.hintSubject === undefined || pending.hintSubject === user.id;
 }
 
 /**
@@ -115,7 +116,7 @@ function hinted(ctx: AuthorizeContext, user: SessionUser): boolean {
  */
 export async function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser): Promise<void> {
   const allowed = ctx.client.allowedTeams ?? [];
-  if (allowed.length === 0 || admits(allowed, await teamsOf(ctx.server, user.id))) return;
+  if (allowed.length === 0 || admits(allowed, await teamsForGate(ctx, user))) return;
   const flow = ctx.pending.kind === 'device' ? 'device' : 'authorization';
   emit(ctx.server, teamRefused(ctx.client, user.id, flow, eventContext(ctx.req)));
   const teams = allowed.map((team) => `~${team}`).join(', ');
@@ -124,6 +125,15 @@ export async function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser
     `${ctx.client.applicationName} is only for members of ${teams}, and the account you signed in with is not one.`,
     { redirectable: ctx.pending.prompt === 'none' },
   );
+}
+
+/**
+ * The teams a gate checks: for a user the host signed in, what the host says of them on this
+ * request (none said, none counted: an earlier answer saved for their refreshes does not stand in
+ * for it); for a provider login, the teams saved with the account's claims at its latest login.
+ */
+async function teamsForGate(ctx: AuthorizeContext, user: SessionUser): Promise<readonly string[]> {
+  return user.viaHost ? (user.hostTeams ?? []) : teamsOf(ctx.server, user.id);
 }
 
 /**
@@ -168,7 +178,8 @@ function remember(ctx: AuthorizeContext, csrf?: string): void {
 /** Step of the resumed requests: the authorization in progress in this browser. */
 export function readPending(ctx: AuthorizeContext): void {
   const { pending } = ctx.session!.state;
-  if (!pending) {
+  // A request saved by an older release (no `kind`) is not resumed: the client starts again.
+  if (!pending || (pending.kind !== 'redirect' && pending.kind !== 'device')) {
     throw new OAuthError('invalid_request', 'There is no sign-in in progress in this browser.', {
       redirectable: false,
     });

@@ -53,6 +53,7 @@ function checkConsentForm(ctx: ConsentContext): void {
   const { params, user } = ctx;
   if (
     !pending ||
+    (pending.kind !== 'redirect' && pending.kind !== 'device') ||
     !user ||
     !csrf ||
     consentFor !== user.id ||

@@ -21,11 +21,6 @@ export interface AuthorizeContext extends Context {
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
   provider?: ConfiguredProvider;
-  /**
-   * The user an `id_token_hint` names (its `sub`), when the request sent one: only that user
-   * counts as signed in for this request (OpenID Connect Core 3.1.2.1).
-   */
-  hintSubject?: string;
 }
 
 const pageError = (description: string) =>
@@ -202,9 +197,10 @@ function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client:
 
 /**
  * Step: an OpenID Connect request's `id_token_hint` (Core 3.1.2.1), read as the end-session
- * endpoint reads it ({@link readIdTokenHint}: signed by this server, an expired one accepted): its
- * subject is the only user who counts as signed in for this request. A hint this server did not
- * sign is `invalid_request` at the redirect URI. Other requests ignore the parameter.
+ * endpoint reads it ({@link readIdTokenHint}: signed by this server, an expired one accepted) and
+ * issued to the requesting client: its subject is the only user who counts as signed in for this
+ * request, which remembers it through a login. Any other hint is `invalid_request` at the redirect
+ * URI. Requests without `openid` ignore the parameter.
  */
 export async function checkIdTokenHint(ctx: AuthorizeContext): Promise<void> {
   const { server, query, pending } = ctx;
@@ -212,7 +208,13 @@ export async function checkIdTokenHint(ctx: AuthorizeContext): Promise<void> {
   const hint = optionalParam(query.values, 'id_token_hint', MAX_ID_TOKEN_LENGTH);
   if (hint === undefined) return;
   const read = await readIdTokenHint(server, hint);
-  if (read === null)
-    throw new OAuthError('invalid_request', 'The id_token_hint is not an ID token of this server.');
-  ctx.hintSubject = read.subject;
+  // Issued to this very client (as oidc-provider checks it): another client's ID token of a user
+  // would let this one ask, with prompt=none, whether that user is the one signed in here.
+  if (read === null || read.audience !== pending.clientId) {
+    throw new OAuthError(
+      'invalid_request',
+      'The id_token_hint is not an ID token this server issued to this client.',
+    );
+  }
+  if (pending.kind === 'redirect') ctx.pending = { ...pending, hintSubject: read.subject };
 }
