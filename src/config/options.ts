@@ -1,4 +1,3 @@
-import { foreignReader } from '../storage/read.js';
 import type { RequestHandler } from 'express';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
@@ -302,9 +301,6 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
   }
   const resolved = result.data as ResolvedOptions;
   checkClaimsStore(resolved);
-  const foreign = foreignReader(resolved.storage);
-  if (foreign !== undefined)
-    throw new TypeError(`openid-oauth-bridge: invalid options\n  storage: ${foreign}`);
   if (resolved.oidc) {
     const { keys } = resolved.storage;
     if (

@@ -2,11 +2,12 @@ import type { EphemeralStore, Storage, StorageRead, StorageReadResult } from './
 
 /**
  * Reads the rows a request needs at once: through the storage's {@link Storage.reader} (one
- * round trip) when it has one, else one read per store, in parallel. Either way the answer is the
- * same, keyed by name, and the caller's path does not change.
+ * round trip) while it reads this storage's own stores, else one read per store, in parallel.
+ * Either way the answer is the same, keyed by name, and the caller's path does not change.
  */
 export function readRows(storage: Storage, request: StorageRead, now: number): Promise<StorageReadResult> {
-  if (storage.reader !== undefined) return storage.reader.read(request, now);
+  const reader = ownReader(storage);
+  if (reader !== undefined) return reader.read(request, now);
   const { client, ephemeral = [], token } = request;
   return Promise.all([
     client === undefined ? null : storage.clients.find(client),
@@ -33,18 +34,16 @@ export function composeStorage<S extends Storage>(durable: S, parts: { ephemeral
 }
 
 /**
- * Why a storage's reader cannot be used, or `undefined`: it must read the stores the storage has
- * (a storage assembled by hand, `{ ...sql, ephemeral: redis }`, keeps a reader of the SQL tables).
+ * The storage's reader while it reads this storage's own stores: a storage whose stores were
+ * replaced or wrapped (a fault injector, an instrumented view, `{ ...sql, ephemeral: redis }`
+ * made by hand) is read one by one, through the stores it has.
  */
-export function foreignReader(storage: Storage): string | undefined {
+export function ownReader(storage: Storage): Storage['reader'] {
   const { reader } = storage;
-  if (reader === undefined) return undefined;
-  const { stores } = reader;
   const own =
-    stores.ephemeral === storage.ephemeral &&
-    stores.clients === storage.clients &&
-    stores.tokens === storage.tokens;
-  return own
-    ? undefined
-    : 'its reader reads other stores than its own (a storage assembled by hand, such as { ...sql, ephemeral: redis }): compose it with composeStorage(durable, { ephemeral })';
+    reader !== undefined &&
+    reader.stores.ephemeral === storage.ephemeral &&
+    reader.stores.clients === storage.clients &&
+    reader.stores.tokens === storage.tokens;
+  return own ? reader : undefined;
 }

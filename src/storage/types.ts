@@ -380,10 +380,10 @@ export interface Storage {
    *
    * `read` answers exactly as the methods of `stores` would, each read as of `now`: `client` as
    * `clients.find`, each key of `ephemeral` as `ephemeral.get` (keyed by the key), `token` as
-   * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). `stores` must be this
-   * storage's own: compose a durable adapter and another ephemeral store with `composeStorage`,
-   * which keeps the reader only when it reads the stores the composed storage has (the server
-   * refuses to start on a storage whose reader reads other stores).
+   * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). The library uses the
+   * reader only while `stores` are this storage's own: compose a durable adapter and another
+   * ephemeral store with `composeStorage`, which keeps the reader only then; a storage spread or
+   * wrapped by hand is read one by one.
    */
   reader?: {
     /** The stores `read` reads. */

@@ -6,8 +6,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { memoryEphemeralStore, memoryStorage, type MemoryStorage } from '../../src/storage/memory.js';
-import { readRows } from '../../src/storage/read.js';
+import { memoryStorage, type MemoryStorage } from '../../src/storage/memory.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord, UserRecord } from '../../src/storage/types.js';
 import {
   describeStorageConformance,
@@ -504,18 +503,6 @@ const mutants: Mutant[] = [
         },
       };
       return storage;
-    },
-  },
-  {
-    bug: "a storage composed by hand ({ ...adapter, ephemeral: other }) keeps a reader of the adapter's own ephemeral store",
-    make() {
-      const storage = patch(memoryStorage(), {});
-      const { ephemeral, clients, tokens } = storage;
-      storage.reader = {
-        stores: { ephemeral, clients, tokens },
-        read: (request, now) => readRows({ ...storage, reader: undefined }, request, now),
-      };
-      return { ...storage, ephemeral: memoryEphemeralStore() };
     },
   },
   {
