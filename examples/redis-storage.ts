@@ -14,8 +14,8 @@
  */
 import { createClient } from 'redis';
 // In your app: `from 'openid-oauth-bridge'` and `from 'openid-oauth-bridge/redis'`.
-import { composeStorage, connectStorage, type Storage } from '../src/index.js';
-import { redisEphemeralStore } from '../src/storage/redis/index.js';
+import { connectStorage, type Storage } from '../src/index.js';
+import { composeStorage, redisEphemeralStore } from '../src/storage/redis/index.js';
 
 export async function openStorage(
   databaseUrl: string,

@@ -69,7 +69,6 @@ export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
 
 // Storage: the built-in adapters and the contract a custom adapter implements.
 export { memoryStorage, memoryEphemeralStore, type MemoryStorage } from './storage/memory.js';
-export { composeStorage } from './storage/read.js';
 export { connectStorage, type ConnectStorageOptions } from './storage/sql/connect.js';
 export { sqlStorage, type SqlDatabaseHandle } from './storage/sql/handle.js';
 export type { SqlStorage } from './storage/sql/adapter.js';

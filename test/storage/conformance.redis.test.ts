@@ -2,8 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from 'redis';
 import { StorageUnavailableError } from '../../src/errors/storage-unavailable.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { redisEphemeralStore, type RedisEphemeralClient } from '../../src/storage/redis/index.js';
-import { composeStorage, connectStorage } from '../../src/index.js';
+import {
+  composeStorage,
+  redisEphemeralStore,
+  type RedisEphemeralClient,
+} from '../../src/storage/redis/index.js';
+import { connectStorage } from '../../src/index.js';
 import { describeEphemeralStoreConformance, describeStorageConformance } from '../../src/testing/index.js';
 
 /*

@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  composeStorage,
-  connectStorage,
-  memoryEphemeralStore,
-  type SqlStorage,
-  type Storage,
-} from '../../src/index.js';
+import { connectStorage, memoryEphemeralStore, type SqlStorage, type Storage } from '../../src/index.js';
+import { composeStorage } from '../../src/storage/redis/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { mountClientEndpoints } from '../support/endpoints.js';
 import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';

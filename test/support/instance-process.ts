@@ -18,7 +18,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createClient } from 'redis';
 import {
-  composeStorage,
   authorizeRouter,
   bearerOf,
   closeGracefully,
@@ -28,7 +27,7 @@ import {
   requireBearer,
   tokenRouter,
 } from '../../src/index.js';
-import { redisEphemeralStore } from '../../src/storage/redis/index.js';
+import { composeStorage, redisEphemeralStore } from '../../src/storage/redis/index.js';
 
 const env = (name: string): string => {
   const value = process.env[name];
