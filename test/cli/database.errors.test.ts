@@ -47,7 +47,7 @@ describe('openid-oauth-bridge and its database', () => {
     expect(list.code).toBe(3);
     expect(list.stderr).toBe(
       `database: ${url} (from --database-url)\n` +
-        `error: SQLite database ${url}: the file does not exist, so the schema is not set up; run: openid-oauth-bridge migrate, or connect with connectStorage(url, { migrate: true }) (the file is ${join(dir, 'fresh.db')}: is it the one you meant?)\n`,
+        `error: SQLite database ${url}: the file does not exist, so the schema is not set up; run: npx openid-oauth-bridge migrate with this database's URL (--database-url or DATABASE_URL), or connect with connectStorage(url, { migrate: true }) (the file is ${join(dir, 'fresh.db')}: is it the one you meant?)\n`,
     );
     // Nor is the file created by a command that does not migrate.
     expect(existsSync(join(dir, 'fresh.db'))).toBe(false);

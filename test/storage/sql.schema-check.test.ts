@@ -14,7 +14,8 @@ import { itOn, sqlEngines } from '../support/databases.js';
 const sql = await sqlEngines('schema-check');
 afterAll(sql.cleanup);
 
-const WHAT_TO_DO = 'run: openid-oauth-bridge migrate, or connect with connectStorage(url, { migrate: true })';
+const WHAT_TO_DO =
+  "run: npx openid-oauth-bridge migrate with this database's URL (--database-url or DATABASE_URL), or connect with connectStorage(url, { migrate: true })";
 const LAST = Object.keys(migrations).sort().at(-1)!;
 
 /** What connectStorage rejected with (fails the test if it resolved). */

@@ -126,7 +126,7 @@ function notMigrated(url: string, what: string, cause: unknown): DatabaseError {
   return new DatabaseError(
     'not_migrated',
     `openid-oauth-bridge: ${url.startsWith('sqlite:') ? 'SQLite' : 'PostgreSQL'} database ${redactConnectionString(url)}: ` +
-      `${what}; run: openid-oauth-bridge migrate, or connect with connectStorage(url, { migrate: true })${which}`,
+      `${what}; run: npx openid-oauth-bridge migrate with this database's URL (--database-url or DATABASE_URL), or connect with connectStorage(url, { migrate: true })${which}`,
     { cause },
   );
 }
