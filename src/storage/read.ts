@@ -11,9 +11,13 @@ export function readRows(storage: Storage, request: StorageRead, now: number): P
   const { client, ephemeral = [], token } = request;
   return Promise.all([
     client === undefined ? null : storage.clients.find(client),
-    Promise.all(ephemeral.map(async (key) => [key, await storage.ephemeral.get(key, now)] as const)),
+    Promise.all(ephemeral.map((key) => storage.ephemeral.get(key, now))),
     token === undefined ? null : storage.tokens.find(token),
-  ]).then(([client, ephemeral, token]) => ({ client, ephemeral: Object.fromEntries(ephemeral), token }));
+  ]).then(([client, values, token]) => {
+    const keyed: Record<string, string | null> = {};
+    for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = values[i] ?? null;
+    return { client, ephemeral: keyed, token };
+  });
 }
 
 /**
