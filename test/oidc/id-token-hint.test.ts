@@ -52,16 +52,21 @@ const browser = (app: TestApp): TestApp => ({ ...app, agent: supertest.agent(app
 
 /** Signs `user` in in `app`'s browser and trusts the client: resolves their ID token. */
 async function signIn(app: TestApp, user: string, extra: Record<string, string> = {}): Promise<string> {
+  const token = await signInAndExchange(app, user, extra);
+  expect(token.status).toBe(200);
+  return token.body.id_token as string;
+}
+
+/** Signs `user` in, trusts the client, and exchanges the code: resolves the token endpoint's answer. */
+async function signInAndExchange(app: TestApp, user: string, extra: Record<string, string> = {}) {
   let res = await authorizeWithLogin(app, query(extra), user);
   if (res.status === 200) res = await answerConsent(app, res.text, 'allow');
   const code = new URL(res.headers.location!).searchParams.get('code')!;
-  const token = await app.agent
+  return app.agent
     .post('/oauth/token')
     .type('form')
     .auth('rp', secret)
     .send({ grant_type: 'authorization_code', code, redirect_uri: CODE_REDIRECT });
-  expect(token.status).toBe(200);
-  return token.body.id_token as string;
 }
 
 /** The parameters of the redirect back to the client. */
@@ -225,14 +230,7 @@ describe('the bound of a hint', () => {
         scopes: ['openid'],
       })
     ).clientSecret!;
-    let res = await authorizeWithLogin(app, query());
-    if (res.status === 200) res = await answerConsent(app, res.text, 'allow');
-    const code = new URL(res.headers.location!).searchParams.get('code')!;
-    const token = await app.agent
-      .post('/oauth/token')
-      .type('form')
-      .auth('rp', secret)
-      .send({ grant_type: 'authorization_code', code, redirect_uri: CODE_REDIRECT });
+    const token = await signInAndExchange(app, 'alice');
     expect(token.status).toBe(500);
     expect(token.body.error).toBe('server_error');
     expect(token.body.error_description).toMatch(/too large/);
