@@ -131,6 +131,13 @@ export interface ClientRecord {
    */
   allowedTeams?: string[];
   createdAt: number;
+  /**
+   * Optional; absent or `null` for a client in use or registered by the operator. A client that
+   * registered itself (dynamic registration, RFC 7591) and has had no token issued yet: `prune`
+   * removes it, with its grants, at this time (epoch ms). The library clears it (`null`, through
+   * `clients.update`) when the client's first token is issued: one write, at its first use.
+   */
+  unusedExpiresAt?: number | null;
 }
 
 /** What an operator may change on a registered client. */
@@ -148,6 +155,7 @@ export type ClientChanges = Partial<
     | 'disabled'
     | 'requirePkce'
     | 'allowedTeams'
+    | 'unusedExpiresAt'
   >
 >;
 

@@ -36,6 +36,9 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['device']>, Keys<SchemaInput['device']>>>,
   Expect<
+    Equal<Keys<AuthorizationServerOptions['dynamicRegistration']>, Keys<SchemaInput['dynamicRegistration']>>
+  >,
+  Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
 ];
@@ -53,6 +56,7 @@ describe('AuthorizationServerOptions', () => {
       session: true,
       scopes: true,
       rateLimit: true,
+      dynamicRegistration: true,
       accounts: true,
       authenticatedAccount: true,
       requireStateForImplicit: true,
