@@ -314,6 +314,11 @@ export interface PruneResult {
   tokens: number;
   /** Grants revoked longer ago than the retention. */
   grants: number;
+  /**
+   * Self-registered clients never used, past their `unusedExpiresAt` (with their grants). Optional:
+   * an adapter that leaves it out removes none.
+   */
+  clients?: number;
 }
 
 /** How {@link Storage.prune} deletes: its batch size and how long revoked grants are kept. */
@@ -335,8 +340,10 @@ export interface Storage {
   keys?: KeyStore;
   /**
    * Optional. Deletes what is no longer needed at `now`: expired ephemeral entries, tokens that
-   * can no longer work (expired, of a revoked or replaced grant, of a removed client), and grants
-   * revoked longer ago than the retention. Safe to run from several instances at once.
+   * can no longer work (expired, of a revoked or replaced grant, of a removed client), grants
+   * revoked longer ago than the retention, and self-registered clients never used whose
+   * `unusedExpiresAt` is at or before `now`, with their grants. Safe to run from several
+   * instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
   /**

@@ -115,6 +115,11 @@ function readMetadata(ctx: RegistrationContext): Promise<void> {
       'The body must be client metadata in application/json (RFC 7591 3.1).',
     );
   }
+  // The JSON parser reads an empty body as `{}`: no metadata, rather than metadata without fields.
+  if (req.headers['content-length'] === '0') {
+    throw new OAuthError('invalid_client_metadata', 'The body is empty: send the client metadata as JSON.');
+  }
+  // A body the host's own JSON parser read already is taken as it is.
   return parse(parseJson, req, res).then(
     () => {
       ctx.body = req.body;

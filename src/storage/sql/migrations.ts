@@ -90,6 +90,16 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('post_logout_redirect_uris', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('require_pkce', 'integer', (col) => col.notNull().defaultTo(0))
     .addColumn('allowed_teams', 'text', (col) => col.notNull().defaultTo(''))
+    .addColumn('unused_expires_at', 'bigint')
+    .execute();
+  // Prune finds the self-registered clients not used yet by it; every other client has none, so
+  // the index is partial (`unused_expires_at <= t` implies `IS NOT NULL`).
+  await db.schema
+    .createIndex('oauth_clients_unused_expires_at')
+    .ifNotExists()
+    .on('oauth_clients')
+    .column('unused_expires_at')
+    .where('unused_expires_at', 'is not', null)
     .execute();
 }
 

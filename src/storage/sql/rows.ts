@@ -21,6 +21,7 @@ export const COLUMNS = {
     'require_pkce',
     'created_at',
     'allowed_teams',
+    'unused_expires_at',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
   oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
@@ -80,6 +81,7 @@ export function toClient(row: ClientRow): ClientRecord {
     requirePkce: row.require_pkce !== 0,
     createdAt: millis(row.created_at),
     ...(row.allowed_teams === '' ? {} : { allowedTeams: scopesOf(row.allowed_teams) }),
+    ...(row.unused_expires_at === null ? {} : { unusedExpiresAt: millis(row.unused_expires_at) }),
   };
 }
 
@@ -98,6 +100,7 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     require_pkce: client.requirePkce === true ? 1 : 0,
     created_at: client.createdAt,
     allowed_teams: scopeText(client.allowedTeams ?? []),
+    unused_expires_at: client.unusedExpiresAt ?? null,
   };
 }
 

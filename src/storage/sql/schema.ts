@@ -32,6 +32,8 @@ export interface Database {
     created_at: Millis;
     /** Space-delimited team names; `''`: anyone may use the client. */
     allowed_teams: ColumnType<string, string | undefined, string>;
+    /** A self-registered client not used yet: removed by prune at this time; `null` otherwise. */
+    unused_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   };
   oauth_users: {
     id: string;

@@ -113,6 +113,7 @@ const FOUND_COLUMNS = [
   'c.require_pkce',
   'c.created_at',
   'c.allowed_teams',
+  'c.unused_expires_at',
 ] as const;
 
 type Millis = number;
@@ -152,6 +153,7 @@ type FoundRow = [
   clientRequirePkce: number,
   clientCreatedAt: Millis,
   clientAllowedTeams: string,
+  clientUnusedExpiresAt: Millis | null,
 ];
 
 /** The token, grant and client of a JSON array that {@link foundQuery} read. */
@@ -187,6 +189,7 @@ export function found(json: string): FoundTokenRecord {
     require_pkce,
     c_created_at,
     allowed_teams,
+    unused_expires_at,
   ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
@@ -229,6 +232,7 @@ export function found(json: string): FoundTokenRecord {
           require_pkce,
           created_at: c_created_at,
           allowed_teams,
+          unused_expires_at,
         });
   return { token, grant, client };
 }

@@ -5,6 +5,7 @@
  * access token, the metadata names the endpoint only when it is on, and openid-client's own
  * registration (an implementation written elsewhere) reads the answer.
  */
+import { json } from 'express';
 import * as oidcClient from 'openid-client';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
@@ -305,6 +306,22 @@ describe('off by default', () => {
       createAuthorizationServer({ ...options, storage, dynamicRegistration: { scopes: ['admin'] } }),
     ).toThrow(/dynamicRegistration.scopes: "admin" is not a scope the server offers/);
     expect(() => createAuthorizationServer({ ...options, storage, dynamicRegistration: true })).not.toThrow();
+  });
+});
+
+describe("the host's own body parser", () => {
+  it('reads a body that express.json() in front of the routers parsed already', async () => {
+    const app = await createTestApp({ scopes: SCOPES, dynamicRegistration: true }, (express) =>
+      express.use(json()),
+    );
+    t = app;
+    const res = await register(app, MCP_CLIENT);
+    expect(res.status).toBe(201);
+    expect(res.body.redirect_uris).toEqual([MCP_REDIRECT]);
+    expectOAuthError(
+      await register(app, { ...MCP_CLIENT, redirect_uris: ['javascript:x'] }),
+      'invalid_redirect_uri',
+    );
   });
 });
 
