@@ -125,7 +125,7 @@ export async function registerClient(
  * What a registration records besides the fields the operator gives: the library's own marks of
  * a client registered otherwise than by the operator (dynamic registration), and its time.
  */
-export type RecordExtras = Partial<Pick<ClientRecord, 'createdAt' | 'unusedExpiresAt'>>;
+export type RecordExtras = Partial<Pick<ClientRecord, 'createdAt' | 'registeredVia' | 'unusedExpiresAt'>>;
 
 /**
  * {@link registerClient}, with the same checks, recording `extras` too. The one way every

@@ -78,6 +78,15 @@ function consent(data: ConsentPageData): string {
       </p>
       ${scopes}
       ${
+        data.registeredVia === 'dynamic'
+          ? html`<p class="self-registered">
+              <strong>${data.applicationName} registered itself with this site:</strong> its name is its own
+              claim, not checked by anyone here. Trust it only if you are connecting it
+              yourself${data.returnsTo ? html`; it will send you back to <strong>${data.returnsTo}</strong>` : ''}.
+            </p>`
+          : ''
+      }
+      ${
         data.userCode
           ? html`<p class="code-check">
               Approve only if your device shows this code:

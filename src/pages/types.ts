@@ -41,6 +41,18 @@ export interface ConsentPageData {
    */
   userCode?: string;
   /**
+   * How the application came to be known here when the operator did not register it: `dynamic`,
+   * it registered itself (RFC 7591), so its name is its own claim, checked by no one. The page
+   * says so, with {@link ConsentPageData.returnsTo}. Absent: registered by the operator.
+   */
+  registeredVia?: 'document' | 'dynamic';
+  /**
+   * With `registeredVia`: where the application sends the person back after the answer (the host
+   * of the redirect URI, or its scheme for an app on the device), the one thing about it that is
+   * checked. Absent for a device's request.
+   */
+  returnsTo?: string;
+  /**
    * The person is asked at every sign-in of this application, not once (a device; a native app
    * that anyone on the machine could impersonate): the page must not say it will not ask again.
    */

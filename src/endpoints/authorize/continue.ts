@@ -68,6 +68,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         ...pictureOf(user),
         ...(pending.kind === 'device' ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
+        ...notRegisteredByOperator(client, pending),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -87,6 +88,21 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       providers: providerChoices(server),
     }),
   );
+}
+
+/**
+ * What the consent page says of an application the operator did not register: how it came to be
+ * known, and where it sends the person back (the redirect URI's host, or its scheme).
+ */
+function notRegisteredByOperator(
+  client: ClientRecord,
+  pending: PendingAuthorization,
+): { registeredVia?: 'document' | 'dynamic'; returnsTo?: string } {
+  const via = client.registeredVia;
+  if (via === undefined || via === 'operator') return {};
+  if (pending.kind !== 'redirect') return { registeredVia: via };
+  const url = new URL(pending.redirectUri);
+  return { registeredVia: via, returnsTo: url.host || url.protocol.slice(0, -1) };
 }
 
 /**

@@ -155,7 +155,7 @@ async function register(ctx: RegistrationContext): Promise<void> {
     trusted: ctx.trusted,
     scopes: settings.scopes ?? Object.keys(server.options.scopes),
     now,
-    extras: { unusedExpiresAt: now + settings.unusedTtl * 1000 },
+    extras: { registeredVia: 'dynamic', unusedExpiresAt: now + settings.unusedTtl * 1000 },
   });
   const { client } = registration;
   emit(server, {

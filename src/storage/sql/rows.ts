@@ -21,10 +21,21 @@ export const COLUMNS = {
     'require_pkce',
     'created_at',
     'allowed_teams',
+    'resources',
+    'registered_via',
     'unused_expires_at',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
-  oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
+  oauth_grants: [
+    'grant_id',
+    'user_id',
+    'client_id',
+    'scopes',
+    'resources',
+    'created_at',
+    'updated_at',
+    'revoked_at',
+  ],
   oauth_tokens: [
     'token_hash',
     'type',
@@ -32,6 +43,7 @@ export const COLUMNS = {
     'client_id',
     'user_id',
     'scopes',
+    'resources',
     'created_at',
     'expires_at',
     'origin',
@@ -81,6 +93,10 @@ export function toClient(row: ClientRow): ClientRecord {
     requirePkce: row.require_pkce !== 0,
     createdAt: millis(row.created_at),
     ...(row.allowed_teams === '' ? {} : { allowedTeams: scopesOf(row.allowed_teams) }),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
+    ...(row.registered_via === 'operator'
+      ? {}
+      : { registeredVia: row.registered_via as NonNullable<ClientRecord['registeredVia']> }),
     ...(row.unused_expires_at === null ? {} : { unusedExpiresAt: millis(row.unused_expires_at) }),
   };
 }
@@ -100,6 +116,8 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     require_pkce: client.requirePkce === true ? 1 : 0,
     created_at: client.createdAt,
     allowed_teams: scopeText(client.allowedTeams ?? []),
+    resources: scopeText(client.resources ?? []),
+    registered_via: client.registeredVia ?? 'operator',
     unused_expires_at: client.unusedExpiresAt ?? null,
   };
 }
@@ -119,6 +137,7 @@ export function toGrant(row: GrantRow): GrantRecord {
     userId: row.user_id,
     clientId: row.client_id,
     scopes: scopesOf(row.scopes),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
     createdAt: millis(row.created_at),
     updatedAt: millis(row.updated_at),
     revokedAt: millisOrNull(row.revoked_at),
@@ -133,6 +152,7 @@ export function toToken(row: TokenRow): TokenRecord {
     clientId: row.client_id,
     userId: row.user_id,
     scopes: scopesOf(row.scopes),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
     createdAt: millis(row.created_at),
     expiresAt: millisOrNull(row.expires_at),
     origin: row.origin as TokenRecord['origin'],

@@ -14,10 +14,16 @@ import {
   type ServerEvent,
   type Storage,
 } from '../../../src/index.js';
-import { createTestApp, expectOAuthError, type TestApp, type TestAppOptions } from '../../support/app.js';
+import {
+  CODE_REDIRECT,
+  createTestApp,
+  expectOAuthError,
+  type TestApp,
+  type TestAppOptions,
+} from '../../support/app.js';
 import { freshPostgresStorage, postgresAvailability } from '../../support/databases.js';
 import { callRealms } from '../../support/endpoints.js';
-import { basicAuth } from '../../support/flow.js';
+import { authorizeWithLogin, basicAuth } from '../../support/flow.js';
 import { publicCodeFlow, register } from '../../support/registration.js';
 
 const SCOPES = { realms: 'See your realms', 'realms:write': 'Change your realms' };
@@ -101,6 +107,7 @@ describe.each(backends)('a public client registers itself and signs a person in 
         grantType: 'authorization_code',
         secretHash: null,
         scopes: ['realms'],
+        registeredVia: 'dynamic',
       });
       expect(stored!.unusedExpiresAt).toBeGreaterThan(before);
       expect(events).toContainEqual(
@@ -125,6 +132,35 @@ describe.each(backends)('a public client registers itself and signs a person in 
       expect(refreshed.status).toBe(200);
     },
   );
+});
+
+describe('the consent page', () => {
+  it('says the application registered itself, with where it sends the person back', async () => {
+    const app = await start();
+    const { client_id: clientId } = (await register(app, { ...MCP_CLIENT, client_name: 'Google Drive' }))
+      .body;
+    const query = { response_type: 'code', redirect_uri: MCP_REDIRECT, code_challenge_method: 'S256' };
+    const challenge = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+    const consent = await authorizeWithLogin(app, {
+      ...query,
+      client_id: clientId,
+      code_challenge: challenge,
+    });
+    expect(consent.status).toBe(200);
+    const text = consent.text.replace(/\s+/g, ' ');
+    expect(text).toContain('Google Drive registered itself with this site:');
+    expect(text).toContain('it will send you back to <strong>mcp-client.example</strong>');
+    // An application the operator registered is not marked (the person is signed in by now).
+    const operators = await app.agent.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: app.codeClient.clientId,
+      redirect_uri: CODE_REDIRECT,
+      scope: 'realms',
+    });
+    expect(operators.status).toBe(200);
+    expect(operators.text).toContain('Do you trust Photo Printer?');
+    expect(operators.text).not.toContain('registered itself');
+  });
 });
 
 describe('what a registration may leave out or add', () => {
