@@ -1,10 +1,11 @@
-import express, { type RequestHandler } from 'express';
+import express from 'express';
 import { registerDynamicClient } from '../../clients/dynamic.js';
 import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { json } from '../../http/answer.js';
 import { addressKey, countInWindow, tooMany } from '../shared/client-rate-limit.js';
+import { parse } from '../shared/form.js';
 import { endpoint, type Context } from '../shared/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import type { ResolvedOptions } from '../../config/options.js';
@@ -135,13 +136,6 @@ function readMetadata(ctx: RegistrationContext): Promise<void> {
       );
     },
   );
-}
-
-/** Runs the body parser, which ends by calling `next()` or `next(error)`. */
-function parse(parser: RequestHandler, req: Context['req'], res: Context['res']): Promise<void> {
-  return new Promise((resolve, reject) => {
-    void parser(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
-  });
 }
 
 /**
