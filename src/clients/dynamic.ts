@@ -105,7 +105,8 @@ export async function registerDynamicClient(
         redirectUri,
         grantType: 'authorization_code',
         public: isPublic,
-        scopes,
+        // None: a server that names no scopes, and a client that asked for none.
+        ...(scopes.length ? { scopes } : {}),
         ...(contacts.length ? { contacts } : {}),
       },
       { offeredScopes: policy.scopes },

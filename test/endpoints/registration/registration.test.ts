@@ -194,6 +194,16 @@ describe('what a registration may leave out or add', () => {
     });
   });
 
+  it('registers without scopes on a server that names none, and keeps those asked for on it', async () => {
+    const app = await start({ scopes: {}, dynamicRegistration: true });
+    const none = await register(app, { redirect_uris: [MCP_REDIRECT] });
+    expect(none.status).toBe(201);
+    expect(none.body).not.toHaveProperty('scope');
+    const some = await register(app, { redirect_uris: [MCP_REDIRECT], scope: 'anything:read other' });
+    expect(some.status).toBe(201);
+    expect(some.body.scope).toBe('anything:read other');
+  });
+
   it('keeps the scopes within dynamicRegistration.scopes', async () => {
     const app = await start({ dynamicRegistration: { scopes: ['realms'] } });
     const res = await register(app, { redirect_uris: [MCP_REDIRECT], scope: 'realms realms:write' });
