@@ -17,6 +17,7 @@ import {
   obtainCode,
   refreshWith,
 } from '../../support/flow.js';
+import { answerDevice, pollToken, registerDeviceClient, requestDeviceCode } from '../../support/device.js';
 
 // The demo's shape: the API at the origin is the default resource, an MCP server is a second one.
 let t: TestApp;
@@ -244,6 +245,32 @@ describe('resource indicators (RFC 8707)', () => {
     } finally {
       await t.storage.clients.update!(t.codeClient.clientId, { resources: [] });
     }
+  });
+});
+
+describe('the device flow with a resource', () => {
+  it('binds the device tokens to the resource asked for, and refuses an unknown one', async () => {
+    await registerDeviceClient(t.storage);
+    const unknown = await requestDeviceCode(t, {
+      client_id: 'realm-cli',
+      resource: 'https://elsewhere.example/',
+    });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error).toBe('invalid_target');
+    const started = await requestDeviceCode(t, { client_id: 'realm-cli', resource: mcp });
+    expect(started.status).toBe(200);
+    const { consent } = await answerDevice(t, started.body.user_code, 'allow', 'device-resource-user');
+    expect(consent).toContain('Realms MCP server');
+    const wider = await pollToken(t, {
+      client_id: 'realm-cli',
+      device_code: started.body.device_code,
+      resource: api,
+    });
+    expect(wider.body.error).toBe('invalid_target');
+    const tokens = await pollToken(t, { client_id: 'realm-cli', device_code: started.body.device_code });
+    expect(tokens.status, JSON.stringify(tokens.body)).toBe(200);
+    expect((await supertest(t.app).post('/mcp').set(bearer(tokens.body.access_token))).status).toBe(200);
+    expect((await supertest(t.app).get('/v1/realms').set(bearer(tokens.body.access_token))).status).toBe(401);
   });
 });
 
