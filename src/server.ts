@@ -6,6 +6,7 @@ import {
 } from './config/options.js';
 import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime } from './config/server.js';
 import { OAuthError } from './errors/oauth-error.js';
+import { declaredResources } from './rules/resources.js';
 import { KeySecretError, keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
 import type { Storage } from './storage/types.js';
 import { ServerEvents } from './events/emitter.js';
@@ -122,6 +123,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     storage,
     events: new ServerEvents(() => server.logger),
     urls,
+    resources: declaredResources(options.resources),
     pages: { ...defaultPages, ...options.pages },
     clock,
     logger,

@@ -4,7 +4,8 @@ import type { Strategy } from 'passport-strategy';
 import type { Jwk } from '../oidc/keys.js';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
-import { SCOPE_TOKEN } from '../rules/scopes.js';
+import { SCOPE_TOKEN, unofferedScope } from '../rules/scopes.js';
+import { resourceKey } from '../rules/resources.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import { openIdProviderSchema } from '../login/openid/options.js';
 import { MAX_PROVIDER_NAME_LENGTH } from '../rules/names.js';
@@ -226,6 +227,19 @@ export const optionsSchema = z.strictObject({
     }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),
+  /** The resources tokens are issued for (RFC 8707), each with its metadata (RFC 9728). */
+  resources: z
+    .array(
+      z.strictObject({
+        resource: z.string().refine((uri) => resourceKey(uri) !== undefined && /^https?:/i.test(uri), {
+          error: 'must be an absolute http(s) URL without a fragment',
+        }),
+        name: z.string().min(1).max(200).optional(),
+        scopes: z.array(scopeToken).optional(),
+        default: z.boolean().optional(),
+      }),
+    )
+    .default([]),
   /**
    * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per
    * address (`req.ip`, so the host's `trust proxy` setting applies), in fixed windows. Successes
@@ -367,6 +381,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     // The OpenID Connect scopes are offered whenever the operator lists scopes at all.
     if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
   }
+  checkResources(resolved);
   checkDynamicRegistration(resolved);
   return resolved;
 }
@@ -386,6 +401,32 @@ function checkClaimsStore(resolved: ResolvedOptions): void {
   throw new TypeError(
     `openid-oauth-bridge: invalid options\n  ${path}: the storage has no users.saveClaims and users.findClaims to keep each account's claims and teams in; use a built-in adapter or add the pair to yours (docs/storage.md)`,
   );
+}
+
+/** Declared resources are distinct, at most one is the default, and their scopes are offered. */
+function checkResources(resolved: ResolvedOptions): void {
+  const refuse = (index: number, message: string) =>
+    new TypeError(`openid-oauth-bridge: invalid options\n  resources.${index}: ${message}`);
+  const seen = new Set<string>();
+  let fallback: number | undefined;
+  for (const [index, declared] of resolved.resources.entries()) {
+    const key = resourceKey(declared.resource)!;
+    if (seen.has(key)) throw refuse(index, `${JSON.stringify(declared.resource)} is declared twice`);
+    seen.add(key);
+    if (declared.default) {
+      if (fallback !== undefined) {
+        throw refuse(index, `only one resource may be the default (resources.${fallback} is)`);
+      }
+      fallback = index;
+    }
+    const unknown = unofferedScope(resolved.scopes, declared.scopes ?? []);
+    if (unknown !== undefined) {
+      throw refuse(
+        index,
+        `scope ${JSON.stringify(unknown)} is not one the server offers (the scopes option)`,
+      );
+    }
+  }
 }
 
 /**

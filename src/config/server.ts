@@ -4,6 +4,7 @@ import type { PageRenderers } from '../pages/types.js';
 import type { SessionLoader } from '../session/login-session.js';
 import type { KeySet } from '../oidc/keys.js';
 import type { Storage } from '../storage/types.js';
+import type { ResourceSet } from '../rules/resources.js';
 import type { Logger, ResolvedOptions } from './options.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -57,6 +58,8 @@ export interface AuthorizationServer {
   readonly options: ResolvedOptions;
   readonly storage: Storage;
   readonly urls: EndpointUrls;
+  /** The resources tokens are issued for (the `resources` option), resolved. */
+  readonly resources: ResourceSet;
   readonly pages: PageRenderers;
   readonly clock: () => number;
   readonly logger: Logger;

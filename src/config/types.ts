@@ -84,6 +84,22 @@ export interface AuthorizationServerOptions {
   scopes?: Record<string, string>;
 
   /**
+   * The resources (your API, an MCP server) this server issues tokens for (RFC 8707 resource
+   * indicators): each gets its protected resource metadata (RFC 9728, served by `metadataRouter`)
+   * and is guarded by `requireBearer(server, { resource })`; a token is bound to one resource and
+   * refused at every other. A request names its resource with `resource`, or gets the default
+   * one. Default `[]`: tokens are bound to no resource, and `resource` parameters are ignored.
+   * See docs/mcp.md.
+   *
+   * @example
+   * [
+   *   { resource: 'https://example.com/', name: 'Example API', default: true },
+   *   { resource: 'https://example.com/mcp', name: 'Example MCP server', scopes: ['realms:read'] },
+   * ]
+   */
+  resources?: ResourceOptions[];
+
+  /**
    * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per address
    * (`req.ip`, so the host's `trust proxy` setting applies), in fixed windows. Successes are never
    * counted. `false` turns the limit off. Default: 10 failures per client and 50 per address per
@@ -193,6 +209,30 @@ export interface ProviderOptions {
   teams?: readonly string[];
   /** Where the account's profile is read after a login (`steam({ webApi })`). Default: none. */
   profile?: ProviderPreset['profile'];
+}
+
+/** One resource of {@link AuthorizationServerOptions.resources}. */
+export interface ResourceOptions {
+  /**
+   * The resource identifier (RFC 8707 2): the absolute http(s) URL clients reach it at, without a
+   * fragment; the audience of its tokens. An origin with and without its trailing `/` is the same
+   * resource. Unique among the resources.
+   *
+   * @example 'https://example.com/mcp'
+   */
+  resource: string;
+  /** Shown to people: the metadata's `resource_name` and the consent page. Default: none. */
+  name?: string;
+  /**
+   * The scopes it knows, among those the server offers (`scopes_supported` of its metadata).
+   * Default: every scope the server offers.
+   */
+  scopes?: string[];
+  /**
+   * Requests that name no resource get tokens for this one: existing clients keep working at
+   * your API while new ones name theirs. At most one resource is the default. Default `false`.
+   */
+  default?: boolean;
 }
 
 /** {@link AuthorizationServerOptions.login}. */
@@ -431,6 +471,7 @@ export interface ResolvedOptions {
     secureCookie?: boolean;
   };
   scopes: Record<string, string>;
+  resources: ResourceOptions[];
   rateLimit: false | Required<RateLimitOptions>;
   dynamicRegistration:
     | false

@@ -1,8 +1,8 @@
 import { StorageUnavailableError } from './storage-unavailable.js';
 
 /**
- * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2), RFC 6750 (section 3.1) and RFC 7591
- * (section 3.2.2), plus `temporarily_unavailable` used for storage outages.
+ * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2), RFC 6750 (section 3.1), RFC 8707
+ * and RFC 7591 (section 3.2.2), plus `temporarily_unavailable` used for storage outages.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -25,6 +25,8 @@ export type OAuthErrorCode =
   | 'authorization_pending'
   | 'slow_down'
   | 'expired_token'
+  // RFC 8707 2, a resource the server does not issue tokens for.
+  | 'invalid_target'
   // RFC 7591 3.2.2, the client registration error response.
   | 'invalid_redirect_uri'
   | 'invalid_client_metadata';
@@ -55,6 +57,7 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   authorization_pending: 400,
   slow_down: 400,
   expired_token: 400,
+  invalid_target: 400,
   invalid_redirect_uri: 400,
   invalid_client_metadata: 400,
 };

@@ -93,6 +93,8 @@ export interface TokenIssuedEvent extends ServerEventBase {
   userId: string;
   grantId: string;
   scopes: string[];
+  /** The resources (RFC 8707) the access token is for; absent: none. */
+  resources?: string[];
   /** Whether a refresh token was issued with it. */
   refreshToken: boolean;
 }
@@ -104,6 +106,8 @@ export interface TokenRefreshedEvent extends ServerEventBase {
   userId: string;
   grantId: string;
   scopes: string[];
+  /** The resources (RFC 8707) the access token is for; absent: none. */
+  resources?: string[];
   /** Whether a new refresh token replaced the presented one (`tokens.rotateRefreshTokens`). */
   rotated: boolean;
 }

@@ -77,6 +77,7 @@ function consent(data: ConsentPageData): string {
         <strong>${data.applicationName}</strong> wants to access your account. It will not see your password.
       </p>
       ${scopes}
+      ${data.resource ? html`<p class="resource">For use at ${data.resource.name ? html`<strong>${data.resource.name}</strong> (${data.resource.uri})` : html`<strong>${data.resource.uri}</strong>`}.</p>` : ''}
       ${
         data.registeredVia === 'dynamic'
           ? html`<p class="self-registered">

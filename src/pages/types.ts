@@ -25,6 +25,11 @@ export interface ConsentPageData {
   clientId: string;
   /** Scopes the application asks for, with the operator's descriptions. */
   scopes: ScopeDescription[];
+  /**
+   * The resource (RFC 8707) the access is for, when the server declares resources: its URL and the
+   * name the host gave it.
+   */
+  resource?: { uri: string; name?: string };
   /** The form's target (POST). */
   action: string;
   /** Hidden fields the form must send back unchanged. */

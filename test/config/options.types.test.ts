@@ -41,6 +41,12 @@ export type Checks = [
   Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
+  Expect<
+    Equal<
+      Keys<NonNullable<AuthorizationServerOptions['resources']>[number]>,
+      Keys<NonNullable<SchemaInput['resources']>[number]>
+    >
+  >,
 ];
 
 describe('AuthorizationServerOptions', () => {
@@ -55,6 +61,7 @@ describe('AuthorizationServerOptions', () => {
       oidc: true,
       session: true,
       scopes: true,
+      resources: true,
       rateLimit: true,
       dynamicRegistration: true,
       accounts: true,

@@ -8,6 +8,8 @@ import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
 import { scopesCover, unofferedScope } from '../../rules/scopes.js';
+import { clientMayUse, findResource } from '../../rules/resources.js';
+import type { ConsentPageData } from '../../pages/types.js';
 import {
   pictureOf,
   type PendingAuthorization,
@@ -42,7 +44,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     const everyTime = asksEveryTime(client, pending);
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
       const grant = await standingGrant(server, user.id, client.clientId);
-      if (grant && scopesCover(grant.scopes, pending.scopes)) {
+      if (grant && scopesCover(grant.scopes, pending.scopes) && resourceCovered(grant, pending)) {
         ctx.session!.clearPending();
         return issue(ctx, pending, user, grant);
       }
@@ -62,6 +64,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         applicationName: client.applicationName,
         clientId: client.clientId,
         scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
+        ...resourceShown(ctx),
         action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
@@ -220,7 +223,8 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     client.grantType !== expectedGrant ||
     (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
     !scopesCover(client.scopes, pending.scopes) ||
-    unofferedScope(server.options.scopes, pending.scopes) !== undefined
+    unofferedScope(server.options.scopes, pending.scopes) !== undefined ||
+    !resourceStillOffered(ctx, client)
   ) {
     throw new OAuthError('access_denied', 'The client application is no longer registered as it was.', {
       redirectable: false,
@@ -247,6 +251,7 @@ export async function issue(
     userId: user.id,
     scopes: pending.scopes,
     grantId: grant.grantId,
+    ...(pending.resource === undefined ? {} : { resources: [pending.resource] }),
   };
   const target = ctx.redirectTarget!;
   if (pending.responseType === 'code') {
@@ -285,4 +290,24 @@ export async function issue(
     },
     req.method,
   );
+}
+
+/** Whether the user already trusts the client with the resource the request is for (none: yes). */
+function resourceCovered(grant: GrantRecord, pending: PendingAuthorization): boolean {
+  return pending.resource === undefined || (grant.resources ?? []).includes(pending.resource);
+}
+
+/** The resource the consent page names, when the request is for one. */
+function resourceShown({ server, pending }: AuthorizeContext): Pick<ConsentPageData, 'resource'> {
+  if (pending.resource === undefined) return {};
+  const declared = findResource(server.resources, pending.resource);
+  const name = declared?.name;
+  return { resource: { uri: pending.resource, ...(name === undefined ? {} : { name }) } };
+}
+
+/** Whether the resource of a resumed request is still declared, and the client may still use it. */
+function resourceStillOffered({ server, pending }: AuthorizeContext, client: ClientRecord): boolean {
+  if (pending.resource === undefined) return true;
+  const declared = findResource(server.resources, pending.resource);
+  return declared !== undefined && clientMayUse(client, declared);
 }

@@ -7,6 +7,7 @@ import type { PendingAuthorization } from '../../session/state.js';
 import type { ClientRecord } from '../../storage/types.js';
 import type { Context } from '../shared/pipeline.js';
 import { clientRequestScopes } from '../../rules/scopes.js';
+import { requestedResource } from '../../rules/resources.js';
 import { randomId } from '../../crypto/secrets.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 
@@ -67,7 +68,8 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     issuer: server.urls.issuer,
   };
 
-  const [repeated] = params.repeated;
+  // RFC 8707 allows resource more than once; it is refused below as invalid_target.
+  const repeated = [...params.repeated].find((name) => name !== 'resource');
   if (repeated !== undefined) {
     throw new OAuthError('invalid_request', `The parameter ${safeName(repeated)} must be given once.`);
   }
@@ -88,6 +90,10 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     throw new OAuthError('invalid_request', 'The parameter state is required for the implicit grant.');
   }
   const scopes = clientRequestScopes(optionalParam(params.values, 'scope'), client, server.options.scopes);
+  const resource = requestedResource(server.resources, client, {
+    value: optionalParam(params.values, 'resource'),
+    repeated: params.repeated.has('resource'),
+  });
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');
@@ -113,6 +119,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     responseType,
     state,
     scopes,
+    ...(resource === undefined ? {} : { resource: resource.resource }),
     codeChallenge,
     codeChallengeMethod,
     ...(nonce === undefined ? {} : { nonce }),
