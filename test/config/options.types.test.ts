@@ -36,6 +36,12 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['device']>, Keys<SchemaInput['device']>>>,
   Expect<
+    Equal<
+      Keys<AuthorizationServerOptions['clientMetadataDocuments']>,
+      Keys<SchemaInput['clientMetadataDocuments']>
+    >
+  >,
+  Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
 ];
@@ -50,6 +56,7 @@ describe('AuthorizationServerOptions', () => {
       tokens: true,
       device: true,
       oidc: true,
+      clientMetadataDocuments: true,
       session: true,
       scopes: true,
       rateLimit: true,
