@@ -3,15 +3,18 @@
  * document it serves; the authorization server fetches it (here from a real https server on
  * 127.0.0.1, trusted through `allowLoopbackOrigins` and `ca`) and treats it as a public client.
  */
-import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, type ServerEvent } from '../../src/index.js';
 import { createTestApp, expectOAuthError, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
-import { clientDocument, startDocumentServer, type DocumentServer } from '../support/document-server.js';
-
-const VERIFIER = 'a-code-verifier-that-is-long-enough-for-rfc-7636-xyz';
-const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+import {
+  clientDocument,
+  DOCUMENT_CLIENT_VERIFIER,
+  documentClientQuery,
+  documentClientTokens,
+  startDocumentServer,
+  type DocumentServer,
+} from '../support/document-server.js';
 
 let docs: DocumentServer;
 let t: TestApp;
@@ -41,47 +44,24 @@ afterEach(async () => {
   await docs.close();
 });
 
-const query = (extra: Record<string, string> = {}) => ({
-  response_type: 'code',
-  client_id: clientId,
-  redirect_uri: 'http://localhost:53682/callback',
-  scope: 'realms',
-  state: 'st',
-  code_challenge: CHALLENGE,
-  code_challenge_method: 'S256',
-  ...extra,
-});
+const query = (extra: Record<string, string> = {}) => documentClientQuery(clientId, extra);
 
 describe('a client named by its metadata document', () => {
   it('runs the code flow with PKCE: login, consent that names the hosts, token, refresh, API', async () => {
     await start();
-    let res = await authorizeWithLogin(t, query());
-    expect(res.status).toBe(200);
-    expect(res.text).toContain('Agent Desk');
-    expect(res.text).toContain('not registered by this site');
-    expect(res.text).toContain(`<strong>${new URL(docs.origin).host}</strong>`);
-    expect(res.text).toContain('<strong>localhost:53682</strong>');
-    expect(res.text).toContain('You will be asked each time it signs in.');
-    res = await answerConsent(t, res.text, 'allow');
-    expect(res.status).toBe(303);
-    const back = new URL(res.headers.location!);
-    expect(back.origin).toBe('http://localhost:53682');
-    const code = back.searchParams.get('code')!;
-
-    const token = await t.agent.post('/oauth/token').type('form').send({
-      grant_type: 'authorization_code',
-      code,
-      client_id: clientId,
-      redirect_uri: 'http://localhost:53682/callback',
-      code_verifier: VERIFIER,
+    const token = await documentClientTokens(t, clientId, (page) => {
+      expect(page).toContain('Agent Desk');
+      expect(page).toContain('not registered by this site');
+      expect(page).toContain(`<strong>${new URL(docs.origin).host}</strong>`);
+      expect(page).toContain('<strong>localhost:53682</strong>');
+      expect(page).toContain('You will be asked each time it signs in.');
     });
-    expect(token.status).toBe(200);
-    expect(token.body.refresh_token).toBeTruthy();
-    const api = await t.agent.get('/v1/realms').set('authorization', `Bearer ${token.body.access_token}`);
+    expect(token.refresh_token).toBeTruthy();
+    const api = await t.agent.get('/v1/realms').set('authorization', `Bearer ${token.access_token}`);
     expect(api.status).toBe(200);
     const refreshed = await t.agent.post('/oauth/token').type('form').send({
       grant_type: 'refresh_token',
-      refresh_token: token.body.refresh_token,
+      refresh_token: token.refresh_token,
       client_id: clientId,
     });
     expect(refreshed.status).toBe(200);
@@ -94,6 +74,7 @@ describe('a client named by its metadata document', () => {
       grantType: 'authorization_code',
       scopes: ['realms'],
       disabled: false,
+      registeredVia: 'document',
     });
     // One fetch for the whole flow: authorize, resume, consent, token, refresh.
     expect(docs.requests('/oauth/client.json')).toBe(1);
@@ -114,7 +95,7 @@ describe('a client named by its metadata document', () => {
         code,
         client_id: clientId,
         redirect_uri: 'http://localhost:53682/callback',
-        code_verifier: `${VERIFIER}-wrong`,
+        code_verifier: `${DOCUMENT_CLIENT_VERIFIER}-wrong`,
       });
     expectOAuthError(token, 'invalid_grant');
   });

@@ -5,12 +5,16 @@
  * the requests for each path, so a test can tell how many fetches a flow made.
  */
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { expect } from 'vitest';
+import type { TestApp } from './app.js';
+import { answerConsent, authorizeWithLogin } from './flow.js';
 
 /** How one path answers: a document (JSON, with headers) or a handler of its own. */
 export type DocumentRoute =
@@ -121,4 +125,55 @@ export function clientDocument(
     token_endpoint_auth_method: 'none',
     ...extra,
   };
+}
+
+/** The PKCE verifier of {@link documentClientCode}, and its S256 challenge. */
+export const DOCUMENT_CLIENT_VERIFIER = 'a-code-verifier-that-is-long-enough-for-rfc-7636-xyz';
+export const DOCUMENT_CLIENT_CHALLENGE = createHash('sha256')
+  .update(DOCUMENT_CLIENT_VERIFIER)
+  .digest('base64url');
+
+/** The authorization request of a document client (PKCE, a loopback redirect on port 53682). */
+export function documentClientQuery(clientId: string, extra: Record<string, string> = {}) {
+  return {
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: 'http://localhost:53682/callback',
+    scope: 'realms',
+    state: 'st',
+    code_challenge: DOCUMENT_CLIENT_CHALLENGE,
+    code_challenge_method: 'S256',
+    ...extra,
+  };
+}
+
+/**
+ * A document client's code flow: login at the development provider, consent (checked with
+ * `onConsent`), the redirect with a code, and its exchange with the verifier; resolves the token
+ * response.
+ */
+export async function documentClientTokens(
+  t: TestApp,
+  clientId: string,
+  onConsent: (page: string) => void = () => {},
+) {
+  let res = await authorizeWithLogin(t, documentClientQuery(clientId));
+  expect(res.status).toBe(200);
+  onConsent(res.text);
+  res = await answerConsent(t, res.text, 'allow');
+  expect(res.status).toBe(303);
+  const back = new URL(res.headers.location!);
+  expect(back.origin).toBe('http://localhost:53682');
+  const token = await t.agent
+    .post('/oauth/token')
+    .type('form')
+    .send({
+      grant_type: 'authorization_code',
+      code: back.searchParams.get('code')!,
+      client_id: clientId,
+      redirect_uri: 'http://localhost:53682/callback',
+      code_verifier: DOCUMENT_CLIENT_VERIFIER,
+    });
+  expect(token.status).toBe(200);
+  return token.body as { access_token: string; refresh_token: string };
 }

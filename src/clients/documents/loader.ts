@@ -222,7 +222,7 @@ async function decide(
 
 /** Whether a stored client was made from a metadata document (never the operator's own). */
 function madeFromDocument(client: ClientRecord): boolean {
-  return (client as { registeredVia?: string }).registeredVia === 'document';
+  return client.registeredVia === 'document';
 }
 
 /** The stored row of a document's client (a public code client that must use PKCE). */
@@ -245,7 +245,7 @@ function recordOf(
     disabled: false,
     requirePkce: true,
     createdAt,
-    ...({ registeredVia: 'document' } as object),
+    registeredVia: 'document',
   };
 }
 
