@@ -185,6 +185,17 @@ describe('a client named by its metadata document', () => {
   });
 });
 
+describe('a document on a host name', () => {
+  it('is fetched from the address the name resolves to (localhost, on the allow-list)', async () => {
+    const byName = `${docs.localhostOrigin}/oauth/by-name.json`;
+    docs.serve('/oauth/by-name.json', { json: clientDocument(byName) });
+    await start();
+    const res = await t.agent.get('/oauth/authorize').query(query({ client_id: byName }));
+    expect(res.status).toBe(200);
+    expect(docs.requests('/oauth/by-name.json')).toBe(1);
+  });
+});
+
 describe('redirect URIs of a document client', () => {
   it('match exactly; a portless loopback one on any port of the same host, localhost not 127.0.0.1', async () => {
     docs.serve('/oauth/client.json', {

@@ -127,9 +127,11 @@ export function parseClientMetadataDocument(url: string, body: string): ClientMe
 
 /**
  * How long a document may be used before it is fetched again, in seconds: its `Cache-Control`
- * (`max-age`; `no-store`, `no-cache` and `private`... are 0), else nothing, held between `floor`
+ * `max-age` (`no-store`, `no-cache`, and no `max-age` at all, count as 0), held between `floor`
  * and `ceiling`. The floor keeps a client that forbids caching from costing a fetch per request;
  * the ceiling bounds how long a change (a new redirect URI) waits.
+ *
+ * @example documentLifetime('public, max-age=86400', 60, 3600); // 3600
  */
 export function documentLifetime(cacheControl: string | undefined, floor: number, ceiling: number): number {
   let seconds = 0;
