@@ -64,7 +64,7 @@ describe('clientMetadataDocuments', () => {
   });
 
   it('needs clients.create and clients.update in the storage', () => {
-    const storage = memoryStorage();
+    const storage: Storage = memoryStorage();
     const { create: _create, ...clients } = storage.clients;
     void _create;
     expect(messageFor({}, { ...storage, clients })).toContain(
