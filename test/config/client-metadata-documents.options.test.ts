@@ -7,6 +7,7 @@ import {
   createAuthorizationServer,
   memoryStorage,
   type AuthorizationServerOptions,
+  type Storage,
 } from '../../src/index.js';
 
 const valid = (): AuthorizationServerOptions => ({
