@@ -19,7 +19,7 @@ const valid = (): AuthorizationServerOptions => ({
 
 function messageFor(
   options: AuthorizationServerOptions['clientMetadataDocuments'],
-  storage = memoryStorage(),
+  storage: Storage = memoryStorage(),
 ) {
   try {
     createAuthorizationServer({ ...valid(), storage, clientMetadataDocuments: options });
