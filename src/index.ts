@@ -19,7 +19,6 @@ export { createAuthorizationServer } from './server.js';
 export type { AuthorizationServer } from './config/server.js';
 export type { AuthorizationServerOptions, ErrorHook, Logger, ProviderOptions } from './config/types.js';
 export type { AccountsHook, AuthenticatedAccountHook, VerifiedLogin } from './login/accounts.js';
-export type { ClientMetadataDocument } from './clients/documents/document.js';
 export type { LoginIdentity } from './endpoints/login/run-login.js';
 export { steam, launchpad, ubuntuOne, openid } from './login/openid/presets.js';
 
