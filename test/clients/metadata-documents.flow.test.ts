@@ -253,6 +253,45 @@ describe('redirect URIs of a document client', () => {
   });
 });
 
+describe('what a document client may do at the other endpoints', () => {
+  it('gets a refresh token without refresh_token in grant_types, as every code client does', async () => {
+    docs.serve('/oauth/client.json', { json: clientDocument(clientId, { grant_types: undefined }) });
+    await start();
+    const token = await documentClientTokens(t, clientId);
+    expect(token.refresh_token).toBeTruthy();
+    const refresh = await t.agent
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'refresh_token', refresh_token: token.refresh_token, client_id: clientId });
+    expect(refresh.status).toBe(200);
+  });
+
+  it('cannot start the device flow: unauthorized_client, not a server error', async () => {
+    await start();
+    const res = await t.agent.post('/oauth/device_authorization').type('form').send({ client_id: clientId });
+    expectOAuthError(res, 'unauthorized_client');
+  });
+
+  it('is refused at the consent decision when its document dropped the redirect URI meanwhile', async () => {
+    let now = Date.now();
+    t = await createTestApp({
+      scopes: { realms: 'See your realms' },
+      clock: () => now,
+      clientMetadataDocuments: { allowLoopbackOrigins: [docs.origin], ca: [docs.ca] },
+    });
+    const consent = await authorizeWithLogin(t, query());
+    expect(consent.status).toBe(200);
+    docs.serve('/oauth/client.json', {
+      json: clientDocument(clientId, { redirect_uris: ['https://desk.example/oauth/callback'] }),
+    });
+    now += 61_000;
+    const res = await answerConsent(t, consent.text, 'allow');
+    expect(res.status).toBe(403);
+    expect(res.headers.location).toBeUndefined();
+    expect(res.text).toContain('no longer registered as it was');
+  });
+});
+
 describe('what a document may say', () => {
   it('unknown fields and grant types are ignored (jwt-bearer); a jwt-bearer token request is unsupported_grant_type', async () => {
     docs.serve('/oauth/client.json', {

@@ -91,6 +91,19 @@ describe.each(engines)('$name', (engine: SqlEngine) => {
     expect(other.events.find((e) => e.type === 'client_document.saved')).toMatchObject({ created: false });
   });
 
+  itOn(engine)('two instances racing on a first use make one row, and both answer', async () => {
+    const t = await start();
+    const other = secondInstance(t.storage as SqlStorage);
+    const [here, there] = await Promise.all([
+      t.agent.get('/oauth/authorize').query(documentClientQuery(clientId)),
+      other.agent.get('/oauth/authorize').query(documentClientQuery(clientId)),
+    ]);
+    expect([here.status, there.status]).toEqual([200, 200]);
+    expect(docs.requests('/mcp/client.json')).toBe(2);
+    const rows = (await t.storage.clients.list!()).filter((c) => c.clientId === clientId);
+    expect(rows).toHaveLength(1);
+  });
+
   itOn(engine)('an operator-disabled document client stays disabled and is not fetched', async () => {
     const t = await start();
     expect((await t.agent.get('/oauth/authorize').query(documentClientQuery(clientId))).status).toBe(200);
