@@ -19,6 +19,7 @@ import {
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
 import type { AuthorizeContext } from './request.js';
+import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 
 /**
  * Step: where the authorization goes next. A user signed in (at the requested provider, if one is
@@ -71,6 +72,9 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         ...pictureOf(user),
         ...(pending.kind === 'device' ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
+        ...(client.document && pending.kind === 'redirect'
+          ? { clientDocument: documentFacts(client.clientId, pending.redirectUri) }
+          : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -90,6 +94,12 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       providers: providerChoices(server),
     }),
   );
+}
+
+/** What the consent page says of a client named by its metadata document: where it comes from and goes. */
+function documentFacts(clientId: string, redirectUri: string) {
+  const redirect = new URL(redirectUri);
+  return { documentHost: new URL(clientId).host, redirectHost: redirect.host || redirect.protocol };
 }
 
 /**
@@ -198,8 +208,13 @@ export function readPending(ctx: AuthorizeContext): void {
  * error page, never a redirect to a URI the client no longer has.
  */
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
-  const { server, pending } = ctx;
-  const client = await server.storage.clients.find(pending.clientId);
+  const { server, pending, req } = ctx;
+  const stored = await server.storage.clients.find(pending.clientId);
+  // A client named by its metadata document is checked against the document as it is now.
+  const client = await Promise.resolve(namedClient(server, pending.clientId, stored, req)).catch((err) => {
+    if (err instanceof DocumentRefusedError) return null;
+    throw err;
+  });
   const expectedGrant = pending.kind === 'device' ? 'device_code' : grantOfResponseType(pending.responseType);
   if (
     !client ||
