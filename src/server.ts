@@ -17,6 +17,7 @@ import { LOGIN_SESSION_KEY } from './session/state.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
 import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
+import { documentClients } from './clients/documents/loader.js';
 
 export type {
   AuthorizationServer,
@@ -143,6 +144,21 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
                 `oidc.keySecret does not open the stored signing key ${err.kid}: give this instance the oidc.keySecret the keys were sealed with (the same on every instance); until then the JWKS and every ID token answer server_error`,
               );
             },
+          }),
+        }
+      : {}),
+    ...(options.clientMetadataDocuments
+      ? {
+          clientDocuments: documentClients(options.clientMetadataDocuments, {
+            storage,
+            clock,
+            get events() {
+              return server.events;
+            },
+            get logger() {
+              return server.logger;
+            },
+            offeredScopes: () => Object.keys(options.scopes),
           }),
         }
       : {}),

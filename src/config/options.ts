@@ -10,6 +10,7 @@ import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.j
 import { openIdProviderSchema } from '../login/openid/options.js';
 import { MAX_PROVIDER_NAME_LENGTH } from '../rules/names.js';
 import type { Storage } from '../storage/types.js';
+import type { ClientMetadataDocument } from '../clients/documents/document.js';
 import { describeIssue } from './messages.js';
 import type {
   AuthorizationServerOptions,
@@ -65,6 +66,21 @@ const baseUrl = httpUrl.refine((value) => {
   const url = URL.parse(value);
   return url === null || (!url.search && !url.hash && !url.username && !url.password);
 }, 'must not contain a query, fragment or userinfo');
+
+/** A host name, or `*.` and a host name for its subdomains. */
+const hostPattern = z
+  .string()
+  .regex(
+    /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/,
+    'must be a lower-case host name such as app.example, or *.app.example',
+  );
+
+/** An https origin as `URL#origin` writes it: `https://localhost:8443`, no path. */
+const httpsOrigin = z
+  .string()
+  .refine((value) => URL.parse(value)?.origin === value && value.startsWith('https://'), {
+    error: 'must be an https origin such as https://localhost:8443 (no path, no trailing slash)',
+  });
 
 const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-token');
 
@@ -171,6 +187,37 @@ export const optionsSchema = z.strictObject({
     .refine((oidc) => (oidc.keySecret === undefined) !== (oidc.keys === undefined), {
       path: ['keySecret'],
       error: 'give keySecret (keys kept in the storage) or keys (your own), one of them',
+    })
+    .optional(),
+  clientMetadataDocuments: z
+    .strictObject({
+      maxBytes: z
+        .number()
+        .int()
+        .min(16 * 1024)
+        .max(1024 * 1024)
+        .default(64 * 1024),
+      timeoutMs: z.number().int().min(500).max(10_000).default(4_000),
+      minCacheSeconds: z.number().int().min(0).max(3600).default(60),
+      maxCacheSeconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 86_400)
+        .default(3600),
+      allowHosts: z.array(hostPattern).optional(),
+      refuseHosts: z.array(hostPattern).default([]),
+      acceptDocument: fn<(document: ClientMetadataDocument) => boolean | Promise<boolean>>(
+        '(document) => boolean | Promise<boolean>',
+      ).optional(),
+      allowLoopbackOrigins: z.array(httpsOrigin).default([]),
+      ca: z
+        .array(z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate' }))
+        .default([]),
+    })
+    .refine((documents) => documents.maxCacheSeconds >= documents.minCacheSeconds, {
+      path: ['maxCacheSeconds'],
+      error: 'must be at least clientMetadataDocuments.minCacheSeconds',
     })
     .optional(),
   session: z
@@ -368,6 +415,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
   }
   const resolved = result.data as ResolvedOptions;
   checkClaimsStore(resolved);
+  checkDocumentClientStore(resolved);
   if (resolved.oidc) {
     const { keys } = resolved.storage;
     if (
@@ -450,6 +498,19 @@ function checkDynamicRegistration(resolved: ResolvedOptions): void {
       `openid-oauth-bridge: invalid options\n  dynamicRegistration.scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
     );
   }
+}
+
+/**
+ * A client named by its metadata document is kept in the clients store (a token is accepted only
+ * with its client): the store must be able to create and update clients.
+ */
+function checkDocumentClientStore(resolved: ResolvedOptions): void {
+  const { clients } = resolved.storage;
+  if (!resolved.clientMetadataDocuments) return;
+  if (typeof clients.create === 'function' && typeof clients.update === 'function') return;
+  throw new TypeError(
+    'openid-oauth-bridge: invalid options\n  clientMetadataDocuments: the storage has no clients.create and clients.update to keep the clients made from metadata documents in; use a built-in adapter or add them to yours (docs/storage.md)',
+  );
 }
 
 /** A private RSA (RS256) or P-256 (ES256) JWK with a `kid`: never a symmetric key. */

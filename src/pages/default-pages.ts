@@ -76,17 +76,27 @@ function consent(data: ConsentPageData): string {
       <p>
         <strong>${data.applicationName}</strong> wants to access your account. It will not see your password.
       </p>
-      ${scopes}
-      ${data.resource ? html`<p class="resource">For use at ${data.resource.name ? html`<strong>${data.resource.name}</strong> (${data.resource.uri})` : html`<strong>${data.resource.uri}</strong>`}.</p>` : ''}
       ${
-        data.registeredVia === 'dynamic'
-          ? html`<p class="self-registered">
-              <strong>${data.applicationName} registered itself with this site:</strong> its name is its own
-              claim, not checked by anyone here. Trust it only if you are connecting it
-              yourself${data.returnsTo ? html`; it will send you back to <strong>${data.returnsTo}</strong>` : ''}.
+        data.clientDocument
+          ? html`<p class="warning client-document">
+              This application is not registered by this site: it describes itself at
+              <strong>${data.clientDocument.documentHost}</strong>, and after your answer you go back to
+              <strong>${data.clientDocument.redirectHost}</strong>. Trust it only if you know both.
             </p>`
           : ''
       }
+      ${
+        data.selfRegistered
+          ? html`<p class="warning self-registered">
+              ${data.applicationName} registered itself with this site: its name is its own claim, not checked
+              by anyone here, and after your answer you go back to
+              <strong>${data.selfRegistered.redirectHost}</strong>. Trust it only if you are connecting it
+              yourself.
+            </p>`
+          : ''
+      }
+      ${scopes}
+      ${data.resource ? html`<p class="resource">For use at ${data.resource.name ? html`<strong>${data.resource.name}</strong> (${data.resource.uri})` : html`<strong>${data.resource.uri}</strong>`}.</p>` : ''}
       ${
         data.userCode
           ? html`<p class="code-check">

@@ -46,27 +46,36 @@ export interface ConsentPageData {
    */
   userCode?: string;
   /**
-   * How the application came to be known here when the operator did not register it: `dynamic`,
-   * it registered itself (RFC 7591), so its name is its own claim, checked by no one. The page
-   * says so, with {@link ConsentPageData.returnsTo}. Absent: registered by the operator.
-   */
-  registeredVia?: 'document' | 'dynamic';
-  /**
-   * With `registeredVia`: where the application sends the person back after the answer (the host
-   * of the redirect URI, or its scheme for an app on the device), the one thing about it that is
-   * checked. Absent for a device's request.
-   */
-  returnsTo?: string;
-  /**
    * The person is asked at every sign-in of this application, not once (a device; a native app
    * that anyone on the machine could impersonate): the page must not say it will not ask again.
    */
   asksEachTime?: boolean;
   /**
+   * The application was not registered by this site's operator: it described itself in a client
+   * metadata document (`clientMetadataDocuments`), so its name is its own claim. The page must
+   * say so, with the host that serves the document (where the name comes from) and the host the
+   * browser goes back to after the decision.
+   */
+  clientDocument?: ClientDocumentNotice;
+  /**
+   * The application registered itself (dynamic client registration, RFC 7591): its name is its
+   * own claim, checked by no one. The page must say so, with the host the browser goes back to
+   * after the decision (the one thing about it that is checked).
+   */
+  selfRegistered?: { redirectHost: string };
+  /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
    */
   switchAccount?: SignOutForm;
+}
+
+/** {@link ConsentPageData.clientDocument}. */
+export interface ClientDocumentNotice {
+  /** The host serving the application's metadata document (its `client_id` is the document's URL). */
+  documentHost: string;
+  /** Where the browser goes back to: the redirect URI's host, or its scheme for an app's own scheme. */
+  redirectHost: string;
 }
 
 /** A sign-out form: POST to `action` with these hidden fields. */

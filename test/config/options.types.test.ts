@@ -36,6 +36,12 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['device']>, Keys<SchemaInput['device']>>>,
   Expect<
+    Equal<
+      Keys<AuthorizationServerOptions['clientMetadataDocuments']>,
+      Keys<SchemaInput['clientMetadataDocuments']>
+    >
+  >,
+  Expect<
     Equal<Keys<AuthorizationServerOptions['dynamicRegistration']>, Keys<SchemaInput['dynamicRegistration']>>
   >,
   Expect<
@@ -59,6 +65,7 @@ describe('AuthorizationServerOptions', () => {
       tokens: true,
       device: true,
       oidc: true,
+      clientMetadataDocuments: true,
       session: true,
       scopes: true,
       resources: true,

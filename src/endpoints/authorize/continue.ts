@@ -19,6 +19,7 @@ import {
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
 import type { AuthorizeContext } from './request.js';
+import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 
 /**
  * Step: where the authorization goes next. A user signed in (at the requested provider, if one is
@@ -71,7 +72,12 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         ...pictureOf(user),
         ...(pending.kind === 'device' ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
-        ...notRegisteredByOperator(client, pending),
+        ...(client.document && pending.kind === 'redirect'
+          ? { clientDocument: documentFacts(client.clientId, pending.redirectUri) }
+          : {}),
+        ...(client.registeredVia === 'dynamic' && pending.kind === 'redirect'
+          ? { selfRegistered: { redirectHost: redirectHostOf(pending.redirectUri) } }
+          : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -93,19 +99,19 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   );
 }
 
+/** What the consent page says of a client named by its metadata document: where it comes from and goes. */
+function documentFacts(clientId: string, redirectUri: string) {
+  const redirect = new URL(redirectUri);
+  return { documentHost: new URL(clientId).host, redirectHost: redirect.host || redirect.protocol };
+}
+
 /**
- * What the consent page says of an application the operator did not register: how it came to be
- * known, and where it sends the person back (the redirect URI's host, or its scheme).
+ * Where a self-registered application sends the person back, for its consent page: the redirect
+ * URI's host, or its scheme for an app's own scheme (as a document client's page says it).
  */
-function notRegisteredByOperator(
-  client: ClientRecord,
-  pending: PendingAuthorization,
-): { registeredVia?: 'document' | 'dynamic'; returnsTo?: string } {
-  const via = client.registeredVia;
-  if (via === undefined || via === 'operator') return {};
-  if (pending.kind !== 'redirect') return { registeredVia: via };
-  const url = new URL(pending.redirectUri);
-  return { registeredVia: via, returnsTo: url.host || url.protocol.slice(0, -1) };
+function redirectHostOf(redirectUri: string): string {
+  const redirect = new URL(redirectUri);
+  return redirect.host || redirect.protocol;
 }
 
 /**
@@ -214,8 +220,13 @@ export function readPending(ctx: AuthorizeContext): void {
  * error page, never a redirect to a URI the client no longer has.
  */
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
-  const { server, pending } = ctx;
-  const client = await server.storage.clients.find(pending.clientId);
+  const { server, pending, req } = ctx;
+  const stored = await server.storage.clients.find(pending.clientId);
+  // A client named by its metadata document is checked against the document as it is now.
+  const client = await Promise.resolve(namedClient(server, pending.clientId, stored, req)).catch((err) => {
+    if (err instanceof DocumentRefusedError) return null;
+    throw err;
+  });
   const expectedGrant = pending.kind === 'device' ? 'device_code' : grantOfResponseType(pending.responseType);
   if (
     !client ||

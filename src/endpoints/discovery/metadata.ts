@@ -35,6 +35,8 @@ export interface AuthorizationServerMetadata {
   token_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: true;
+  /** draft-ietf-oauth-client-id-metadata-document, when `clientMetadataDocuments` is on. */
+  client_id_metadata_document_supported?: true;
   service_documentation?: string;
   /** OpenID Connect Discovery 1.0 section 3, when OpenID Connect is on. */
   jwks_uri?: string;
@@ -110,6 +112,7 @@ export function authorizationServerMetadata(
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    ...(server.clientDocuments ? { client_id_metadata_document_supported: true as const } : {}),
     ...(documentation === undefined ? {} : { service_documentation: documentation }),
     ...(server.oidc
       ? {

@@ -148,8 +148,8 @@ describe('the consent page', () => {
     });
     expect(consent.status).toBe(200);
     const text = consent.text.replace(/\s+/g, ' ');
-    expect(text).toContain('Google Drive registered itself with this site:');
-    expect(text).toContain('it will send you back to <strong>mcp-client.example</strong>');
+    expect(text).toContain('Google Drive registered itself with this site: its name is its own claim');
+    expect(text).toContain('after your answer you go back to <strong>mcp-client.example</strong>');
     // An application the operator registered is not marked (the person is signed in by now).
     const operators = await app.agent.get('/oauth/authorize').query({
       response_type: 'code',
