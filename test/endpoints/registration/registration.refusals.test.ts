@@ -128,12 +128,26 @@ describe('other metadata', () => {
       software_statement: 'not.a.jwt',
       client_id: 'chosen-by-the-client',
       client_secret: 'chosen-by-the-client',
-      __proto__: { token_endpoint_auth_method: 'client_secret_basic' },
     });
     expect(res.status).toBe(201);
     expect(res.body.client_id).not.toBe('chosen-by-the-client');
     expect(res.body).not.toHaveProperty('client_secret');
     expect(res.body).not.toHaveProperty('logo_uri');
+    await t.storage.clients.remove!(res.body.client_id);
+  });
+
+  it('reads no field through __proto__ or constructor in the JSON', async () => {
+    const res = await t.agent
+      .post('/oauth/register')
+      .set('Content-Type', 'application/json')
+      .send(
+        `{"redirect_uris":["${GOOD}"],"__proto__":{"token_endpoint_auth_method":"client_secret_basic","scope":"x"},` +
+          '"constructor":{"prototype":{"client_name":"Polluted"}}}',
+      );
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({ token_endpoint_auth_method: 'none', scope: 'realms' });
+    expect(res.body.client_name).toBe('mcp-client.example');
+    expect(({} as Record<string, unknown>).client_name).toBeUndefined();
     await t.storage.clients.remove!(res.body.client_id);
   });
 });
