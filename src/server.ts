@@ -59,6 +59,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     jwks: `${base}/oauth/jwks`,
     userinfo: `${base}/oauth/userinfo`,
     endSession: `${base}/oauth/end-session`,
+    registration: `${base}/oauth/register`,
     deviceAuthorization: `${base}/oauth/device_authorization`,
     device: `${base}/oauth/device`,
     origin: new URL(base).origin,

@@ -118,6 +118,27 @@ export async function registerClient(
   registration: ClientRegistration,
   registrationContext: RegistrationContext = {},
 ): Promise<IssuedClient> {
+  return registerWith(target, registration, registrationContext, {});
+}
+
+/**
+ * What a registration records besides the fields the operator gives: the library's own marks of
+ * a client registered otherwise than by the operator (dynamic registration), and its time.
+ */
+export type RecordExtras = Partial<Pick<ClientRecord, 'createdAt' | 'registeredVia' | 'unusedExpiresAt'>>;
+
+/**
+ * {@link registerClient}, with the same checks, recording `extras` too. The one way every
+ * registration is written, whoever asks for it.
+ *
+ * @internal
+ */
+export async function registerWith(
+  target: RegistrationTarget,
+  registration: ClientRegistration,
+  registrationContext: RegistrationContext,
+  extras: RecordExtras,
+): Promise<IssuedClient> {
   const { storage, context } = targetOf(target, registrationContext);
   if (typeof registration !== 'object' || registration === null) {
     throw new TypeError('openid-oauth-bridge: registerClient needs { applicationName, redirectUri, scopes }');
@@ -166,6 +187,7 @@ export async function registerClient(
       ...(registration.requirePkce ? { requirePkce: true } : {}),
       ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
       createdAt: Date.now(),
+      ...extras,
     });
   } catch (err) {
     // The insert refuses a taken id (a unique violation, whatever the adapter calls it); the

@@ -20,15 +20,22 @@ const HINTS: Record<string, string> = {
   'providers.name': `give each provider a name of 1 to ${MAX_PROVIDER_NAME_LENGTH} characters, shown on the selection page`,
   'providers.identifier': "set it to the provider's OpenID 2.0 discovery URL, e.g. https://id.example.com/",
   session: 'pass { secret: process.env.SESSION_SECRET } (at least 32 random characters)',
+  dynamicRegistration:
+    'pass true, false (the default), or { initialAccessTokens, scopes, unusedTtl, rateLimit } (docs/dynamic-registration.md)',
   'session.secret':
     'set it to at least 32 random characters kept out of the code, e.g. process.env.SESSION_SECRET; make one with: node -e "console.log(crypto.randomBytes(32).toString(\'base64url\'))" (or pass your own express-session as session.middleware)',
 };
 
 /** Options whose value must never appear in a message. */
-const SECRET_PATHS = new Set(['session.secret', 'oidc.keySecret', 'oidc.keys']);
+const SECRET_PATHS = new Set([
+  'session.secret',
+  'oidc.keySecret',
+  'oidc.keys',
+  'dynamicRegistration.initialAccessTokens',
+]);
 
 /** Objects whose unknown options may be misspelled secrets: their values are never shown. */
-const SECRET_OBJECTS = new Set(['session', 'oidc']);
+const SECRET_OBJECTS = new Set(['session', 'oidc', 'dynamicRegistration']);
 
 /** The lines for one issue (usually one; one per key for unknown keys). */
 export function describeIssue(issue: Issue, input: unknown, schema: z.ZodType): string[] {

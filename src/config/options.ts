@@ -15,6 +15,7 @@ import { describeIssue } from './messages.js';
 import type {
   AuthorizationServerOptions,
   ErrorHook,
+  InitialAccessTokenCheck,
   Logger,
   OidcClaimsHook,
   ResolvedOptions,
@@ -22,6 +23,7 @@ import type {
 
 export type {
   AuthorizationServerOptions,
+  DynamicRegistrationOptions,
   ErrorContext,
   ErrorHook,
   LoginOptions,
@@ -32,6 +34,12 @@ export type {
   SessionOptions,
   TokenOptions,
 } from './types.js';
+
+/** What `dynamicRegistration: true` stands for. */
+const DYNAMIC_REGISTRATION_DEFAULTS = {
+  unusedTtl: 86_400,
+  rateLimit: { maxPerMinute: 20, maxPerHour: 200 },
+};
 
 /** The 12 required methods of the storage contract, by store. */
 const REQUIRED_METHODS = {
@@ -300,6 +308,51 @@ export const optionsSchema = z.strictObject({
     ])
     .prefault({}),
   /**
+   * Dynamic client registration (RFC 7591) at `POST /oauth/register`: off by default. `true` turns
+   * it on with every default; an object sets them.
+   */
+  dynamicRegistration: z
+    .union([
+      z.boolean(),
+      z.strictObject({
+        /**
+         * Initial access tokens (RFC 7591 3): a list of tokens, or a check of the one presented.
+         * Without one only public clients register; with one, confidential clients too.
+         */
+        initialAccessTokens: z
+          .union([
+            z.array(z.string().min(16, 'must be at least 16 characters')).min(1),
+            fn<InitialAccessTokenCheck>('(token, req) => boolean | Promise<boolean>'),
+          ])
+          .optional(),
+        /** The scopes a self-registered client may have: default all the server offers. */
+        scopes: z.array(scopeToken).min(1).optional(),
+        /** Seconds a registration may stay unused (no token issued) before prune removes it. */
+        unusedTtl: z
+          .number()
+          .int()
+          .min(60)
+          .max(30 * 86_400)
+          .default(86_400),
+        /** Registrations per address (`req.ip`), a burst per minute and a sustained rate per hour. */
+        rateLimit: z
+          .union([
+            z.literal(false),
+            z.strictObject({
+              maxPerMinute: z.number().int().min(1).default(20),
+              maxPerHour: z.number().int().min(1).default(200),
+            }),
+          ])
+          .prefault({}),
+      }),
+    ])
+    .default(false)
+    .transform((value): ResolvedOptions['dynamicRegistration'] =>
+      value === true
+        ? { ...DYNAMIC_REGISTRATION_DEFAULTS, rateLimit: { ...DYNAMIC_REGISTRATION_DEFAULTS.rateLimit } }
+        : value,
+    ),
+  /**
    * Maps every verified login to your own account (or refuses it): tokens, consents, events and
    * `requireBearer` then carry your account id. Default: one library user per claimed identifier.
    */
@@ -377,6 +430,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
   }
   checkResources(resolved);
+  checkDynamicRegistration(resolved);
   return resolved;
 }
 
@@ -420,6 +474,29 @@ function checkResources(resolved: ResolvedOptions): void {
         `scope ${JSON.stringify(unknown)} is not one the server offers (the scopes option)`,
       );
     }
+  }
+}
+
+/**
+ * Dynamic registration writes clients (`clients.create`) and marks their first use
+ * (`clients.update`): without them every registration would fail, so the server does not start.
+ * Its scopes must be among those the server offers, when it names any.
+ */
+function checkDynamicRegistration(resolved: ResolvedOptions): void {
+  const registration = resolved.dynamicRegistration;
+  if (registration === false) return;
+  const { clients } = resolved.storage;
+  if (typeof clients.create !== 'function' || typeof clients.update !== 'function') {
+    throw new TypeError(
+      'openid-oauth-bridge: invalid options\n  dynamicRegistration: the storage has no clients.create and clients.update to register clients with; use a built-in adapter or add the pair to yours (docs/storage.md)',
+    );
+  }
+  const offered = Object.keys(resolved.scopes);
+  const unknown = registration.scopes?.find((scope) => offered.length > 0 && !offered.includes(scope));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `openid-oauth-bridge: invalid options\n  dynamicRegistration.scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
+    );
   }
 }
 

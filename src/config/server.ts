@@ -30,6 +30,8 @@ export interface EndpointUrls {
   userinfo: string;
   /** OpenID Connect RP-Initiated Logout 1.0. */
   endSession: string;
+  /** RFC 7591 3: the client registration endpoint (served with `dynamicRegistration` on). */
+  registration: string;
   /** RFC 8628 3.1: where a device asks for a device code and a user code. */
   deviceAuthorization: string;
   /** RFC 8628 3.2: the verification page, where a person types the user code (`verification_uri`). */

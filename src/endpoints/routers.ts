@@ -17,6 +17,7 @@ import { revocationEndpoint } from './revocation/endpoint.js';
 import { tokenEndpoint } from './token/endpoint.js';
 import { deviceAuthorizationEndpoint } from './device/authorization.js';
 import { deviceEntryEndpoint, deviceSubmitEndpoint } from './authorize/device.js';
+import { registrationEndpoint } from './registration/endpoint.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint has its own context
 type AnyEndpoint = Endpoint<any>;
@@ -90,15 +91,21 @@ function browserEndpointsOf(server: AuthorizationServer): AnyEndpoint[] {
 
 /**
  * The token endpoint (RFC 6749 3.2): `POST /oauth/token`, the device authorization endpoint
- * (RFC 8628 3.1): `POST /oauth/device_authorization`, and with OpenID Connect on the UserInfo
- * endpoint (`GET`/`POST /oauth/userinfo`). Mount it at the path of `baseUrl`.
+ * (RFC 8628 3.1): `POST /oauth/device_authorization`, with OpenID Connect on the UserInfo
+ * endpoint (`GET`/`POST /oauth/userinfo`), and with `dynamicRegistration` on the client
+ * registration endpoint (RFC 7591): `POST /oauth/register`. Mount it at the path of `baseUrl`.
  *
  * @example
  * app.use(tokenRouter(server));
  */
 export function tokenRouter(server: AuthorizationServer): RequestHandler {
-  const endpoints = [tokenEndpoint, deviceAuthorizationEndpoint];
+  const endpoints = [tokenEndpoint, deviceAuthorizationEndpoint, ...registrationEndpoints(server)];
   return mounted(server, routeTable([...routesOf(server, endpoints), ...oidcApiRoutes(server)]));
+}
+
+/** With `dynamicRegistration` on, the client registration endpoint; otherwise no route at all. */
+function registrationEndpoints(server: AuthorizationServer): AnyEndpoint[] {
+  return server.options.dynamicRegistration === false ? [] : [registrationEndpoint];
 }
 
 /** With OpenID Connect on, the UserInfo endpoint (GET and POST), served with the token endpoint. */
@@ -196,7 +203,8 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
 
 /**
  * Every endpoint of the authorization server in one router: those of `authorizeRouter`,
- * `tokenRouter` and `discoveryRouter`, revocation (RFC 7009), introspection (RFC 7662) and the
+ * `tokenRouter` (with dynamic client registration, RFC 7591, when `dynamicRegistration` is on) and
+ * `discoveryRouter`, revocation (RFC 7009), introspection (RFC 7662) and the
  * authorized-applications page. Mount it at the path of `baseUrl`, in front of your own routes.
  *
  * @example
@@ -208,6 +216,7 @@ export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOpt
   const endpoints: AnyEndpoint[] = [
     tokenEndpoint,
     deviceAuthorizationEndpoint,
+    ...registrationEndpoints(server),
     ...browserEndpointsOf(server),
   ];
   if (revocation) endpoints.push(revocationEndpoint);

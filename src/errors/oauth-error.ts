@@ -1,8 +1,8 @@
 import { StorageUnavailableError } from './storage-unavailable.js';
 
 /**
- * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2), RFC 6750 (section 3.1) and RFC 8707, plus
- * `temporarily_unavailable` used for storage outages.
+ * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2), RFC 6750 (section 3.1), RFC 8707
+ * and RFC 7591 (section 3.2.2), plus `temporarily_unavailable` used for storage outages.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -26,11 +26,15 @@ export type OAuthErrorCode =
   | 'slow_down'
   | 'expired_token'
   // RFC 8707 2, a resource the server does not issue tokens for.
-  | 'invalid_target';
+  | 'invalid_target'
+  // RFC 7591 3.2.2, the client registration error response.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 /**
  * The single status table: RFC 6749 section 5.2 (every token endpoint error is 400 except
- * `invalid_client`, 401) and RFC 6750 section 3.1 (`invalid_token` 401, `insufficient_scope` 403).
+ * `invalid_client`, 401), RFC 6750 section 3.1 (`invalid_token` 401, `insufficient_scope` 403) and
+ * RFC 7591 section 3.2.2 (every registration error is 400).
  * Codes that only ever travel in a redirect get the status of the page shown when they cannot be
  * redirected.
  */
@@ -54,6 +58,8 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   slow_down: 400,
   expired_token: 400,
   invalid_target: 400,
+  invalid_redirect_uri: 400,
+  invalid_client_metadata: 400,
 };
 
 /** Options of {@link OAuthError}: what is logged, where the error may go, how it is sent. */

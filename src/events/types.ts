@@ -123,6 +123,23 @@ export interface RefreshTokenReusedEvent extends ServerEventBase {
   grantId: string;
 }
 
+/**
+ * An application registered itself at the registration endpoint (RFC 7591). Carries what it
+ * registered, never its secret nor the initial access token.
+ */
+export interface ClientRegisteredEvent extends ServerEventBase {
+  type: 'client.registered';
+  clientId: string;
+  /** The name it gave itself (`client_name`), or the one the library chose. */
+  applicationName: string;
+  redirectUri: string;
+  scopes: string[];
+  /** A public client (no secret); `false`: a confidential one, registered with an initial access token. */
+  public: boolean;
+  /** Whether the request carried a good initial access token. */
+  initialAccessToken: boolean;
+}
+
 /** A client failed to authenticate (unknown, wrong or missing secret, disabled, implicit). */
 export interface ClientAuthenticationFailedEvent extends ServerEventBase {
   type: 'client.authentication_failed';
@@ -259,6 +276,7 @@ export interface ServerErrorEvent extends ServerEventBase {
     | 'revocation'
     | 'introspection'
     | 'device_authorization'
+    | 'registration'
     | 'bearer'
     | 'jwks'
     | 'userinfo';
@@ -289,6 +307,7 @@ export type ServerEvent =
   | TokenRefreshedEvent
   | RefreshTokenReusedEvent
   | ClientAuthenticationFailedEvent
+  | ClientRegisteredEvent
   | ClientDocumentRefusedEvent
   | ClientDocumentSavedEvent
   | TokenRevokedEvent

@@ -137,6 +137,7 @@ export async function issueBehindCommit(
   deps: GrantDeps,
   issue: {
     grantType: 'authorization_code' | 'device_code';
+    client: Pick<ClientRecord, 'clientId' | 'unusedExpiresAt'>;
     subject: Subject;
     idToken: string | undefined;
     now: number;
@@ -149,10 +150,31 @@ export async function issueBehindCommit(
   const refresh = newToken(deps, 'refresh_token', subject, grantType, now);
   await deps.storage.tokens.save(access.record);
   await deps.storage.tokens.save(refresh.record);
+  await markUsed(deps, issue.client);
   await commit();
   if (listened(deps, 'token.issued')) {
     emit(deps, { type: 'token.issued', grantType, ...subject, refreshToken: true, ...context() });
   }
   const response = tokenResponse(access, deps, refresh.token);
   return idToken === undefined ? response : { ...response, id_token: idToken };
+}
+
+/**
+ * A client that registered itself is kept from then on: its first token clears its unused expiry
+ * ({@link ClientRecord.unusedExpiresAt}), which `prune` reads. One write at the first use, and
+ * none after: the client as loaded for the request says whether it is still needed (two first
+ * requests at once may both write it, to the same end). Before the commit point, among the
+ * reversible steps: a failure leaves the code usable and the retry writes it again. A client
+ * registered by the operator has none, and nothing is written.
+ */
+async function markUsed(
+  deps: GrantDeps,
+  client: Pick<ClientRecord, 'clientId' | 'unusedExpiresAt'>,
+): Promise<void> {
+  if (client.unusedExpiresAt === undefined || client.unusedExpiresAt === null) return;
+  const { clients } = deps.storage;
+  // Dynamic registration is refused at start without clients.update, so an adapter lacking it
+  // has no client to mark.
+  if (typeof clients.update !== 'function') return;
+  await clients.update(client.clientId, { unusedExpiresAt: null });
 }

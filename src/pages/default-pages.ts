@@ -85,6 +85,16 @@ function consent(data: ConsentPageData): string {
             </p>`
           : ''
       }
+      ${
+        data.selfRegistered
+          ? html`<p class="warning self-registered">
+              ${data.applicationName} registered itself with this site: its name is its own claim, not checked
+              by anyone here, and after your answer you go back to
+              <strong>${data.selfRegistered.redirectHost}</strong>. Trust it only if you are connecting it
+              yourself.
+            </p>`
+          : ''
+      }
       ${scopes}
       ${data.resource ? html`<p class="resource">For use at ${data.resource.name ? html`<strong>${data.resource.name}</strong> (${data.resource.uri})` : html`<strong>${data.resource.uri}</strong>`}.</p>` : ''}
       ${

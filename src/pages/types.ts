@@ -58,6 +58,12 @@ export interface ConsentPageData {
    */
   clientDocument?: ClientDocumentNotice;
   /**
+   * The application registered itself (dynamic client registration, RFC 7591): its name is its
+   * own claim, checked by no one. The page must say so, with the host the browser goes back to
+   * after the decision (the one thing about it that is checked).
+   */
+  selfRegistered?: { redirectHost: string };
+  /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
    */

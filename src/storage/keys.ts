@@ -19,7 +19,10 @@ export const ephemeralKeys = {
   session: (sid: string) => `session:${sid}`,
   /** An OpenID 2.0 response nonce of one OP endpoint (`scope`). */
   nonce: (scope: string, nonce: string) => `nonce:${pair(scope, nonce)}`,
-  /** A rate-limit counter; `key` is `client:<client_id>` or `address:<ip>`. */
+  /**
+   * A rate-limit counter; `key` is `client:<client_id>` or `address:<ip>` (failed client
+   * authentications), or `register:<minute|hour>:<ip>` (dynamic registrations).
+   */
   rateLimit: (key: string) => `rate:${key}`,
   /** A grant revoked recently: a consent racing the revocation must not bring it back. */
   revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,

@@ -158,6 +158,17 @@ export function memoryStorage(): MemoryStorage {
     },
     async prune(now, options = {}) {
       const retention = options.revokedGrantRetentionMs ?? 30 * 86_400_000;
+      let clientCount = 0;
+      for (const [clientId, client] of clients) {
+        if (client.unusedExpiresAt == null || client.unusedExpiresAt > now) continue;
+        for (const [key, grant] of grants) {
+          if (grant.clientId !== clientId) continue;
+          grants.delete(key);
+          grantPairs.delete(grant.grantId);
+        }
+        clients.delete(clientId);
+        clientCount++;
+      }
       let tokenCount = 0;
       for (const [hash, token] of tokens) {
         const grant = grantById(token.grantId);
@@ -179,7 +190,12 @@ export function memoryStorage(): MemoryStorage {
           grantCount++;
         }
       }
-      return { ephemeral: await ephemeral.prune(now), tokens: tokenCount, grants: grantCount };
+      return {
+        ephemeral: await ephemeral.prune(now),
+        tokens: tokenCount,
+        grants: grantCount,
+        clients: clientCount,
+      };
     },
   };
 }

@@ -144,6 +144,13 @@ export interface ClientRecord {
    */
   registeredVia?: 'operator' | 'document' | 'dynamic';
   createdAt: number;
+  /**
+   * Optional; absent or `null` for a client in use or registered by the operator. A client that
+   * registered itself (dynamic registration, RFC 7591) and has had no token issued yet: `prune`
+   * removes it, with its grants, at this time (epoch ms). The library clears it (`null`, through
+   * `clients.update`) when the client's first token is issued: one write, at its first use.
+   */
+  unusedExpiresAt?: number | null;
 }
 
 /** What an operator may change on a registered client. */
@@ -163,6 +170,7 @@ export type ClientChanges = Partial<
     | 'allowedTeams'
     | 'resources'
     | 'registeredVia'
+    | 'unusedExpiresAt'
   >
 >;
 
@@ -332,6 +340,11 @@ export interface PruneResult {
   tokens: number;
   /** Grants revoked longer ago than the retention. */
   grants: number;
+  /**
+   * Self-registered clients never used, past their `unusedExpiresAt` (with their grants). Optional:
+   * an adapter that leaves it out removes none.
+   */
+  clients?: number;
 }
 
 /** How {@link Storage.prune} deletes: its batch size and how long revoked grants are kept. */
@@ -353,8 +366,10 @@ export interface Storage {
   keys?: KeyStore;
   /**
    * Optional. Deletes what is no longer needed at `now`: expired ephemeral entries, tokens that
-   * can no longer work (expired, of a revoked or replaced grant, of a removed client), and grants
-   * revoked longer ago than the retention. Safe to run from several instances at once.
+   * can no longer work (expired, of a revoked or replaced grant, of a removed client), grants
+   * revoked longer ago than the retention, and self-registered clients never used whose
+   * `unusedExpiresAt` is at or before `now`, with their grants. Safe to run from several
+   * instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
   /**

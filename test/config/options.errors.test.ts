@@ -85,7 +85,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
 
   it('an unknown option that resembles none lists the known ones', () => {
     expect(messageFor({ ...valid(), database: 'x' })).toContain(
-      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
+      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
     );
   });
 
@@ -96,6 +96,23 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
     expect(messageFor({ ...valid(), storage: {} })).toContain(
       'storage: must implement the storage contract; missing: ephemeral.get',
     );
+  });
+
+  it('dynamic registration: a misspelt option, a short initial access token, an unused time out of range', () => {
+    expect(messageFor({ ...valid(), dynamicRegistration: { rateLimt: false } })).toContain(
+      'dynamicRegistration.rateLimt: unknown option (got false); did you mean dynamicRegistration.rateLimit?',
+    );
+    // An initial access token is a secret: its value is never shown.
+    const short = messageFor({ ...valid(), dynamicRegistration: { initialAccessTokens: ['short-secret'] } });
+    expect(short).toContain('dynamicRegistration.initialAccessTokens.0: must be at least 16 characters');
+    expect(short).not.toContain('short-secret');
+    expect(messageFor({ ...valid(), dynamicRegistration: 'yes' })).toContain(
+      'pass true, false (the default), or { initialAccessTokens, scopes, unusedTtl, rateLimit }',
+    );
+    expect(messageFor({ ...valid(), dynamicRegistration: { unusedTtl: 10 } })).toContain(
+      'dynamicRegistration.unusedTtl',
+    );
+    expect(createAuthorizationServer(valid()).options.dynamicRegistration).toBe(false);
   });
 
   it('no options object at all', () => {

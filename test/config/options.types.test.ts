@@ -42,6 +42,9 @@ export type Checks = [
     >
   >,
   Expect<
+    Equal<Keys<AuthorizationServerOptions['dynamicRegistration']>, Keys<SchemaInput['dynamicRegistration']>>
+  >,
+  Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
   Expect<
@@ -67,6 +70,7 @@ describe('AuthorizationServerOptions', () => {
       scopes: true,
       resources: true,
       rateLimit: true,
+      dynamicRegistration: true,
       accounts: true,
       authenticatedAccount: true,
       requireStateForImplicit: true,

@@ -91,7 +91,10 @@ function codeSpans(text: string): Set<string> {
   return spans;
 }
 
-/** Every route the routers mount, with OpenID Connect on (its endpoints are mounted only then). */
+/**
+ * Every route the routers mount, with OpenID Connect and dynamic registration on (their endpoints
+ * are mounted only then).
+ */
 function routes(): { method: string; path: string }[] {
   const server = createAuthorizationServer({
     baseUrl: 'https://auth.example.com',
@@ -99,6 +102,7 @@ function routes(): { method: string; path: string }[] {
     providers: [{ name: 'Example ID', identifier: 'https://id.example.com/' }],
     session: { secret: 'a-session-secret-of-at-least-32-characters' },
     oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-characters' },
+    dynamicRegistration: true,
   });
   captured.length = 0;
   oauthRouter(server);
@@ -123,7 +127,9 @@ describe('docs/reference.md follows the code', () => {
       ]),
     );
     expect(options).not.toContain('oidc');
-    expect(routes().map((r) => r.path)).toEqual(expect.arrayContaining(['/oauth/token', '/oauth/userinfo']));
+    expect(routes().map((r) => r.path)).toEqual(
+      expect.arrayContaining(['/oauth/token', '/oauth/userinfo', '/oauth/register']),
+    );
     const sample = codeSpans('| `device.codeTtl`, `.interval` | `providers[].icon`, `.sreg` |');
     expect([...sample]).toEqual([
       'device.codeTtl',

@@ -43,9 +43,10 @@ const SCHEMA: Record<string, TableSchema> = {
       "allowed_teams text not null default ''",
       "resources text not null default ''",
       "registered_via text not null default 'operator'",
+      'unused_expires_at bigint',
     ],
     keys: [],
-    indexes: [],
+    indexes: ['oauth_clients_unused_expires_at (unused_expires_at) where unused_expires_at is not null'],
   },
   oauth_ephemeral: {
     columns: ['key text primary key', 'value text not null', 'expires_at bigint not null'],

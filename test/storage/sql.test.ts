@@ -181,11 +181,12 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
         'revoked-lately',
         'standing',
       ]);
-      expect(await second.prune(NOW)).toEqual({ ephemeral: 0, tokens: 0, grants: 0 });
+      expect(await second.prune(NOW)).toEqual({ ephemeral: 0, tokens: 0, grants: 0, clients: 0 });
       expect(await second.prune(NOW, { revokedGrantRetentionMs: DAY })).toEqual({
         ephemeral: 0,
         tokens: 0,
         grants: 1,
+        clients: 0,
       });
       await expect(first.prune(NOW, { batchSize: 0 })).rejects.toThrow(/batchSize/);
     } finally {

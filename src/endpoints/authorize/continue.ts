@@ -75,6 +75,9 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         ...(client.document && pending.kind === 'redirect'
           ? { clientDocument: documentFacts(client.clientId, pending.redirectUri) }
           : {}),
+        ...(client.registeredVia === 'dynamic' && pending.kind === 'redirect'
+          ? { selfRegistered: { redirectHost: redirectHostOf(pending.redirectUri) } }
+          : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -100,6 +103,15 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
 function documentFacts(clientId: string, redirectUri: string) {
   const redirect = new URL(redirectUri);
   return { documentHost: new URL(clientId).host, redirectHost: redirect.host || redirect.protocol };
+}
+
+/**
+ * Where a self-registered application sends the person back, for its consent page: the redirect
+ * URI's host, or its scheme for an app's own scheme (as a document client's page says it).
+ */
+function redirectHostOf(redirectUri: string): string {
+  const redirect = new URL(redirectUri);
+  return redirect.host || redirect.protocol;
 }
 
 /**

@@ -22,6 +22,8 @@ export interface AuthorizationServerMetadata {
   token_endpoint: string;
   /** RFC 8628 4. */
   device_authorization_endpoint: string;
+  /** RFC 8414 2, RFC 7591 3: with `dynamicRegistration` on. */
+  registration_endpoint?: string;
   revocation_endpoint?: string;
   revocation_endpoint_auth_methods_supported?: string[];
   introspection_endpoint?: string;
@@ -89,6 +91,7 @@ export function authorizationServerMetadata(
     authorization_endpoint: urls.authorization,
     token_endpoint: urls.token,
     device_authorization_endpoint: urls.deviceAuthorization,
+    ...(server.options.dynamicRegistration === false ? {} : { registration_endpoint: urls.registration }),
     ...(options.revocation === false
       ? {}
       : {

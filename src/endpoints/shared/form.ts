@@ -45,8 +45,8 @@ function formParser(limit: string, parameterLimit: number): RequestHandler {
   return express.urlencoded({ extended: false, limit, parameterLimit });
 }
 
-/** Runs the body parser, which ends by calling `next()` or `next(error)`. */
-function parse(parser: RequestHandler, req: Request, res: Response): Promise<void> {
+/** Runs a body parser, which ends by calling `next()` or `next(error)`. */
+export function parse(parser: RequestHandler, req: Request, res: Response): Promise<void> {
   return new Promise((resolve, reject) => {
     void parser(req, res, (error?: unknown) => (error === undefined ? resolve() : reject(error)));
   });

@@ -82,5 +82,6 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
   if (changes.allowedTeams !== undefined) set.allowed_teams = scopeText(changes.allowedTeams);
   if (changes.resources !== undefined) set.resources = scopeText(changes.resources);
   if (changes.registeredVia !== undefined) set.registered_via = changes.registeredVia;
+  if (changes.unusedExpiresAt !== undefined) set.unused_expires_at = changes.unusedExpiresAt;
   return set;
 }

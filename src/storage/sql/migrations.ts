@@ -92,6 +92,16 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('allowed_teams', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('resources', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('registered_via', 'text', (col) => col.notNull().defaultTo('operator'))
+    .addColumn('unused_expires_at', 'bigint')
+    .execute();
+  // Prune finds the self-registered clients not used yet by it; every other client has none, so
+  // the index is partial (`unused_expires_at <= t` implies `IS NOT NULL`).
+  await db.schema
+    .createIndex('oauth_clients_unused_expires_at')
+    .ifNotExists()
+    .on('oauth_clients')
+    .column('unused_expires_at')
+    .where('unused_expires_at', 'is not', null)
     .execute();
 }
 

@@ -8,8 +8,9 @@ const DEFAULT_REVOKED_GRANT_RETENTION_MS = 30 * 86_400_000;
 
 /**
  * `Storage.prune` on SQL: expired ephemeral entries, then grants revoked longer ago than the
- * retention, then every token that can no longer work. Each statement deletes at most
- * `batchSize` rows, and instances pruning at once neither fail nor count a row twice.
+ * retention, then self-registered clients never used past their time (with their grants), then
+ * every token that can no longer work. Each statement deletes at most `batchSize` rows, and
+ * instances pruning at once neither fail nor count a row twice.
  */
 export async function pruneSqlStorage(
   ctx: SqlContext,
@@ -26,7 +27,42 @@ export async function pruneSqlStorage(
     (eb) => eb('revoked_at', '<=', now - retention),
     batch,
   );
-  return { ephemeral, grants, tokens: await pruneTokens(ctx, now, batch) };
+  const clients = await pruneUnusedClients(ctx, now, batch);
+  return { ephemeral, grants, tokens: await pruneTokens(ctx, now, batch), clients };
+}
+
+/**
+ * Deletes the self-registered clients whose `unused_expires_at` is at or before `now` (found by
+ * its index; a client in use, or registered by the operator, has none), a batch at a time, each
+ * batch with its grants in one transaction, as `clients.remove` does. A client whose first token
+ * cleared its expiry after the batch was chosen is kept: the delete tests the expiry again.
+ */
+async function pruneUnusedClients({ db, postgres }: SqlContext, now: number, batch: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db.transaction().execute(async (trx) => {
+      const chosen = await trx
+        .selectFrom('oauth_clients')
+        .select('client_id')
+        .where('unused_expires_at', '<=', now)
+        .limit(batch)
+        .$if(postgres, (qb) => qb.forUpdate().skipLocked())
+        .execute();
+      if (chosen.length === 0) return { count: 0, chosen: 0 };
+      const ids = chosen.map((row) => row.client_id);
+      const removed = await trx
+        .deleteFrom('oauth_clients')
+        .where('client_id', 'in', ids)
+        .where('unused_expires_at', '<=', now)
+        .returning('client_id')
+        .execute();
+      const gone = removed.map((row) => row.client_id);
+      if (gone.length) await trx.deleteFrom('oauth_grants').where('client_id', 'in', gone).execute();
+      return { count: gone.length, chosen: chosen.length };
+    });
+    total += deleted.count;
+    if (deleted.chosen < batch) return total;
+  }
 }
 
 type BatchedTable = 'oauth_ephemeral' | 'oauth_grants';

@@ -23,6 +23,7 @@ export const COLUMNS = {
     'allowed_teams',
     'resources',
     'registered_via',
+    'unused_expires_at',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
   oauth_grants: [
@@ -96,6 +97,7 @@ export function toClient(row: ClientRow): ClientRecord {
     ...(row.registered_via === 'operator'
       ? {}
       : { registeredVia: row.registered_via as NonNullable<ClientRecord['registeredVia']> }),
+    ...(row.unused_expires_at === null ? {} : { unusedExpiresAt: millis(row.unused_expires_at) }),
   };
 }
 
@@ -116,6 +118,7 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     allowed_teams: scopeText(client.allowedTeams ?? []),
     resources: scopeText(client.resources ?? []),
     registered_via: client.registeredVia ?? 'operator',
+    unused_expires_at: client.unusedExpiresAt ?? null,
   };
 }
 

@@ -36,6 +36,8 @@ export interface Database {
     resources: ColumnType<string, string | undefined, string>;
     /** `operator`, `document` or `dynamic`. */
     registered_via: ColumnType<string, string | undefined, string>;
+    /** A self-registered client not used yet: removed by prune at this time; `null` otherwise. */
+    unused_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   };
   oauth_users: {
     id: string;

@@ -120,6 +120,7 @@ const FOUND_COLUMNS = [
   'c.allowed_teams',
   'c.resources',
   'c.registered_via',
+  'c.unused_expires_at',
 ] as const;
 
 type Millis = number;
@@ -163,6 +164,7 @@ type FoundRow = [
   clientAllowedTeams: string,
   clientResources: string,
   clientRegisteredVia: string,
+  clientUnusedExpiresAt: Millis | null,
 ];
 
 /** The token, grant and client of a JSON array that {@link foundQuery} read. */
@@ -202,6 +204,7 @@ export function found(json: string): FoundTokenRecord {
     allowed_teams,
     c_resources,
     registered_via,
+    unused_expires_at,
   ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
@@ -248,6 +251,7 @@ export function found(json: string): FoundTokenRecord {
           allowed_teams,
           resources: c_resources,
           registered_via,
+          unused_expires_at,
         });
   return { token, grant, client };
 }

@@ -115,6 +115,33 @@ export function clientAdminTests(suite: ConformanceSuite): void {
       );
     });
 
+    it('update: unusedExpiresAt null clears it, when the store keeps it (a self-registered client used)', async () => {
+      const now = Date.now();
+      const client = clientRecord(now, { secretHash: null, unusedExpiresAt: now + SECOND });
+      await admin().create(client);
+      const kept = (await admin().find(client.clientId))?.unusedExpiresAt;
+      // A store that keeps no unusedExpiresAt prunes no client for it: nothing more to check.
+      if (kept === undefined) return;
+      equal(kept, client.unusedExpiresAt, 'clients.find must return unusedExpiresAt as created');
+      const updated = await admin().update(client.clientId, { unusedExpiresAt: null });
+      const stored = await admin().find(client.clientId);
+      for (const [what, read] of [
+        ['clients.update', updated],
+        ['clients.find', stored],
+      ] as const) {
+        equal(
+          read?.unusedExpiresAt ?? null,
+          null,
+          `${what} after an update with unusedExpiresAt: null must give it null or absent (the client was used: prune keeps it)`,
+        );
+      }
+      sameRecord(
+        stored,
+        without(client, 'unusedExpiresAt'),
+        'clients.update of unusedExpiresAt must touch nothing else',
+      );
+    });
+
     it('update: an unknown client gives null, and creates nothing', async () => {
       const clientId = freshId('client');
       isNull(

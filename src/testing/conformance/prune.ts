@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { PruneResult, Storage, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
-import { race } from './check.js';
+import { isNull, race } from './check.js';
 import {
   DAY,
   HOUR,
@@ -198,6 +198,47 @@ export function pruneTests(suite: ConformanceSuite): void {
       assert.ok(
         result.tokens >= 7 && result.grants >= 1,
         `prune must count what it deleted; received ${JSON.stringify(result)}`,
+      );
+    });
+
+    it("deletes a self-registered client never used past its unusedExpiresAt, with its grants, when it counts clients; keeps one used, one not yet due, and the operator's", async () => {
+      if (!has('clientAdmin')) return;
+      const now = Date.now();
+      const s = storage();
+      const admin = s.clients as Required<Storage['clients']>;
+      const selfRegistered = (unusedExpiresAt: number) =>
+        clientRecord(now - DAY, { secretHash: null, unusedExpiresAt });
+      const unused = selfRegistered(now);
+      const used = selfRegistered(now - HOUR);
+      const notYet = selfRegistered(now + 1);
+      const operator = clientRecord(now - 2 * DAY);
+      for (const client of [unused, used, notYet, operator]) await admin.create(client);
+      await admin.update(used.clientId, { unusedExpiresAt: null });
+      // A consent given, the code never exchanged: the grant goes with its client.
+      const grant = grantRecord(now - HOUR, { clientId: unused.clientId });
+      await s.grants.save(grant);
+      const result = await prune(now);
+      for (const [client, why] of [
+        [used, 'a self-registered client whose first token cleared its unusedExpiresAt'],
+        [notYet, 'a self-registered client whose unusedExpiresAt is 1 ms after now'],
+        [operator, 'a client registered by the operator (no unusedExpiresAt)'],
+      ] as const) {
+        assert.ok(await s.clients.find(client.clientId), `prune must keep ${why}`);
+      }
+      // An adapter whose prune does not count clients removes none: it is not asked to.
+      if (result.clients === undefined) return;
+      isNull(
+        await s.clients.find(unused.clientId),
+        'prune must delete a self-registered client whose unusedExpiresAt is at or before now',
+      );
+      assert.deepStrictEqual(
+        await s.grants.list({ clientId: unused.clientId }),
+        [],
+        'prune must delete the grants of a self-registered client it deletes',
+      );
+      assert.ok(
+        result.clients >= 1,
+        `prune must count the clients it deleted; received ${JSON.stringify(result)}`,
       );
     });
 

@@ -23,7 +23,7 @@ const WELL_KNOWN = '/.well-known/oauth-authorization-server';
 
 /** RFC 8414 2: REQUIRED, and REQUIRED here because grants other than implicit are supported. */
 const REQUIRED = ['issuer', 'response_types_supported', 'authorization_endpoint', 'token_endpoint'];
-/** RFC 8414 2: RECOMMENDED (registration_endpoint does not apply: registration is out of band). */
+/** RFC 8414 2: RECOMMENDED (registration_endpoint only with dynamicRegistration on: off by default). */
 const RECOMMENDED = ['scopes_supported'];
 const URL_FIELDS = [
   'issuer',
