@@ -130,6 +130,19 @@ export interface ClientRecord {
    * extension) are authorized; anyone else gets `access_denied`.
    */
   allowedTeams?: string[];
+  /**
+   * Optional; absent or empty: every resource the server declares (its `resources` option). The
+   * resources (RFC 8707) this client may ask tokens for; a request naming another is
+   * `invalid_target`.
+   */
+  resources?: string[];
+  /**
+   * Optional; absent means `'operator'`. How the client came to be: registered by an operator
+   * (the CLI, `registerClient`), made from a client ID metadata document the server fetched
+   * (`'document'`), or registered by itself through dynamic client registration (`'dynamic'`).
+   * The consent page tells the user when the operator did not register it.
+   */
+  registeredVia?: 'operator' | 'document' | 'dynamic';
   createdAt: number;
 }
 
@@ -148,6 +161,8 @@ export type ClientChanges = Partial<
     | 'disabled'
     | 'requirePkce'
     | 'allowedTeams'
+    | 'resources'
+    | 'registeredVia'
   >
 >;
 
@@ -235,6 +250,11 @@ export interface GrantRecord {
   clientId: string;
   /** Scopes the user trusted the client with. */
   scopes: string[];
+  /**
+   * Optional; absent or empty: none named. The resources (RFC 8707) the user trusted the client
+   * with, when the server declares resources.
+   */
+  resources?: string[];
   createdAt: number;
   updatedAt: number;
   /** When it was revoked; `null` while it stands. */
@@ -264,6 +284,12 @@ export interface TokenRecord {
   clientId: string;
   userId: string;
   scopes: string[];
+  /**
+   * Optional; absent or empty: bound to no resource. The resources (RFC 8707) the token is for:
+   * an access token's audience, where it works; a refresh token's, those its access tokens may
+   * be for.
+   */
+  resources?: string[];
   createdAt: number;
   /** `null`: valid until revoked (refresh tokens, by default). */
   expiresAt: number | null;

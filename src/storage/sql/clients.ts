@@ -80,5 +80,7 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
   if (changes.disabled !== undefined) set.disabled = changes.disabled ? 1 : 0;
   if (changes.requirePkce !== undefined) set.require_pkce = changes.requirePkce ? 1 : 0;
   if (changes.allowedTeams !== undefined) set.allowed_teams = scopeText(changes.allowedTeams);
+  if (changes.resources !== undefined) set.resources = scopeText(changes.resources);
+  if (changes.registeredVia !== undefined) set.registered_via = changes.registeredVia;
   return set;
 }

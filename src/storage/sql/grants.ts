@@ -26,6 +26,7 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
         user_id: param,
         client_id: param,
         scopes: param,
+        resources: param,
         created_at: param,
         updated_at: param,
         revoked_at: param,
@@ -34,6 +35,7 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
         oc.columns(['user_id', 'client_id']).doUpdateSet((eb) => ({
           grant_id: eb.ref('excluded.grant_id'),
           scopes: eb.ref('excluded.scopes'),
+          resources: eb.ref('excluded.resources'),
           created_at: eb.ref('excluded.created_at'),
           updated_at: eb.ref('excluded.updated_at'),
           revoked_at: eb.ref('excluded.revoked_at'),
@@ -45,6 +47,7 @@ export function sqlGrantStore({ db, prepare }: SqlContext): GrantStore {
     grant.userId,
     grant.clientId,
     scopeText(grant.scopes),
+    scopeText(grant.resources ?? []),
     grant.createdAt,
     grant.updatedAt,
     grant.revokedAt,

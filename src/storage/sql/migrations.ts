@@ -90,6 +90,8 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('post_logout_redirect_uris', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('require_pkce', 'integer', (col) => col.notNull().defaultTo(0))
     .addColumn('allowed_teams', 'text', (col) => col.notNull().defaultTo(''))
+    .addColumn('resources', 'text', (col) => col.notNull().defaultTo(''))
+    .addColumn('registered_via', 'text', (col) => col.notNull().defaultTo('operator'))
     .execute();
 }
 
@@ -124,6 +126,7 @@ async function createGrants(db: Kysely<unknown>): Promise<void> {
     .addColumn('user_id', 'text', (col) => col.notNull())
     .addColumn('client_id', 'text', (col) => col.notNull())
     .addColumn('scopes', 'text', (col) => col.notNull())
+    .addColumn('resources', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('updated_at', 'bigint', (col) => col.notNull())
     .addColumn('revoked_at', 'bigint')
@@ -162,6 +165,7 @@ async function createTokens(db: Kysely<unknown>): Promise<void> {
     .addColumn('client_id', 'text', (col) => col.notNull())
     .addColumn('user_id', 'text', (col) => col.notNull())
     .addColumn('scopes', 'text', (col) => col.notNull())
+    .addColumn('resources', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('created_at', 'bigint', (col) => col.notNull())
     .addColumn('expires_at', 'bigint')
     .addColumn('origin', 'text', (col) => col.notNull())

@@ -21,9 +21,20 @@ export const COLUMNS = {
     'require_pkce',
     'created_at',
     'allowed_teams',
+    'resources',
+    'registered_via',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
-  oauth_grants: ['grant_id', 'user_id', 'client_id', 'scopes', 'created_at', 'updated_at', 'revoked_at'],
+  oauth_grants: [
+    'grant_id',
+    'user_id',
+    'client_id',
+    'scopes',
+    'resources',
+    'created_at',
+    'updated_at',
+    'revoked_at',
+  ],
   oauth_tokens: [
     'token_hash',
     'type',
@@ -31,6 +42,7 @@ export const COLUMNS = {
     'client_id',
     'user_id',
     'scopes',
+    'resources',
     'created_at',
     'expires_at',
     'origin',
@@ -80,6 +92,10 @@ export function toClient(row: ClientRow): ClientRecord {
     requirePkce: row.require_pkce !== 0,
     createdAt: millis(row.created_at),
     ...(row.allowed_teams === '' ? {} : { allowedTeams: scopesOf(row.allowed_teams) }),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
+    ...(row.registered_via === 'operator'
+      ? {}
+      : { registeredVia: row.registered_via as NonNullable<ClientRecord['registeredVia']> }),
   };
 }
 
@@ -98,6 +114,8 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     require_pkce: client.requirePkce === true ? 1 : 0,
     created_at: client.createdAt,
     allowed_teams: scopeText(client.allowedTeams ?? []),
+    resources: scopeText(client.resources ?? []),
+    registered_via: client.registeredVia ?? 'operator',
   };
 }
 
@@ -116,6 +134,7 @@ export function toGrant(row: GrantRow): GrantRecord {
     userId: row.user_id,
     clientId: row.client_id,
     scopes: scopesOf(row.scopes),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
     createdAt: millis(row.created_at),
     updatedAt: millis(row.updated_at),
     revokedAt: millisOrNull(row.revoked_at),
@@ -130,6 +149,7 @@ export function toToken(row: TokenRow): TokenRecord {
     clientId: row.client_id,
     userId: row.user_id,
     scopes: scopesOf(row.scopes),
+    ...(row.resources === '' ? {} : { resources: scopesOf(row.resources) }),
     createdAt: millis(row.created_at),
     expiresAt: millisOrNull(row.expires_at),
     origin: row.origin as TokenRecord['origin'],

@@ -32,6 +32,10 @@ export interface Database {
     created_at: Millis;
     /** Space-delimited team names; `''`: anyone may use the client. */
     allowed_teams: ColumnType<string, string | undefined, string>;
+    /** Space-delimited resource URIs (a URI has no space); `''`: every declared resource. */
+    resources: ColumnType<string, string | undefined, string>;
+    /** `operator`, `document` or `dynamic`. */
+    registered_via: ColumnType<string, string | undefined, string>;
   };
   oauth_users: {
     id: string;
@@ -51,6 +55,8 @@ export interface Database {
     user_id: string;
     client_id: string;
     scopes: string;
+    /** Space-delimited resource URIs; `''`: none. */
+    resources: ColumnType<string, string | undefined, string>;
     created_at: Millis;
     updated_at: Millis;
     revoked_at: NullableMillis;
@@ -64,6 +70,8 @@ export interface Database {
     client_id: string;
     user_id: string;
     scopes: string;
+    /** Space-delimited resource URIs; `''`: bound to none. */
+    resources: ColumnType<string, string | undefined, string>;
     created_at: Millis;
     expires_at: NullableMillis;
     origin: string;

@@ -9,11 +9,11 @@ import { jsonRow, scopeText, toClient, toGrant, toToken } from './rows.js';
  * token's grant (by `grant_id`, its unique index) and client (by primary key).
  *
  * `find` reads the joined row as one JSON array, in the order of FOUND_COLUMNS: the drivers build
- * a row of 28 columns (and PostgreSQL describes it) at a cost per column, far more than one
+ * a row of 34 columns (and PostgreSQL describes it) at a cost per column, far more than one
  * `JSON.parse`.
  */
 export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
-  // [tokenHash, type, grantId, clientId, userId, scopes, createdAt, expiresAt, origin, rotatedAt]
+  // [tokenHash, type, grantId, clientId, userId, scopes, resources, createdAt, expiresAt, origin, rotatedAt]
   const upsert = prepare(
     db
       .insertInto('oauth_tokens')
@@ -24,6 +24,7 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
         client_id: param,
         user_id: param,
         scopes: param,
+        resources: param,
         created_at: param,
         expires_at: param,
         origin: param,
@@ -36,6 +37,7 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
           client_id: eb.ref('excluded.client_id'),
           user_id: eb.ref('excluded.user_id'),
           scopes: eb.ref('excluded.scopes'),
+          resources: eb.ref('excluded.resources'),
           created_at: eb.ref('excluded.created_at'),
           expires_at: eb.ref('excluded.expires_at'),
           origin: eb.ref('excluded.origin'),
@@ -55,6 +57,7 @@ export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore
         token.clientId,
         token.userId,
         scopeText(token.scopes),
+        scopeText(token.resources ?? []),
         token.createdAt,
         token.expiresAt,
         token.origin,
@@ -89,6 +92,7 @@ const FOUND_COLUMNS = [
   't.client_id',
   't.user_id',
   't.scopes',
+  't.resources',
   't.created_at',
   't.expires_at',
   't.origin',
@@ -97,6 +101,7 @@ const FOUND_COLUMNS = [
   'g.user_id',
   'g.client_id',
   'g.scopes',
+  'g.resources',
   'g.created_at',
   'g.updated_at',
   'g.revoked_at',
@@ -113,6 +118,8 @@ const FOUND_COLUMNS = [
   'c.require_pkce',
   'c.created_at',
   'c.allowed_teams',
+  'c.resources',
+  'c.registered_via',
 ] as const;
 
 type Millis = number;
@@ -128,6 +135,7 @@ type FoundRow = [
   clientId: string,
   userId: string,
   scopes: string,
+  resources: string,
   createdAt: Millis,
   expiresAt: Millis | null,
   origin: string,
@@ -136,6 +144,7 @@ type FoundRow = [
   grantUserId: string,
   grantClientId: string,
   grantScopes: string,
+  grantResources: string,
   grantCreatedAt: Millis,
   grantUpdatedAt: Millis,
   grantRevokedAt: Millis | null,
@@ -152,6 +161,8 @@ type FoundRow = [
   clientRequirePkce: number,
   clientCreatedAt: Millis,
   clientAllowedTeams: string,
+  clientResources: string,
+  clientRegisteredVia: string,
 ];
 
 /** The token, grant and client of a JSON array that {@link foundQuery} read. */
@@ -163,6 +174,7 @@ export function found(json: string): FoundTokenRecord {
     client_id,
     user_id,
     scopes,
+    resources,
     created_at,
     expires_at,
     origin,
@@ -171,6 +183,7 @@ export function found(json: string): FoundTokenRecord {
     g_user_id,
     g_client_id,
     g_scopes,
+    g_resources,
     g_created_at,
     g_updated_at,
     g_revoked_at,
@@ -187,6 +200,8 @@ export function found(json: string): FoundTokenRecord {
     require_pkce,
     c_created_at,
     allowed_teams,
+    c_resources,
+    registered_via,
   ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
@@ -195,6 +210,7 @@ export function found(json: string): FoundTokenRecord {
     client_id,
     user_id,
     scopes,
+    resources,
     created_at,
     expires_at,
     origin,
@@ -208,6 +224,7 @@ export function found(json: string): FoundTokenRecord {
           user_id: g_user_id,
           client_id: g_client_id,
           scopes: g_scopes,
+          resources: g_resources,
           created_at: g_created_at,
           updated_at: g_updated_at,
           revoked_at: g_revoked_at,
@@ -229,6 +246,8 @@ export function found(json: string): FoundTokenRecord {
           require_pkce,
           created_at: c_created_at,
           allowed_teams,
+          resources: c_resources,
+          registered_via,
         });
   return { token, grant, client };
 }

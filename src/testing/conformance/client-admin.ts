@@ -73,6 +73,8 @@ export function clientAdminTests(suite: ConformanceSuite): void {
         requirePkce: true,
         grantType: 'implicit' as const,
         secretHash: null,
+        resources: ['https://printer.example/mcp'],
+        registeredVia: 'document' as const,
       };
       const updated = await admin().update(client.clientId, changes);
       const expected = { ...client, ...changes };

@@ -7,7 +7,11 @@ import { clientRecord, freshId, without } from './fixtures.js';
 export function clientTests({ describe, it, storage, putClient }: ConformanceSuite): void {
   describe('clients.find', () => {
     it('returns the registered client, every field as registered', async () => {
-      const client = clientRecord(Date.now(), { allowedTeams: ['team-a', 'team-b'] });
+      const client = clientRecord(Date.now(), {
+        allowedTeams: ['team-a', 'team-b'],
+        resources: ['https://api.printer.example/', 'https://printer.example/mcp'],
+        registeredVia: 'dynamic',
+      });
       await putClient(client);
       sameRecord(
         await storage().clients.find(client.clientId),
@@ -37,6 +41,8 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         'postLogoutRedirectUris',
         'requirePkce',
         'allowedTeams',
+        'resources',
+        'registeredVia',
       );
       await putClient(minimal);
       const found = await storage().clients.find(minimal.clientId);
@@ -63,6 +69,14 @@ export function clientTests({ describe, it, storage, putClient }: ConformanceSui
         found.allowedTeams === undefined ||
           (Array.isArray(found.allowedTeams) && found.allowedTeams.length === 0),
         `clients.find: allowedTeams was not given, so it must be absent or empty; received ${JSON.stringify(found.allowedTeams)}`,
+      );
+      assert.ok(
+        found.resources === undefined || (Array.isArray(found.resources) && found.resources.length === 0),
+        `clients.find: resources was not given, so it must be absent or empty; received ${JSON.stringify(found.resources)}`,
+      );
+      assert.ok(
+        found.registeredVia === undefined || found.registeredVia === 'operator',
+        `clients.find: registeredVia was not given, so it must be absent or 'operator'; received ${JSON.stringify(found.registeredVia)}`,
       );
     });
 

@@ -22,13 +22,14 @@ export function grantTests({ describe, it, storage }: ConformanceSuite): void {
       );
     });
 
-    it('save of the same grant replaces it: scopes, updatedAt and a numeric revokedAt round-trip', async () => {
+    it('save of the same grant replaces it: scopes, resources, updatedAt and a numeric revokedAt round-trip', async () => {
       const now = Date.now();
       const grant = grantRecord(now);
       await storage().grants.save(grant);
       const revoked = {
         ...grant,
         scopes: ['realms:read', 'profile', 'realms:write'],
+        resources: ['https://api.printer.example/', 'https://printer.example/mcp'],
         updatedAt: now + SECOND,
         revokedAt: now + 2 * SECOND,
       };

@@ -36,7 +36,10 @@ export function tokenTests(suite: ConformanceSuite): void {
     it('an access token round-trips every field, with its grant and client joined', async () => {
       const now = Date.now();
       const { client, grant } = await enrolled(now);
-      const token = accessTokenRecord(now, grant, { scopes: ['realms:read', 'profile'] });
+      const token = accessTokenRecord(now, grant, {
+        scopes: ['realms:read', 'profile'],
+        resources: ['https://printer.example/mcp'],
+      });
       await storage().tokens.save(token);
       const result = await found(token, 'a saved access token');
       sameRecord(result.token, token, 'tokens.find must return every field of the token as saved');
