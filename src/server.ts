@@ -6,6 +6,7 @@ import {
 } from './config/options.js';
 import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime } from './config/server.js';
 import { OAuthError } from './errors/oauth-error.js';
+import { declaredResources } from './rules/resources.js';
 import { KeySecretError, keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
 import type { Storage } from './storage/types.js';
 import { ServerEvents } from './events/emitter.js';
@@ -16,6 +17,7 @@ import { LOGIN_SESSION_KEY } from './session/state.js';
 import { AdapterSessionStore } from './session/adapter-store.js';
 import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
+import { documentClients } from './clients/documents/loader.js';
 
 export type {
   AuthorizationServer,
@@ -121,6 +123,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     storage,
     events: new ServerEvents(() => server.logger),
     urls,
+    resources: declaredResources(options.resources),
     pages: { ...defaultPages, ...options.pages },
     clock,
     logger,
@@ -140,6 +143,21 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
                 `oidc.keySecret does not open the stored signing key ${err.kid}: give this instance the oidc.keySecret the keys were sealed with (the same on every instance); until then the JWKS and every ID token answer server_error`,
               );
             },
+          }),
+        }
+      : {}),
+    ...(options.clientMetadataDocuments
+      ? {
+          clientDocuments: documentClients(options.clientMetadataDocuments, {
+            storage,
+            clock,
+            get events() {
+              return server.events;
+            },
+            get logger() {
+              return server.logger;
+            },
+            offeredScopes: () => Object.keys(options.scopes),
           }),
         }
       : {}),

@@ -4,11 +4,13 @@ import type { Strategy } from 'passport-strategy';
 import type { Jwk } from '../oidc/keys.js';
 import { z } from 'zod';
 import type { PageRenderers } from '../pages/types.js';
-import { SCOPE_TOKEN } from '../rules/scopes.js';
+import { SCOPE_TOKEN, unofferedScope } from '../rules/scopes.js';
+import { resourceKey } from '../rules/resources.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import { openIdProviderSchema } from '../login/openid/options.js';
 import { MAX_PROVIDER_NAME_LENGTH } from '../rules/names.js';
 import type { Storage } from '../storage/types.js';
+import type { ClientMetadataDocument } from '../clients/documents/document.js';
 import { describeIssue } from './messages.js';
 import type {
   AuthorizationServerOptions,
@@ -56,6 +58,21 @@ const baseUrl = httpUrl.refine((value) => {
   const url = URL.parse(value);
   return url === null || (!url.search && !url.hash && !url.username && !url.password);
 }, 'must not contain a query, fragment or userinfo');
+
+/** A host name, or `*.` and a host name for its subdomains. */
+const hostPattern = z
+  .string()
+  .regex(
+    /^(\*\.)?[a-z0-9-]+(\.[a-z0-9-]+)*$/,
+    'must be a lower-case host name such as app.example, or *.app.example',
+  );
+
+/** An https origin as `URL#origin` writes it: `https://localhost:8443`, no path. */
+const httpsOrigin = z
+  .string()
+  .refine((value) => URL.parse(value)?.origin === value && value.startsWith('https://'), {
+    error: 'must be an https origin such as https://localhost:8443 (no path, no trailing slash)',
+  });
 
 const scopeToken = z.string().regex(SCOPE_TOKEN, 'must be an RFC 6749 scope-token');
 
@@ -164,6 +181,37 @@ export const optionsSchema = z.strictObject({
       error: 'give keySecret (keys kept in the storage) or keys (your own), one of them',
     })
     .optional(),
+  clientMetadataDocuments: z
+    .strictObject({
+      maxBytes: z
+        .number()
+        .int()
+        .min(16 * 1024)
+        .max(1024 * 1024)
+        .default(64 * 1024),
+      timeoutMs: z.number().int().min(500).max(10_000).default(4_000),
+      minCacheSeconds: z.number().int().min(0).max(3600).default(60),
+      maxCacheSeconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 86_400)
+        .default(3600),
+      allowHosts: z.array(hostPattern).optional(),
+      refuseHosts: z.array(hostPattern).default([]),
+      acceptDocument: fn<(document: ClientMetadataDocument) => boolean | Promise<boolean>>(
+        '(document) => boolean | Promise<boolean>',
+      ).optional(),
+      allowLoopbackOrigins: z.array(httpsOrigin).default([]),
+      ca: z
+        .array(z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate' }))
+        .default([]),
+    })
+    .refine((documents) => documents.maxCacheSeconds >= documents.minCacheSeconds, {
+      path: ['maxCacheSeconds'],
+      error: 'must be at least clientMetadataDocuments.minCacheSeconds',
+    })
+    .optional(),
   session: z
     .strictObject({
       /**
@@ -218,6 +266,19 @@ export const optionsSchema = z.strictObject({
     }),
   /** Operator-defined scopes and their descriptions, shown on the consent page. */
   scopes: z.record(scopeToken, z.string()).default({}),
+  /** The resources tokens are issued for (RFC 8707), each with its metadata (RFC 9728). */
+  resources: z
+    .array(
+      z.strictObject({
+        resource: z.string().refine((uri) => resourceKey(uri) !== undefined && /^https?:/i.test(uri), {
+          error: 'must be an absolute http(s) URL without a fragment',
+        }),
+        name: z.string().min(1).max(200).optional(),
+        scopes: z.array(scopeToken).optional(),
+        default: z.boolean().optional(),
+      }),
+    )
+    .default([]),
   /**
    * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per
    * address (`req.ip`, so the host's `trust proxy` setting applies), in fixed windows. Successes
@@ -301,6 +362,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
   }
   const resolved = result.data as ResolvedOptions;
   checkClaimsStore(resolved);
+  checkDocumentClientStore(resolved);
   if (resolved.oidc) {
     const { keys } = resolved.storage;
     if (
@@ -314,6 +376,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     // The OpenID Connect scopes are offered whenever the operator lists scopes at all.
     if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
   }
+  checkResources(resolved);
   return resolved;
 }
 
@@ -331,6 +394,45 @@ function checkClaimsStore(resolved: ResolvedOptions): void {
   if (path === undefined) return;
   throw new TypeError(
     `openid-oauth-bridge: invalid options\n  ${path}: the storage has no users.saveClaims and users.findClaims to keep each account's claims and teams in; use a built-in adapter or add the pair to yours (docs/storage.md)`,
+  );
+}
+
+/** Declared resources are distinct, at most one is the default, and their scopes are offered. */
+function checkResources(resolved: ResolvedOptions): void {
+  const refuse = (index: number, message: string) =>
+    new TypeError(`openid-oauth-bridge: invalid options\n  resources.${index}: ${message}`);
+  const seen = new Set<string>();
+  let fallback: number | undefined;
+  for (const [index, declared] of resolved.resources.entries()) {
+    const key = resourceKey(declared.resource)!;
+    if (seen.has(key)) throw refuse(index, `${JSON.stringify(declared.resource)} is declared twice`);
+    seen.add(key);
+    if (declared.default) {
+      if (fallback !== undefined) {
+        throw refuse(index, `only one resource may be the default (resources.${fallback} is)`);
+      }
+      fallback = index;
+    }
+    const unknown = unofferedScope(resolved.scopes, declared.scopes ?? []);
+    if (unknown !== undefined) {
+      throw refuse(
+        index,
+        `scope ${JSON.stringify(unknown)} is not one the server offers (the scopes option)`,
+      );
+    }
+  }
+}
+
+/**
+ * A client named by its metadata document is kept in the clients store (a token is accepted only
+ * with its client): the store must be able to create and update clients.
+ */
+function checkDocumentClientStore(resolved: ResolvedOptions): void {
+  const { clients } = resolved.storage;
+  if (!resolved.clientMetadataDocuments) return;
+  if (typeof clients.create === 'function' && typeof clients.update === 'function') return;
+  throw new TypeError(
+    'openid-oauth-bridge: invalid options\n  clientMetadataDocuments: the storage has no clients.create and clients.update to keep the clients made from metadata documents in; use a built-in adapter or add them to yours (docs/storage.md)',
   );
 }
 

@@ -4,6 +4,8 @@ import type { PageRenderers } from '../pages/types.js';
 import type { SessionLoader } from '../session/login-session.js';
 import type { KeySet } from '../oidc/keys.js';
 import type { Storage } from '../storage/types.js';
+import type { ResourceSet } from '../rules/resources.js';
+import type { DocumentClients } from '../clients/documents/loader.js';
 import type { Logger, ResolvedOptions } from './options.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -55,6 +57,8 @@ export interface AuthorizationServer {
   readonly options: ResolvedOptions;
   readonly storage: Storage;
   readonly urls: EndpointUrls;
+  /** The resources tokens are issued for (the `resources` option), resolved. */
+  readonly resources: ResourceSet;
   readonly pages: PageRenderers;
   readonly clock: () => number;
   readonly logger: Logger;
@@ -76,6 +80,12 @@ export interface AuthorizationServer {
   readonly session: LoginSessionHandle;
   /** OpenID Connect, when `oidc` is set: the signing keys. */
   readonly oidc?: OidcRuntime;
+  /**
+   * Clients named by the URLs of their metadata documents, when `clientMetadataDocuments` is set.
+   *
+   * @internal
+   */
+  readonly clientDocuments?: DocumentClients;
 }
 
 /** What OpenID Connect needs at run time. */

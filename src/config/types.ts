@@ -8,6 +8,7 @@ import type { PageRenderers } from '../pages/types.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import type { ProviderPreset, SregField } from '../login/openid/provider-policy.js';
 import type { Storage } from '../storage/types.js';
+import type { ClientMetadataDocument } from '../clients/documents/document.js';
 
 /**
  * The public, documented form of the options of {@link createAuthorizationServer}. Written by
@@ -70,6 +71,18 @@ export interface AuthorizationServerOptions {
   oidc?: OidcOptions;
 
   /**
+   * Turns on client ID metadata documents (draft-ietf-oauth-client-id-metadata-document, as the
+   * MCP authorization specification uses them): a `client_id` that is an https URL with a path
+   * names a public client described by the JSON document served there, fetched (with limits, from
+   * public addresses only) and kept in the clients store. Default: off, and such a `client_id` is
+   * an unknown client like any other. `{}` turns it on with the defaults below. Needs
+   * `clients.create` and `clients.update` in the storage. See docs/client-metadata-documents.md.
+   *
+   * @example { refuseHosts: ['*.internal.example'], acceptDocument: (doc) => !doc.clientName.includes('Admin') }
+   */
+  clientMetadataDocuments?: ClientMetadataDocumentOptions;
+
+  /**
    * The login session: the library's own (its own cookie and store; give its `secret`), or your
    * app's express-session (`middleware`). Required. See docs/sessions.md.
    */
@@ -82,6 +95,22 @@ export interface AuthorizationServerOptions {
    * @example { realms: 'List your realms', profile: 'See your name' }
    */
   scopes?: Record<string, string>;
+
+  /**
+   * The resources (your API, an MCP server) this server issues tokens for (RFC 8707 resource
+   * indicators): each gets its protected resource metadata (RFC 9728, served by `metadataRouter`)
+   * and is guarded by `requireBearer(server, { resource })`; a token is bound to one resource and
+   * refused at every other. A request names its resource with `resource`, or gets the default
+   * one. Default `[]`: tokens are bound to no resource, and `resource` parameters are ignored.
+   * See docs/mcp.md.
+   *
+   * @example
+   * [
+   *   { resource: 'https://example.com/', name: 'Example API', default: true },
+   *   { resource: 'https://example.com/mcp', name: 'Example MCP server', scopes: ['realms:read'] },
+   * ]
+   */
+  resources?: ResourceOptions[];
 
   /**
    * Limits on failed client authentications (RFC 6819 5.1.4.2.3), per `client_id` and per address
@@ -182,6 +211,30 @@ export interface ProviderOptions {
   teams?: readonly string[];
   /** Where the account's profile is read after a login (`steam({ webApi })`). Default: none. */
   profile?: ProviderPreset['profile'];
+}
+
+/** One resource of {@link AuthorizationServerOptions.resources}. */
+export interface ResourceOptions {
+  /**
+   * The resource identifier (RFC 8707 2): the absolute http(s) URL clients reach it at, without a
+   * fragment; the audience of its tokens. An origin with and without its trailing `/` is the same
+   * resource. Unique among the resources.
+   *
+   * @example 'https://example.com/mcp'
+   */
+  resource: string;
+  /** Shown to people: the metadata's `resource_name` and the consent page. Default: none. */
+  name?: string;
+  /**
+   * The scopes it knows, among those the server offers (`scopes_supported` of its metadata).
+   * Default: every scope the server offers.
+   */
+  scopes?: string[];
+  /**
+   * Requests that name no resource get tokens for this one: existing clients keep working at
+   * your API while new ones name theirs. At most one resource is the default. Default `false`.
+   */
+  default?: boolean;
 }
 
 /** {@link AuthorizationServerOptions.login}. */
@@ -294,6 +347,54 @@ export interface OidcOptions {
 
 export type { OidcClaimsHook } from '../oidc/id-token.js';
 
+/** {@link AuthorizationServerOptions.clientMetadataDocuments}. */
+export interface ClientMetadataDocumentOptions {
+  /**
+   * Largest document accepted, in bytes, 16384 to 1048576. Default `65536`. (Real documents list
+   * many redirect URIs and fields; caps of a few KiB refused some in the field.)
+   */
+  maxBytes?: number;
+  /** Deadline for a whole fetch, from the name's lookup to the last byte, in ms, 500 to 10000. Default `4000`. */
+  timeoutMs?: number;
+  /**
+   * Shortest time a fetched document is used before it is fetched again, in seconds, whatever its
+   * `Cache-Control` says (`no-store`, `max-age=0`): 0 to 3600. Default `60`.
+   */
+  minCacheSeconds?: number;
+  /**
+   * Longest time a fetched document is used before it is fetched again, in seconds, whatever its
+   * `Cache-Control` says: at least `minCacheSeconds`, at most 604800. It bounds how long a change
+   * to a document (a new redirect URI, a new name) waits to be seen. Default `3600`.
+   */
+  maxCacheSeconds?: number;
+  /**
+   * Only documents on these hosts are fetched: `app.example` (that host) or `*.app.example` (its
+   * subdomains). Default: any host.
+   */
+  allowHosts?: string[];
+  /** Documents on these hosts are never fetched (same patterns as `allowHosts`). Default `[]`. */
+  refuseHosts?: string[];
+  /**
+   * Your decision on each document, once it is fetched and valid: `false` (or a promise of it)
+   * refuses the client, as a refused fetch does. What it throws refuses the client too, and is
+   * logged. Default: every valid document is accepted.
+   *
+   * @example (doc) => doc.redirectUris.every((uri) => uri.startsWith('http://localhost') || uri.startsWith('https://'))
+   */
+  acceptDocument?: (document: ClientMetadataDocument) => boolean | Promise<boolean>;
+  /**
+   * For local development and tests only: https origins (`https://localhost:8443`) whose documents
+   * are fetched although they resolve to a loopback address. Nothing on a loopback address is
+   * fetched without it, and private addresses never are. Default `[]`.
+   */
+  allowLoopbackOrigins?: string[];
+  /**
+   * Certificates (PEM) trusted for these fetches besides Node's own roots: a development CA for
+   * `allowLoopbackOrigins`. Default `[]`.
+   */
+  ca?: string[];
+}
+
 /** {@link AuthorizationServerOptions.session}. */
 export interface SessionOptions {
   /**
@@ -373,6 +474,17 @@ export interface ResolvedOptions {
     idTokenTtl: number;
     claims?: OidcClaimsHook;
   };
+  clientMetadataDocuments?: {
+    maxBytes: number;
+    timeoutMs: number;
+    minCacheSeconds: number;
+    maxCacheSeconds: number;
+    allowHosts?: string[];
+    refuseHosts: string[];
+    acceptDocument?: (document: ClientMetadataDocument) => boolean | Promise<boolean>;
+    allowLoopbackOrigins: string[];
+    ca: string[];
+  };
   session: {
     secret?: string | string[];
     middleware?: RequestHandler;
@@ -383,6 +495,7 @@ export interface ResolvedOptions {
     secureCookie?: boolean;
   };
   scopes: Record<string, string>;
+  resources: ResourceOptions[];
   rateLimit: false | Required<RateLimitOptions>;
   accounts?: AccountsHook;
   authenticatedAccount?: AuthenticatedAccountHook;

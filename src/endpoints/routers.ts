@@ -6,7 +6,7 @@ import { applicationsEndpoint, revokeApplicationEndpoint } from './applications/
 import { authorizeEndpoint, resumeEndpoint } from './authorize/endpoint.js';
 import { consentEndpoint } from './authorize/decision.js';
 import { rootResource } from './discovery/root.js';
-import { metadataHandler, metadataPath, type MetadataOptions } from './discovery/metadata.js';
+import { metadataHandler, wellKnownRoutes, type MetadataOptions } from './discovery/metadata.js';
 import { introspectionEndpoint, type IntrospectionRouterOptions } from './introspection/endpoint.js';
 import { callbackEndpoint, loginEndpoint } from './login/endpoint.js';
 import { logoutEndpoint } from './logout/endpoint.js';
@@ -161,7 +161,7 @@ export function discoveryRouter(server: AuthorizationServer, options: MetadataOp
 function discoveryRoutes(server: AuthorizationServer, options: MetadataOptions): Route[] {
   const routes: Route[] = [
     { path: '/', method: 'GET', handler: rootResource(server) },
-    { path: metadataPath(server), method: 'GET', handler: metadataHandler(server, options) },
+    ...wellKnownRoutes(server, options),
   ];
   if (server.oidc) {
     routes.push(

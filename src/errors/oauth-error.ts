@@ -1,7 +1,7 @@
 import { StorageUnavailableError } from './storage-unavailable.js';
 
 /**
- * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2) and RFC 6750 (section 3.1), plus
+ * Error codes of RFC 6749 (sections 4.1.2.1, 4.2.2.1 and 5.2), RFC 6750 (section 3.1) and RFC 8707, plus
  * `temporarily_unavailable` used for storage outages.
  */
 export type OAuthErrorCode =
@@ -24,7 +24,9 @@ export type OAuthErrorCode =
   // RFC 8628 3.5, the device access token response.
   | 'authorization_pending'
   | 'slow_down'
-  | 'expired_token';
+  | 'expired_token'
+  // RFC 8707 2, a resource the server does not issue tokens for.
+  | 'invalid_target';
 
 /**
  * The single status table: RFC 6749 section 5.2 (every token endpoint error is 400 except
@@ -51,6 +53,7 @@ export const STATUS_BY_CODE: Readonly<Record<OAuthErrorCode, number>> = {
   authorization_pending: 400,
   slow_down: 400,
   expired_token: 400,
+  invalid_target: 400,
 };
 
 /** Options of {@link OAuthError}: what is logged, where the error may go, how it is sent. */

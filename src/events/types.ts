@@ -93,6 +93,8 @@ export interface TokenIssuedEvent extends ServerEventBase {
   userId: string;
   grantId: string;
   scopes: string[];
+  /** The resources (RFC 8707) the access token is for; absent: none. */
+  resources?: string[];
   /** Whether a refresh token was issued with it. */
   refreshToken: boolean;
 }
@@ -104,6 +106,8 @@ export interface TokenRefreshedEvent extends ServerEventBase {
   userId: string;
   grantId: string;
   scopes: string[];
+  /** The resources (RFC 8707) the access token is for; absent: none. */
+  resources?: string[];
   /** Whether a new refresh token replaced the presented one (`tokens.rotateRefreshTokens`). */
   rotated: boolean;
 }
@@ -125,6 +129,39 @@ export interface ClientAuthenticationFailedEvent extends ServerEventBase {
   /** The `client_id` presented, if any; it may name no registered client. */
   clientId?: string;
   endpoint: 'token' | 'revocation' | 'introspection' | 'device_authorization';
+}
+
+/**
+ * A client metadata document (`clientMetadataDocuments`) was refused: its URL, its host, its
+ * address, the fetch, the document or your `acceptDocument` said no. Once per fetch, however many
+ * requests waited for it; a refusal is not remembered, so the next request fetches again.
+ */
+export interface ClientDocumentRefusedEvent extends ServerEventBase {
+  type: 'client_document.refused';
+  /** The `client_id`: the document's URL. */
+  clientId: string;
+  /**
+   * `client_id`: not a URL a document may have; `host`: `allowHosts`/`refuseHosts`; `address`:
+   * the host is not at a public address; `fetch`: no answer within the limits (deadline, size) or
+   * not a 200 (a redirect included); `document`: not a valid document; `policy`: `acceptDocument`.
+   */
+  reason: 'client_id' | 'host' | 'address' | 'fetch' | 'document' | 'policy';
+  /** What was wrong, as the error page says it. */
+  description: string;
+}
+
+/**
+ * A client was made from its metadata document and saved in the clients store, or saved again
+ * because its document changed (a new name, redirect URI or scope).
+ */
+export interface ClientDocumentSavedEvent extends ServerEventBase {
+  type: 'client_document.saved';
+  /** The `client_id`: the document's URL. */
+  clientId: string;
+  applicationName: string;
+  redirectUris: string[];
+  /** `true` the first time, `false` when a changed document updated it. */
+  created: boolean;
 }
 
 /** A client revoked a token at the revocation endpoint (RFC 7009). */
@@ -252,6 +289,8 @@ export type ServerEvent =
   | TokenRefreshedEvent
   | RefreshTokenReusedEvent
   | ClientAuthenticationFailedEvent
+  | ClientDocumentRefusedEvent
+  | ClientDocumentSavedEvent
   | TokenRevokedEvent
   | ProfileUnavailableEvent
   | DeviceRequestedEvent

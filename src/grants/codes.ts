@@ -9,6 +9,7 @@ import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { grantedSubject } from './grant.js';
 import { issueBehindCommit, type TokenResponse } from './tokens.js';
+import { narrowedResources, NO_RESOURCES } from '../rules/resources.js';
 
 const invalidGrant = (description: string) => new OAuthError('invalid_grant', description);
 
@@ -25,6 +26,7 @@ export async function issueCode(
     userId: fields.userId,
     redirectUri: fields.redirectUri,
     scopes: fields.scopes,
+    ...(fields.resources?.length ? { resources: fields.resources } : {}),
     grantId: fields.grantId,
     codeChallenge: fields.codeChallenge,
     codeChallengeMethod: fields.codeChallengeMethod,
@@ -51,6 +53,8 @@ export interface CodeExchange {
   code: { hash: string; entry: string | null };
   redirectUri: string;
   codeVerifier: string | undefined;
+  /** The `resource` the request names (RFC 8707 2.2): one the code was issued for. */
+  resource?: string;
   /**
    * The ID token to answer with (OpenID Connect), of the code and the scopes granted, or
    * `undefined` for none. Made before the commit point: a failure leaves the code usable.
@@ -84,7 +88,12 @@ export async function exchangeCode(
   }
   const code = JSON.parse(entry) as StoredCode;
   checkCode(code, client, params, now);
-  const subject = await grantedSubject(deps, client, code);
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, code.resources ?? [], {
+    value: params.resource,
+    repeated: false,
+  });
+  const granted = await grantedSubject(deps, client, code);
+  const subject = resources.length ? { ...granted, resources } : granted;
   const idToken = await params.idToken?.(code, subject.scopes, now);
   // The tokens and the used-code marker first, the take last: taking the code is the commit
   // point. The marker counts only once the code is gone, so one written by an exchange that failed

@@ -1,5 +1,6 @@
 import type { ServerEvents } from '../events/emitter.js';
 import type { Storage } from '../storage/types.js';
+import type { ResourceSet } from '../rules/resources.js';
 
 /**
  * What the grant rules need of the server: its storage, clock, token options and events. The
@@ -22,4 +23,6 @@ export interface GrantDeps {
     };
   };
   readonly events: ServerEvents;
+  /** The resources tokens are issued for (RFC 8707); absent: none (the CLI's). */
+  readonly resources?: ResourceSet;
 }

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { narrowedResources, NO_RESOURCES } from '../rules/resources.js';
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import type { EventContext } from '../events/emit.js';
@@ -81,7 +82,7 @@ export interface DeviceSettings {
 export async function startDeviceAuthorization(
   deps: GrantDeps,
   client: ClientRecord,
-  scopes: string[],
+  asked: { scopes: string[]; resources: string[] },
   settings: DeviceSettings,
 ): Promise<DeviceAuthorizationResponse> {
   const now = deps.clock();
@@ -91,7 +92,8 @@ export async function startDeviceAuthorization(
   const userCode = await claimUserCode(deps, deviceHash, expiresAt, now);
   const stored: StoredDevice = {
     clientId: client.clientId,
-    scopes,
+    scopes: asked.scopes,
+    ...(asked.resources.length ? { resources: asked.resources } : {}),
     userCode,
     createdAt: now,
     expiresAt,
@@ -202,7 +204,8 @@ export async function approveDevice(
   approver: DeviceApprover,
   client: ClientRecord,
 ): Promise<GrantRecord | null> {
-  const consent = await recordConsent(deps, approver.userId, client.clientId, device.request.scopes, client);
+  const { scopes, resources = [] } = device.request;
+  const consent = await recordConsent(deps, approver.userId, client.clientId, scopes, client, resources);
   const { grantId } = consent.grant;
   if (await answerDevice(deps, device, { approved: true, ...approver, grantId })) return consent.grant;
   await withdrawConsent(deps, consent);
@@ -223,6 +226,8 @@ export interface DevicePollRows {
 /** The parameters of a poll: the rows, and the ID token to answer with (OpenID Connect). */
 export interface DevicePollParams {
   rows: DevicePollRows;
+  /** The `resource` the poll names (RFC 8707 2.2): the one the device asked for. */
+  resource?: string;
   idToken?: (
     subject: { clientId: string; userId: string; authTime?: number; claims?: AccountClaims },
     scopes: string[],
@@ -277,7 +282,12 @@ export async function pollDevice(
     throw new OAuthError('access_denied', 'The person denied the request.', { httpStatus: 400 });
   }
   // As for a code: the grant must still stand, the scopes are what it and the client still allow.
-  const subject = await grantedSubject(deps, client, { ...decision, scopes: request.scopes });
+  const granted = await grantedSubject(deps, client, { ...decision, scopes: request.scopes });
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, request.resources ?? [], {
+    value: params.resource,
+    repeated: false,
+  });
+  const subject = resources.length ? { ...granted, resources } : granted;
   const idToken = await params.idToken?.({ ...decision, clientId: client.clientId }, subject.scopes, now);
   // The commit point: exactly one poll takes the device code; the tokens of a loser are never
   // handed out.

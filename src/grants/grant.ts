@@ -51,6 +51,8 @@ export async function recordConsent(
   scopes: readonly string[],
   /** The client as the caller has just read it, if it has: it is not read again before the save. */
   client?: ClientRecord,
+  /** The resources (RFC 8707) the user trusts the client with, added to those of the grant. */
+  resources: readonly string[] = [],
 ): Promise<RecordedConsent> {
   const now = deps.clock();
   const registered = client ?? (await deps.storage.clients.find(clientId));
@@ -61,11 +63,12 @@ export async function recordConsent(
     if (left) await revokeGrant(deps, left);
     throw clientRemoved();
   }
-  const merge = (into: GrantRecord): GrantRecord => ({
-    ...into,
-    scopes: [...new Set([...into.scopes, ...scopes])],
-    updatedAt: now,
-  });
+  const merge = (into: GrantRecord): GrantRecord => {
+    const merged: GrantRecord = { ...into, scopes: [...new Set([...into.scopes, ...scopes])], updatedAt: now };
+    const all = [...new Set([...(into.resources ?? []), ...resources])];
+    if (all.length) merged.resources = all;
+    return merged;
+  };
   const standing = await standingGrant(deps, userId, clientId);
   let grant: GrantRecord = standing
     ? merge(standing)
@@ -74,6 +77,7 @@ export async function recordConsent(
         userId,
         clientId,
         scopes: [...new Set(scopes)],
+        ...(resources.length ? { resources: [...new Set(resources)] } : {}),
         createdAt: now,
         updatedAt: now,
         revokedAt: null,
@@ -84,7 +88,8 @@ export async function recordConsent(
     const kept =
       stored !== undefined &&
       stored.grantId === grant.grantId &&
-      scopes.every((scope) => stored.scopes.includes(scope));
+      scopes.every((scope) => stored.scopes.includes(scope)) &&
+      resources.every((resource) => stored.resources?.includes(resource));
     if (kept || stored === undefined || stored.revokedAt !== null || merges === CONSENT_MERGES) break;
     grant = merge(stored);
   }

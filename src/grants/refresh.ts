@@ -5,6 +5,7 @@ import { requestedScopes } from '../rules/scopes.js';
 import { ephemeralKeys } from '../storage/keys.js';
 import type { ClientRecord, FoundTokenRecord, TokenRecord } from '../storage/types.js';
 import { isPublicClient } from '../rules/client-kind.js';
+import { narrowedResources, NO_RESOURCES } from '../rules/resources.js';
 import type { GrantDeps } from './deps.js';
 import { revokeGrant } from './grant.js';
 import { admits, teamRefused, teamsOf } from './teams.js';
@@ -31,6 +32,8 @@ export interface RefreshExchange {
   refreshToken: string;
   found: FoundTokenRecord | null;
   scope: string | undefined;
+  /** The `resource` the request names (RFC 8707 2.2): one the refresh token was issued for. */
+  resource?: string;
 }
 
 /**
@@ -78,7 +81,18 @@ export async function refreshAccessToken(
   if (scopes.length === 0 && presented.scopes.length > 0) {
     throw new OAuthError('invalid_scope', 'None of the scopes originally granted remains with this client.');
   }
-  const subject = { clientId: client.clientId, userId: presented.userId, scopes, grantId: presented.grantId };
+  // RFC 8707 2.2: an access token for one of the refresh token's resources, never another.
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, presented.resources ?? [], {
+    value: params.resource,
+    repeated: false,
+  });
+  const subject = {
+    clientId: client.clientId,
+    userId: presented.userId,
+    scopes,
+    grantId: presented.grantId,
+    ...(resources.length ? { resources } : {}),
+  };
   let access: IssuedToken;
   let refreshToken = params.refreshToken;
   const rotation = deps.options.tokens.rotateRefreshTokens;
@@ -89,7 +103,7 @@ export async function refreshAccessToken(
     const next = newToken(
       deps,
       'refresh_token',
-      { ...subject, scopes: presented.scopes },
+      { ...subject, scopes: presented.scopes, resources: presented.resources },
       'refresh_token',
       now,
     );

@@ -20,6 +20,8 @@ export interface Subject {
   userId: string;
   scopes: string[];
   grantId: string;
+  /** The resources (RFC 8707) the tokens are for; absent or empty: none. */
+  resources?: string[];
 }
 
 /** A token just saved: its plaintext, shown once, and its record. */
@@ -53,6 +55,7 @@ export function newToken(
     origin,
     rotatedAt: null,
   };
+  if (subject.resources?.length) record.resources = subject.resources;
   return { token, record };
 }
 

@@ -4,8 +4,12 @@
  * size cap and follows redirects anywhere; this wrapper adds all three.
  */
 
-/** Why a request was refused or abandoned. */
-export type FetchRefusalReason = 'not_allowed' | 'timeout' | 'too_large' | 'network' | 'bad_status';
+/**
+ * Why a request was refused or abandoned; `address`: the host resolves to an address that is not
+ * public ({@link pinnedFetch} only).
+ */
+export type FetchRefusalReason =
+  'not_allowed' | 'address' | 'timeout' | 'too_large' | 'network' | 'bad_status';
 
 /**
  * Thrown by {@link boundedFetch}. The message names only the origin of the URL, never its path or

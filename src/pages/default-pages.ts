@@ -76,7 +76,17 @@ function consent(data: ConsentPageData): string {
       <p>
         <strong>${data.applicationName}</strong> wants to access your account. It will not see your password.
       </p>
+      ${
+        data.clientDocument
+          ? html`<p class="warning client-document">
+              This application is not registered by this site: it describes itself at
+              <strong>${data.clientDocument.documentHost}</strong>, and after your answer you go back to
+              <strong>${data.clientDocument.redirectHost}</strong>. Trust it only if you know both.
+            </p>`
+          : ''
+      }
       ${scopes}
+      ${data.resource ? html`<p class="resource">For use at ${data.resource.name ? html`<strong>${data.resource.name}</strong> (${data.resource.uri})` : html`<strong>${data.resource.uri}</strong>`}.</p>` : ''}
       ${
         data.userCode
           ? html`<p class="code-check">

@@ -25,6 +25,11 @@ export interface ConsentPageData {
   clientId: string;
   /** Scopes the application asks for, with the operator's descriptions. */
   scopes: ScopeDescription[];
+  /**
+   * The resource (RFC 8707) the access is for, when the server declares resources: its URL and the
+   * name the host gave it.
+   */
+  resource?: { uri: string; name?: string };
   /** The form's target (POST). */
   action: string;
   /** Hidden fields the form must send back unchanged. */
@@ -46,10 +51,25 @@ export interface ConsentPageData {
    */
   asksEachTime?: boolean;
   /**
+   * The application was not registered by this site's operator: it described itself in a client
+   * metadata document (`clientMetadataDocuments`), so its name is its own claim. The page must
+   * say so, with the host that serves the document (where the name comes from) and the host the
+   * browser goes back to after the decision.
+   */
+  clientDocument?: ClientDocumentNotice;
+  /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
    */
   switchAccount?: SignOutForm;
+}
+
+/** {@link ConsentPageData.clientDocument}. */
+export interface ClientDocumentNotice {
+  /** The host serving the application's metadata document (its `client_id` is the document's URL). */
+  documentHost: string;
+  /** Where the browser goes back to: the redirect URI's host, or its scheme for an app's own scheme. */
+  redirectHost: string;
 }
 
 /** A sign-out form: POST to `action` with these hidden fields. */

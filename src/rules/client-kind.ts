@@ -1,5 +1,23 @@
 import type { ClientRecord } from '../storage/types.js';
-import { redirectUriMatches } from './redirect-uri.js';
+import { listedRedirectUriMatches, redirectUriMatches } from './redirect-uri.js';
+
+/**
+ * What a client's metadata document says beyond its stored row, for the request that loaded it:
+ * read from the document (cached by its lifetime), never from the storage.
+ */
+export interface ClientDocumentFacts {
+  /** The document's `redirect_uris`, matched by {@link listedRedirectUriMatches}. */
+  redirectUris: readonly string[];
+  /** The document's `grant_types`, unknown ones included. */
+  grantTypes: readonly string[];
+}
+
+/**
+ * A client as a request loaded it: the stored row, and for a client named by the URL of its
+ * metadata document (`clientMetadataDocuments`), what the document says. Operator-registered
+ * clients have no `document`.
+ */
+export type LoadedClient = ClientRecord & { readonly document?: ClientDocumentFacts };
 
 /**
  * Whether a client has no secret (RFC 6749 2.1): a native app, a command-line tool, a device, a
@@ -25,11 +43,14 @@ export function pkceRequired(
  * client registered with a loopback IP literal (`http://127.0.0.1/cb`, `http://[::1]/cb`) may name
  * any port (RFC 8252 7.3: a native app listens on whatever port it is given); `localhost` and every
  * confidential client keep the exact rule. A client without a redirect URI (the device flow) has none.
+ * A client loaded with its metadata document is matched against the document's list instead
+ * ({@link listedRedirectUriMatches}).
  */
 export function clientRedirectUriMatches(
-  client: Pick<ClientRecord, 'redirectUri' | 'grantType' | 'secretHash'>,
+  client: Pick<LoadedClient, 'redirectUri' | 'grantType' | 'secretHash' | 'document'>,
   requested: string,
 ): boolean {
+  if (client.document !== undefined) return listedRedirectUriMatches(client.document.redirectUris, requested);
   if (client.redirectUri === '') return false;
   const anyPort = client.grantType === 'authorization_code' && isPublicClient(client);
   return redirectUriMatches(client.redirectUri, requested, { anyLoopbackPort: anyPort });

@@ -215,3 +215,45 @@ function canonical(uri: string): boolean {
     return false;
   }
 }
+
+/** An http loopback redirect URI written without a port: its host and the rest. */
+const LOOPBACK_WITHOUT_PORT = /^http:\/\/(localhost|127(?:\.\d{1,3}){3}|\[::1\])([/?].*)?$/;
+/** An http loopback redirect URI with a port: its host, port and the rest. */
+const LOOPBACK_WITH_PORT = /^http:\/\/(localhost|127(?:\.\d{1,3}){3}|\[::1\]):(\d{1,5})([/?].*)?$/;
+
+/**
+ * Whether `requested` is one of the redirect URIs a client's metadata document lists (a client
+ * the operator did not register): exactly, byte for byte, with one exception for native apps,
+ * which listen on a port the system gives them (RFC 8252 7.3): a listed loopback URI written
+ * without a port (`http://localhost/callback`, `http://127.0.0.1/cb`, `http://[::1]/cb`) matches
+ * the same host on any port, with the same path and query. `localhost` matches `localhost` only,
+ * never `127.0.0.1`. No prefix rule: a document's URIs are the client's own word, read anew.
+ *
+ * | listed                        | requested                          | accepted |
+ * |-------------------------------|------------------------------------|----------|
+ * | `https://app.example/cb`      | `https://app.example/cb`           | yes      |
+ * | `https://app.example/cb`      | `https://app.example/cb/more`      | no       |
+ * | `http://localhost/callback`   | `http://localhost:53682/callback`  | yes      |
+ * | `http://localhost/callback`   | `http://127.0.0.1:53682/callback`  | no       |
+ * | `http://localhost:3000/cb`    | `http://localhost:3001/cb`         | no       |
+ * | `http://localhost/callback`   | `https://localhost:53682/callback` | no       |
+ *
+ * @see draft-ietf-oauth-client-id-metadata-document, RFC 8252 section 7.3
+ */
+export function listedRedirectUriMatches(listed: readonly string[], requested: string): boolean {
+  if (requested.length > MAX_REDIRECT_URI_LENGTH) return false;
+  return listed.some((uri) => uri === requested || onAnyLoopbackPort(uri, requested));
+}
+
+function onAnyLoopbackPort(listed: string, requested: string): boolean {
+  const base = LOOPBACK_WITHOUT_PORT.exec(listed);
+  if (!base) return false;
+  const asked = LOOPBACK_WITH_PORT.exec(requested);
+  return (
+    asked !== null &&
+    asked[1] === base[1] &&
+    (asked[3] ?? '') === (base[2] ?? '') &&
+    // A canonical port: in range, no leading zero, not the scheme's default written out.
+    canonical(requested)
+  );
+}

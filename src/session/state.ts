@@ -43,6 +43,8 @@ interface PendingCommon {
   id: string;
   clientId: string;
   scopes: string[];
+  /** The resource (RFC 8707) asked for, or the default one; absent: none. */
+  resource?: string;
   /**
    * OpenID Connect's `prompt=none`: never a page, an error at the redirect URI instead; and
    * `prompt=consent`: the consent page even for a client already trusted.

@@ -41,6 +41,8 @@ export const ephemeralKeys = {
 export interface StoredDevice {
   clientId: string;
   scopes: string[];
+  /** The resource (RFC 8707) the device asked for, or the default one; absent: none. */
+  resources?: string[];
   /** The user code, as shown (`WDJB-MJHT`). */
   userCode: string;
   createdAt: number;
@@ -78,6 +80,8 @@ export interface StoredCode {
   /** The redirect URI of the authorization request; the token request must repeat it. */
   redirectUri: string;
   scopes: string[];
+  /** The resource (RFC 8707) of the authorization request, or the default one; absent: none. */
+  resources?: string[];
   /** The grant (user and client) every token issued from this code belongs to. */
   grantId: string;
   /** PKCE (RFC 7636) challenge, if the request carried one. */

@@ -36,7 +36,19 @@ export type Checks = [
   Expect<Equal<Keys<AuthorizationServerOptions['oidc']>, Keys<SchemaInput['oidc']>>>,
   Expect<Equal<Keys<AuthorizationServerOptions['device']>, Keys<SchemaInput['device']>>>,
   Expect<
+    Equal<
+      Keys<AuthorizationServerOptions['clientMetadataDocuments']>,
+      Keys<SchemaInput['clientMetadataDocuments']>
+    >
+  >,
+  Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
+  >,
+  Expect<
+    Equal<
+      Keys<NonNullable<AuthorizationServerOptions['resources']>[number]>,
+      Keys<NonNullable<SchemaInput['resources']>[number]>
+    >
   >,
 ];
 
@@ -50,8 +62,10 @@ describe('AuthorizationServerOptions', () => {
       tokens: true,
       device: true,
       oidc: true,
+      clientMetadataDocuments: true,
       session: true,
       scopes: true,
+      resources: true,
       rateLimit: true,
       accounts: true,
       authenticatedAccount: true,

@@ -41,7 +41,7 @@ async function run(storage: Storage, s: fc.Scheduler, expires: boolean): Promise
     scopes: SCOPES,
   });
   const client = (await storage.clients.find(clientId))!;
-  const started = await startDeviceAuthorization(deps, client, SCOPES, {
+  const started = await startDeviceAuthorization(deps, client, { scopes: SCOPES, resources: [] }, {
     codeTtl: 600,
     interval: 5,
     verificationUri: 'https://as.example/oauth/device',

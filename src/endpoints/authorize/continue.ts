@@ -8,6 +8,8 @@ import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
 import { scopesCover, unofferedScope } from '../../rules/scopes.js';
+import { clientMayUse, findResource } from '../../rules/resources.js';
+import type { ConsentPageData } from '../../pages/types.js';
 import {
   pictureOf,
   type PendingAuthorization,
@@ -17,6 +19,7 @@ import {
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
 import type { AuthorizeContext } from './request.js';
+import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 
 /**
  * Step: where the authorization goes next. A user signed in (at the requested provider, if one is
@@ -42,7 +45,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     const everyTime = asksEveryTime(client, pending);
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
       const grant = await standingGrant(server, user.id, client.clientId);
-      if (grant && scopesCover(grant.scopes, pending.scopes)) {
+      if (grant && scopesCover(grant.scopes, pending.scopes) && resourceCovered(grant, pending)) {
         ctx.session!.clearPending();
         return issue(ctx, pending, user, grant);
       }
@@ -62,12 +65,16 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         applicationName: client.applicationName,
         clientId: client.clientId,
         scopes: pending.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? '' })),
+        ...resourceShown(ctx),
         action: server.urls.consentDecision,
         fields: { transaction: pending.id, csrf },
         signedInAs: user.displayName ?? user.identifier,
         ...pictureOf(user),
         ...(pending.kind === 'device' ? { userCode: pending.device.userCode } : {}),
         ...(everyTime ? { asksEachTime: true } : {}),
+        ...(client.document && pending.kind === 'redirect'
+          ? { clientDocument: documentFacts(client.clientId, pending.redirectUri) }
+          : {}),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -87,6 +94,12 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
       providers: providerChoices(server),
     }),
   );
+}
+
+/** What the consent page says of a client named by its metadata document: where it comes from and goes. */
+function documentFacts(clientId: string, redirectUri: string) {
+  const redirect = new URL(redirectUri);
+  return { documentHost: new URL(clientId).host, redirectHost: redirect.host || redirect.protocol };
 }
 
 /**
@@ -195,8 +208,13 @@ export function readPending(ctx: AuthorizeContext): void {
  * error page, never a redirect to a URI the client no longer has.
  */
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
-  const { server, pending } = ctx;
-  const client = await server.storage.clients.find(pending.clientId);
+  const { server, pending, req } = ctx;
+  const stored = await server.storage.clients.find(pending.clientId);
+  // A client named by its metadata document is checked against the document as it is now.
+  const client = await Promise.resolve(namedClient(server, pending.clientId, stored, req)).catch((err) => {
+    if (err instanceof DocumentRefusedError) return null;
+    throw err;
+  });
   const expectedGrant = pending.kind === 'device' ? 'device_code' : grantOfResponseType(pending.responseType);
   if (
     !client ||
@@ -204,7 +222,8 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     client.grantType !== expectedGrant ||
     (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
     !scopesCover(client.scopes, pending.scopes) ||
-    unofferedScope(server.options.scopes, pending.scopes) !== undefined
+    unofferedScope(server.options.scopes, pending.scopes) !== undefined ||
+    !resourceStillOffered(ctx, client)
   ) {
     throw new OAuthError('access_denied', 'The client application is no longer registered as it was.', {
       redirectable: false,
@@ -231,6 +250,7 @@ export async function issue(
     userId: user.id,
     scopes: pending.scopes,
     grantId: grant.grantId,
+    ...(pending.resource === undefined ? {} : { resources: [pending.resource] }),
   };
   const target = ctx.redirectTarget!;
   if (pending.responseType === 'code') {
@@ -269,4 +289,24 @@ export async function issue(
     },
     req.method,
   );
+}
+
+/** Whether the user already trusts the client with the resource the request is for (none: yes). */
+function resourceCovered(grant: GrantRecord, pending: PendingAuthorization): boolean {
+  return pending.resource === undefined || (grant.resources ?? []).includes(pending.resource);
+}
+
+/** The resource the consent page names, when the request is for one. */
+function resourceShown({ server, pending }: AuthorizeContext): Pick<ConsentPageData, 'resource'> {
+  if (pending.resource === undefined) return {};
+  const declared = findResource(server.resources, pending.resource);
+  const name = declared?.name;
+  return { resource: { uri: pending.resource, ...(name === undefined ? {} : { name }) } };
+}
+
+/** Whether the resource of a resumed request is still declared, and the client may still use it. */
+function resourceStillOffered({ server, pending }: AuthorizeContext, client: ClientRecord): boolean {
+  if (pending.resource === undefined) return true;
+  const declared = findResource(server.resources, pending.resource);
+  return declared !== undefined && clientMayUse(client, declared);
 }

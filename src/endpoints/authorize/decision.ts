@@ -15,7 +15,7 @@ import {
 } from '../../grants/device.js';
 import { deviceGone } from './device.js';
 import { sameOrigin } from '../shared/same-origin.js';
-import type { PendingDevice, SessionUser } from '../../session/state.js';
+import type { PendingAuthorization, PendingDevice, SessionUser } from '../../session/state.js';
 import { identifyUser } from '../shared/identify.js';
 import { loadSession } from '../shared/load-session.js';
 import { checkAllowedTeams, issue, loadActiveClient } from './continue.js';
@@ -109,7 +109,8 @@ async function decide(ctx: ConsentContext): Promise<void> {
   }
   const grant = live
     ? await approveDevice(server, live, approverOf(user), client)
-    : (await recordConsent(server, user.id, client.clientId, pending.scopes, client)).grant;
+    : (await recordConsent(server, user.id, client.clientId, pending.scopes, client, resourcesOf(pending)))
+        .grant;
   if (grant === null) throw deviceGone();
   const { clientId } = client;
   emit(server, {
@@ -139,4 +140,9 @@ function approverOf(user: SessionUser): DeviceApprover {
     ...(user.authTime === undefined ? {} : { authTime: user.authTime }),
     ...(user.claims === undefined ? {} : { claims: user.claims }),
   };
+}
+
+/** The resources a request is for, as a grant keeps them. */
+function resourcesOf(pending: PendingAuthorization): string[] {
+  return pending.resource === undefined ? [] : [pending.resource];
 }

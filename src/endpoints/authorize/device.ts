@@ -126,6 +126,7 @@ async function findDevice(ctx: DeviceContext): Promise<void> {
     clientId: request.clientId,
     device: { hash: found.hash, userCode: request.userCode },
     scopes: request.scopes,
+    ...(request.resources?.length ? { resource: request.resources[0]! } : {}),
     createdAt: server.clock(),
   };
 }

@@ -4,9 +4,11 @@ import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams 
 import type { ConfiguredProvider } from '../../config/server.js';
 import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
-import type { ClientRecord } from '../../storage/types.js';
+import type { LoadedClient } from '../../rules/client-kind.js';
 import type { Context } from '../shared/pipeline.js';
+import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 import { clientRequestScopes } from '../../rules/scopes.js';
+import { requestedResource } from '../../rules/resources.js';
 import { randomId } from '../../crypto/secrets.js';
 import { MAX_ID_TOKEN_LENGTH, readIdTokenHint } from '../../oidc/id-token.js';
 
@@ -16,7 +18,8 @@ export interface AuthorizeContext extends Context {
   query: ParsedParams;
   /** The `client_id` the request names. */
   clientId: string;
-  client: ClientRecord;
+  /** The client, with its metadata document's facts when it was named by one. */
+  client: LoadedClient;
   /** The request being authorized: parsed now, or read back from the session. */
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
@@ -37,9 +40,21 @@ export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
   ctx.clientId = clientId;
 }
 
-/** Step: the client the request names, registered and enabled. */
+/**
+ * Step: the client the request names, registered and enabled, or described by its metadata
+ * document ({@link namedClient}). A document that cannot be used is an error page that says why,
+ * never a redirect: none of its redirect URIs is verified.
+ */
 export async function loadClient(ctx: AuthorizeContext): Promise<void> {
-  const client = await ctx.server.storage.clients.find(ctx.clientId);
+  const { server, clientId, req } = ctx;
+  const stored = await server.storage.clients.find(clientId);
+  let client: LoadedClient | null;
+  try {
+    client = await namedClient(server, clientId, stored, req);
+  } catch (err) {
+    if (err instanceof DocumentRefusedError) throw pageError(err.message);
+    throw err;
+  }
   if (!client || client.disabled) throw pageError('The client application is not registered here.');
   ctx.client = client;
 }
@@ -67,7 +82,8 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     issuer: server.urls.issuer,
   };
 
-  const [repeated] = params.repeated;
+  // RFC 8707 allows resource more than once; it is refused below as invalid_target.
+  const repeated = [...params.repeated].find((name) => name !== 'resource');
   if (repeated !== undefined) {
     throw new OAuthError('invalid_request', `The parameter ${safeName(repeated)} must be given once.`);
   }
@@ -88,6 +104,10 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     throw new OAuthError('invalid_request', 'The parameter state is required for the implicit grant.');
   }
   const scopes = clientRequestScopes(optionalParam(params.values, 'scope'), client, server.options.scopes);
+  const resource = requestedResource(server.resources, client, {
+    value: optionalParam(params.values, 'resource'),
+    repeated: params.repeated.has('resource'),
+  });
   const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');
@@ -113,6 +133,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     responseType,
     state,
     scopes,
+    ...(resource === undefined ? {} : { resource: resource.resource }),
     codeChallenge,
     codeChallengeMethod,
     ...(nonce === undefined ? {} : { nonce }),
@@ -165,7 +186,7 @@ function openIdPrompt(
   };
 }
 
-function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string {
+function verifiedRedirectUri(client: LoadedClient, params: ParsedParams): string {
   if (params.repeated.has('redirect_uri')) throw pageError('The parameter redirect_uri must be given once.');
   const redirectUri = params.values.get('redirect_uri');
   if (!redirectUri) throw pageError('The request has no redirect_uri.');
@@ -175,7 +196,7 @@ function verifiedRedirectUri(client: ClientRecord, params: ParsedParams): string
   return redirectUri;
 }
 
-function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client: ClientRecord) {
+function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client: LoadedClient) {
   const codeChallenge = optionalParam(params.values, 'code_challenge') ?? null;
   const method = optionalParam(params.values, 'code_challenge_method');
   if (codeChallenge === null) {

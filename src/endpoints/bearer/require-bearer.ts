@@ -3,6 +3,7 @@ import { teamsOf } from '../../grants/teams.js';
 import { endpoint, handle } from '../shared/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { unofferedScope } from '../../rules/scopes.js';
+import { findResource, type DeclaredResource } from '../../rules/resources.js';
 import { bearerSteps, type BearerContext, type BearerStepContext } from '../shared/bearer.js';
 
 export type { BearerContext } from '../shared/bearer.js';
@@ -22,6 +23,15 @@ export interface BearerLocals {
 export interface RequireBearerOptions {
   /** Every one of these scopes must have been granted, else 403 `insufficient_scope`. */
   scopes?: readonly string[];
+  /**
+   * The resource (RFC 8707) the route belongs to, one of the server's `resources`: only tokens
+   * issued for it are accepted, and every challenge names its protected resource metadata
+   * (RFC 9728 5.1). Default: the default resource when the server declares one; else the route
+   * takes tokens bound to no resource.
+   *
+   * @example 'https://example.com/mcp'
+   */
+  resource?: string;
   /** The `realm` of the `WWW-Authenticate` challenge; defaults to the base URL's host. */
   realm?: string;
   /**
@@ -64,6 +74,7 @@ export function requireBearer(
       `openid-oauth-bridge: requireBearer scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${Object.keys(server.options.scopes).join(', ')})`,
     );
   }
+  const resource = guardedResource(server, options.resource);
   return handle(
     server,
     endpoint<BearerStepContext>({
@@ -72,7 +83,11 @@ export function requireBearer(
       path: '*',
       kind: 'guard',
       steps: [
-        ...bearerSteps({ realm: options.realm ?? new URL(server.urls.base).host, scopes: required }),
+        ...bearerSteps({
+          realm: options.realm ?? new URL(server.urls.base).host,
+          scopes: required,
+          resource,
+        }),
         function pass(ctx) {
           const { bearer } = ctx;
           (ctx.res.locals as BearerLocals).oauth = bearer;
@@ -88,6 +103,19 @@ export function requireBearer(
       ],
     }),
   );
+}
+
+/** The declared resource a guard is for: the one named, else the default one; `null` for none. */
+function guardedResource(server: AuthorizationServer, uri: string | undefined): DeclaredResource | null {
+  if (uri === undefined) return server.resources.fallback ?? null;
+  const declared = findResource(server.resources, uri);
+  if (declared === undefined) {
+    const known = server.resources.all.map((r) => r.resource).join(', ') || 'none';
+    throw new TypeError(
+      `openid-oauth-bridge: requireBearer resource: ${JSON.stringify(uri)} is not one of the server's resources (${known}); declare it in the resources option`,
+    );
+  }
+  return declared;
 }
 
 /**

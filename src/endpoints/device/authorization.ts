@@ -2,6 +2,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { startDeviceAuthorization } from '../../grants/device.js';
 import { clientRequestScopes } from '../../rules/scopes.js';
+import { requestedResource } from '../../rules/resources.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../shared/form.js';
 import { optionalParam } from '../../http/params.js';
@@ -44,9 +45,14 @@ async function startDevice(ctx: ClientContext): Promise<void> {
     throw new OAuthError('unauthorized_client', 'This client is not registered for the device flow.');
   }
   const scopes = clientRequestScopes(optionalParam(params, 'scope'), client, server.options.scopes);
+  const resource = requestedResource(server.resources, client, {
+    value: optionalParam(params, 'resource'),
+    repeated: false,
+  });
+  const resources = resource === undefined ? [] : [resource.resource];
   await limitRequests(ctx);
   const { codeTtl, interval } = server.options.device;
-  const response = await startDeviceAuthorization(server, client, scopes, {
+  const response = await startDeviceAuthorization(server, client, { scopes, resources }, {
     codeTtl,
     interval,
     verificationUri: server.urls.device,

@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express';
-import { routeTable } from '../../http/routes.js';
+import { routeTable, type Route } from '../../http/routes.js';
+import type { DeclaredResource } from '../../rules/resources.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { DEVICE_CODE_GRANT } from '../../grants/device.js';
 import { SCOPE_CLAIMS } from '../../oidc/id-token.js';
@@ -32,6 +33,8 @@ export interface AuthorizationServerMetadata {
   token_endpoint_auth_methods_supported: string[];
   code_challenge_methods_supported: string[];
   authorization_response_iss_parameter_supported: true;
+  /** draft-ietf-oauth-client-id-metadata-document, when `clientMetadataDocuments` is on. */
+  client_id_metadata_document_supported?: true;
   service_documentation?: string;
   /** OpenID Connect Discovery 1.0 section 3, when OpenID Connect is on. */
   jwks_uri?: string;
@@ -106,6 +109,7 @@ export function authorizationServerMetadata(
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,
+    ...(server.clientDocuments ? { client_id_metadata_document_supported: true as const } : {}),
     ...(documentation === undefined ? {} : { service_documentation: documentation }),
     ...(server.oidc
       ? {
@@ -134,7 +138,12 @@ export function metadataPath(server: AuthorizationServer): string {
 
 /** Answers the metadata document: public, cacheable, readable from any origin. Built once. */
 export function metadataHandler(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
-  const json = JSON.stringify(authorizationServerMetadata(server, options));
+  return publicJson(authorizationServerMetadata(server, options));
+}
+
+/** Answers a document: public, cacheable, readable from any origin. Serialized once. */
+function publicJson(document: object): RequestHandler {
+  const json = JSON.stringify(document);
   return (_req, res) => {
     res
       .set({ 'Cache-Control': 'public, max-age=300', 'Access-Control-Allow-Origin': '*' })
@@ -143,23 +152,79 @@ export function metadataHandler(server: AuthorizationServer, options: MetadataOp
   };
 }
 
+/** Protected resource metadata (RFC 9728 2), as this library fills it in. */
+export interface ProtectedResourceMetadata {
+  resource: string;
+  /** The issuer, byte for byte as the authorization server metadata says it. */
+  authorization_servers: [string];
+  scopes_supported?: string[];
+  bearer_methods_supported: ['header'];
+  resource_name?: string;
+}
+
+/**
+ * The metadata of a declared resource (RFC 9728 2): this server is its one authorization server,
+ * bearer tokens go in the `Authorization` header only (as `requireBearer` takes them), and its
+ * scopes are those declared for it, else those the server offers.
+ */
+export function protectedResourceMetadata(
+  server: AuthorizationServer,
+  declared: DeclaredResource,
+): ProtectedResourceMetadata {
+  const scopes = declared.scopes.length ? [...declared.scopes] : Object.keys(server.options.scopes);
+  return {
+    resource: declared.resource,
+    authorization_servers: [server.urls.issuer],
+    ...(scopes.length ? { scopes_supported: scopes } : {}),
+    bearer_methods_supported: ['header'],
+    ...(declared.name === undefined ? {} : { resource_name: declared.name }),
+  };
+}
+
+/**
+ * The documents served at well-known paths of the origin: the authorization server metadata (RFC
+ * 8414 3) and, for an issuer with a path, its OpenID Connect form with the path inserted as the
+ * MCP authorization spec looks for it; and the metadata of every declared resource at this
+ * origin (RFC 9728 3.1). A resource at another origin has its metadata served there.
+ */
+export function wellKnownRoutes(server: AuthorizationServer, options: MetadataOptions = {}): Route[] {
+  const handler = metadataHandler(server, options);
+  const issuerPath = new URL(server.urls.issuer).pathname.replace(/\/$/, '');
+  const routes: Route[] = [{ path: metadataPath(server), method: 'GET', handler }];
+  if (server.oidc && issuerPath !== '') {
+    routes.push({ path: `/.well-known/openid-configuration${issuerPath}`, method: 'GET', handler });
+  }
+  for (const declared of server.resources.all) {
+    const url = new URL(declared.metadataUrl);
+    if (url.origin !== server.urls.origin) continue;
+    routes.push({
+      path: url.pathname,
+      method: 'GET',
+      handler: publicJson(protectedResourceMetadata(server, declared)),
+    });
+  }
+  return routes;
+}
+
 /**
  * Serves the metadata document (RFC 8414 3) at `GET /.well-known/oauth-authorization-server`
- * followed by the issuer's path. **Mount it at the origin root** (`app.use(metadataRouter(server))`),
- * whatever the path of `baseUrl`: that is where RFC 8414 clients look. `discoveryRouter` serves
- * the same document when it is itself mounted at the origin root.
+ * followed by the issuer's path (and, with OpenID Connect on, at
+ * `/.well-known/openid-configuration` followed by it), and the protected resource metadata (RFC
+ * 9728) of every declared resource at this origin, at `/.well-known/oauth-protected-resource`
+ * followed by the resource's path. **Mount it at the origin root**
+ * (`app.use(metadataRouter(server))`), whatever the path of `baseUrl`: that is where RFC 8414 and
+ * RFC 9728 clients look. `discoveryRouter` serves the same documents when it is itself mounted at
+ * the origin root.
  *
  * @example
  * // baseUrl: 'https://example.com/auth'
  * app.use(metadataRouter(server)); // GET /.well-known/oauth-authorization-server/auth
  * app.use('/auth', discoveryRouter(server), authorizeRouter(server), tokenRouter(server));
  *
- * @see RFC 8414 section 3
+ * @see RFC 8414 section 3, RFC 9728 section 3
  */
 export function metadataRouter(server: AuthorizationServer, options: MetadataOptions = {}): RequestHandler {
-  return routeTable([
-    { path: metadataPath(server), method: 'GET', handler: metadataHandler(server, options) },
-  ]);
+  return routeTable(wellKnownRoutes(server, options));
 }
 
 function checkDocumentationUrl(url: string | undefined): string | undefined {

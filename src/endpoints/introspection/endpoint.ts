@@ -41,6 +41,8 @@ export type IntrospectionResponse =
       /** The library's id of the user, the same for every client. */
       sub: string;
       iss: string;
+      /** The resource (RFC 8707) the token is for, or the resources when several; absent: none. */
+      aud?: string | string[];
       /** The user's teams as of their latest login (Launchpad's teams extension); absent when none. */
       groups?: string[];
     };
@@ -110,7 +112,14 @@ function describe(server: AuthorizationServer, found: FoundTokenRecord): Introsp
     iat: seconds(token.createdAt),
     sub: token.userId,
     iss: server.urls.issuer,
+    ...audienceOf(token.resources ?? []),
   };
+}
+
+/** RFC 7662 2.2 `aud`: one resource as a string, several as an array. */
+function audienceOf(resources: readonly string[]): { aud?: string | string[] } {
+  if (resources.length === 0) return {};
+  return { aud: resources.length === 1 ? resources[0]! : [...resources] };
 }
 
 function checkResourceServers(ids: readonly string[] | undefined): readonly string[] {

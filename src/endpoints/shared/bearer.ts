@@ -3,6 +3,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import type { Context, Step } from './pipeline.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
+import type { DeclaredResource } from '../../rules/resources.js';
 
 /** What a handler behind `requireBearer`, or an endpoint that takes a bearer token, knows of the caller. */
 export interface BearerContext {
@@ -15,6 +16,8 @@ export interface BearerContext {
   scopes: readonly string[];
   /** Epoch milliseconds after which the token stops working. */
   expiresAt: number;
+  /** The resource (RFC 8707) the route guards and the token is for; absent: none. */
+  resource?: string;
   /**
    * With `requireBearer(server, { teams: true })`: the user's teams as the provider verified them
    * at their latest login (Launchpad's teams extension; `[]` when none). A membership lost since
@@ -37,6 +40,12 @@ export interface BearerChallenge {
   realm: string;
   /** Every one of these scopes must have been granted, else 403 `insufficient_scope`. */
   scopes: readonly string[];
+  /**
+   * The resource (RFC 8707) the route is: only tokens bound to it are accepted, and every
+   * challenge names its metadata (RFC 9728 5.1) and the scopes the route needs. `null`: a route of
+   * no declared resource, which takes only tokens bound to none. Absent: any token (UserInfo).
+   */
+  resource?: DeclaredResource | null;
 }
 
 /** The scheme is Bearer, whatever follows. */
@@ -56,9 +65,14 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>[] {
   const realm = challenge.realm.replace(/["\\]/g, '');
   const required = challenge.scopes;
+  const guarded = challenge.resource;
+  // RFC 9728 5.1: where a client learns which authorization server to ask, and for what; the
+  // scopes too, so that it asks for what the route needs rather than every scope.
+  const metadata = guarded ? `, resource_metadata="${guarded.metadataUrl}"` : '';
+  const routeScope = required.length ? `, scope="${required.join(' ')}"` : '';
   const refuse = (code: 'invalid_request' | 'invalid_token' | 'insufficient_scope', description: string) => {
-    const scope = required.length && code === 'insufficient_scope' ? `, scope="${required.join(' ')}"` : '';
-    const header = `Bearer realm="${realm}", error="${code}", error_description="${description}"${scope}`;
+    const scope = code === 'insufficient_scope' || guarded ? routeScope : '';
+    const header = `Bearer realm="${realm}", error="${code}", error_description="${description}"${scope}${metadata}`;
     return new OAuthError(code, description, { headers: { 'WWW-Authenticate': header } });
   };
 
@@ -66,7 +80,7 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
     const header = ctx.req.headers.authorization;
     if (header === undefined || !NAMES_BEARER.test(header)) {
       // RFC 6750 3.1: no error code when the request has no authentication at all.
-      ctx.res.set('WWW-Authenticate', `Bearer realm="${realm}"`);
+      ctx.res.set('WWW-Authenticate', `Bearer realm="${realm}"${guarded ? routeScope : ''}${metadata}`);
       ctx.answer = { kind: 'empty', status: 401 };
       return;
     }
@@ -88,12 +102,19 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
       throw refuse('invalid_token', 'The access token is invalid or has expired.');
     }
     const { userId, clientId, expiresAt } = found.token;
+    // RFC 8707: a token works only at the resource it was issued for.
+    const audience = found.token.resources ?? [];
+    if (guarded === null ? audience.length > 0 : guarded && !audience.includes(guarded.resource)) {
+      throw refuse('invalid_token', 'The access token is not for this resource.');
+    }
     // What the consent and the client still allow: a scope taken back stops working at once.
     const scopes = currentScopes(found);
     if (!required.every((scope) => scopes.includes(scope))) {
       throw refuse('insufficient_scope', 'The access token lacks a required scope.');
     }
-    return { userId, clientId, scopes, expiresAt: expiresAt! };
+    const caller: BearerContext = { userId, clientId, scopes, expiresAt: expiresAt! };
+    if (guarded) caller.resource = guarded.resource;
+    return caller;
   }
 
   return [readBearer, checkBearer];

@@ -12,7 +12,8 @@ import { readRows } from '../../storage/read.js';
 import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
-import { isPublicClient } from '../../rules/client-kind.js';
+import { isPublicClient, type LoadedClient } from '../../rules/client-kind.js';
+import { DocumentRefusedError, namedClient } from './document-client.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
@@ -21,7 +22,7 @@ const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
 /** The context of an endpoint that authenticates clients (token, revocation, introspection). */
 export interface ClientContext extends FormContext {
   /** The authenticated client, once {@link authenticateClient} has run. */
-  client: ClientRecord;
+  client: LoadedClient;
   /** What the request presents, and the client it names as {@link loadClientRows} read it. */
   presented: Presented;
   /** The rate limits the request falls under, with their counters as read. */
@@ -46,7 +47,8 @@ interface Presented {
   secret: string | undefined;
   /** Whether the request presents a secret at all (a public client names itself without one). */
   presentsSecret: boolean;
-  client: ClientRecord | null;
+  /** With its metadata document's facts when the id is a document's URL ({@link namedClient}). */
+  client: LoadedClient | null;
 }
 
 /** The code or token a request names, read together with its client and counters. */
@@ -96,10 +98,11 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
       server.clock(),
     );
     const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
-    ctx.presented = { id, secret, presentsSecret, client: rows.client };
+    // A metadata document that cannot be used names no client: invalid_client, as an unknown id.
+    const client = id === undefined ? null : await documentClient(ctx, id, rows.client);
+    ctx.presented = { id, secret, presentsSecret, client };
     // Anyone may name a public client (its id is no secret): failures it did not cause must not
     // lock its users out, so they count per address only.
-    const client = rows.client;
     const entry = (key: string) => rows.ephemeral[key] ?? null;
     ctx.limits = limits
       .map((limit) => ({ limit, count: entry(limit.key) }))
@@ -115,6 +118,19 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     }
     if (token !== undefined) ctx.token = rows.token;
   };
+}
+
+async function documentClient(
+  ctx: ClientContext,
+  id: string,
+  stored: ClientRecord | null,
+): Promise<LoadedClient | null> {
+  try {
+    return await namedClient(ctx.server, id, stored, ctx.req);
+  } catch (err) {
+    if (err instanceof DocumentRefusedError) return null;
+    throw err;
+  }
 }
 
 /**
@@ -193,7 +209,7 @@ function presentedCredentials(
  * wrong secret, a disabled client and a public client (it has no secret) all give the same
  * `invalid_client`, reported as a `client.authentication_failed` event of the endpoint.
  */
-function verifyClient(ctx: ClientContext): ClientRecord {
+function verifyClient(ctx: ClientContext): LoadedClient {
   const { server, req } = ctx;
   const { id, secret, client } = ctx.presented;
   const failed = () => {

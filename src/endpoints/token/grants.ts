@@ -37,7 +37,13 @@ const authorizationCode: GrantType = {
     if (codeVerifier !== undefined && !/^[A-Za-z0-9\-._~]{43,128}$/.test(codeVerifier)) {
       throw new OAuthError('invalid_request', 'Malformed code_verifier.');
     }
-    const exchange = { code: ctx.code!, redirectUri, codeVerifier, idToken: idTokens(ctx) };
+    const exchange = {
+      code: ctx.code!,
+      redirectUri,
+      codeVerifier,
+      resource: optionalParam(params, 'resource'),
+      idToken: idTokens(ctx),
+    };
     ctx.answer = json(await exchangeCode(ctx.server, ctx.client, exchange, () => eventContext(ctx.req)));
   },
 };
@@ -61,7 +67,12 @@ const refreshToken: GrantType = {
     if (redirectUri !== undefined && !clientRedirectUriMatches(client, redirectUri)) {
       throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
     }
-    const refresh = { refreshToken: presented, found: ctx.token!, scope: optionalParam(params, 'scope') };
+    const refresh = {
+      refreshToken: presented,
+      found: ctx.token!,
+      scope: optionalParam(params, 'scope'),
+      resource: optionalParam(params, 'resource'),
+    };
     ctx.answer = json(await refreshAccessToken(server, client, refresh, () => eventContext(ctx.req)));
   },
 };
@@ -72,7 +83,11 @@ const deviceCode: GrantType = {
   async handler(ctx) {
     registeredFor(ctx, 'device_code');
     requiredParam(ctx.params, 'device_code');
-    const poll = { rows: ctx.device!, idToken: idTokens(ctx) };
+    const poll = {
+      rows: ctx.device!,
+      resource: optionalParam(ctx.params, 'resource'),
+      idToken: idTokens(ctx),
+    };
     ctx.answer = json(await pollDevice(ctx.server, ctx.client, poll, () => eventContext(ctx.req)));
   },
 };
