@@ -1,7 +1,8 @@
 /**
  * `npm run demo`: the whole flow on this machine, as three servers bound to 127.0.0.1.
  *
- * - PORT (default 3000): the "existing app" with openid-oauth-bridge mounted (./existing-app.ts);
+ * - PORT (default 3000): the "existing app" with openid-oauth-bridge mounted (./existing-app.ts),
+ *   with its API at /v1/realms and an MCP server at /mcp (./realms-mcp.ts), two resources;
  * - PORT+1: a client application that uses both grants (./client-app.ts);
  * - PORT+2: the development OpenID 2.0 provider, where any user name logs in without a password.
  *
@@ -35,7 +36,7 @@ import {
 } from '../src/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
-import { createExistingApp, REALMS_SCOPE } from './existing-app.js';
+import { createExistingApp, mcpUrlOf, REALMS_SCOPE, REALMS_WRITE_SCOPE } from './existing-app.js';
 
 /** Everything started so far, stopped in reverse order on exit. */
 const running: { name: string; close: () => Promise<void> }[] = [];
@@ -125,19 +126,33 @@ async function main(): Promise<void> {
     public: true,
     scopes: [REALMS_SCOPE],
   };
+  // An MCP client (an AI assistant) given this client id, as Claude Code is with --client-id and
+  // --callback-port (its redirect is http://localhost:PORT/callback). It may add realms when the
+  // user agrees; a request that names no scope gets only realms:read.
+  const mcpClient = {
+    applicationName: 'Demo MCP client',
+    redirectUri: `http://localhost:${MCP_CALLBACK_PORT}/callback`,
+    clientId: 'demo-mcp-client',
+    public: true,
+    scopes: [REALMS_SCOPE, REALMS_WRITE_SCOPE],
+    defaultScopes: [REALMS_SCOPE],
+  };
   const {
     code: issuedCode,
     implicit: issuedImplicit,
     oidc: issuedOidc,
     device: issuedDevice,
     native: issuedNative,
+    mcp: issuedMcp,
   } = await demoClients(storage, databaseUrl, {
     code: codeClient,
     implicit: implicitClient,
     oidc: oidcClient,
     device: deviceClient,
     native: nativeClient,
+    mcp: mcpClient,
   });
+  const mcpUrl = mcpUrlOf(publicUrl);
 
   await listen('Authorization server', app, port);
   const client = createClientApp({
@@ -174,6 +189,15 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
   ${nativeClient.applicationName}, authorization code grant with PKCE, public (try: ISSUER=${publicUrl} CLIENT_ID=${issuedNative.clientId} npx tsx examples/native-app.ts)
     client_id      ${issuedNative.clientId}
     redirect_uri   ${nativeClient.redirectUri} (any port)
+  ${mcpClient.applicationName}, authorization code grant with PKCE, public, for MCP clients (scopes ${mcpClient.scopes.join(' ')}; by default ${mcpClient.defaultScopes.join(' ')})
+    client_id      ${issuedMcp.clientId}
+    redirect_uri   ${mcpClient.redirectUri}
+
+MCP server (tools whoami, list_realms, write_realm): ${mcpUrl}
+  Claude Code:  claude mcp add --transport http --client-id ${issuedMcp.clientId} --callback-port ${MCP_CALLBACK_PORT} demo-realms ${mcpUrl}
+                then /mcp in Claude Code: pick demo-realms, Authenticate
+  Any MCP client given a client id: ${issuedMcp.clientId}, redirect ${mcpClient.redirectUri}
+  ${selfRegisteringMcpClients(mcpUrl)}
 
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 ${rotateKeysHelp(databaseUrl)}
@@ -183,8 +207,23 @@ Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 }
 
 /** The demo's registered clients. */
-const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native'] as const;
+const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native', 'mcp'] as const;
 type DemoClient = (typeof DEMO_CLIENTS)[number];
+
+/** The port of the MCP client's redirect URI (Claude Code's --callback-port). */
+const MCP_CALLBACK_PORT = 8976;
+
+/*
+ * ISSUE 39, TO COME FROM OTHER BRANCHES (not implemented here): MCP clients that register
+ * themselves. Client ID metadata documents, switched on by CLIENT_METADATA_ALLOW_ORIGINS, and
+ * dynamic client registration, at most 29 registrations a minute per address, go into
+ * createExistingApp's options (./existing-app.ts, marked there too); this line of the banner then
+ * says how VS Code, Cursor and Claude Code connect without a client id.
+ */
+function selfRegisteringMcpClients(mcpUrl: string): string {
+  return `VS Code (.vscode/mcp.json: {"servers":{"demo-realms":{"type":"http","url":"${mcpUrl}"}}}), Cursor and other
+  clients that register themselves (client ID metadata documents, dynamic registration): not in this demo yet.`;
+}
 
 /** Where the demo client application keeps the credentials the operator sent it. */
 const CLIENT_CREDENTIALS_FILE = '.data/demo-clients.json';

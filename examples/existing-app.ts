@@ -3,7 +3,6 @@
  * an OAuth 2.0 authorization server by mounting the library's routers. This is the file to copy
  * from when adding openid-oauth-bridge to your own app.
  */
-import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 // In your app: `from 'openid-oauth-bridge'`. The demo imports the source so that it runs without
 // a build step.
@@ -17,6 +16,10 @@ import {
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
+import { MCP_PATH, realmsMcpRouter } from './realms-mcp.js';
+import { REALMS_SCOPE, REALMS_WRITE_SCOPE, memoryRealms } from './realms.js';
+
+export { REALMS_SCOPE, REALMS_WRITE_SCOPE };
 
 export interface ExistingAppOptions {
   /** Where browsers and clients reach this app, e.g. `http://localhost:3000`. */
@@ -30,26 +33,31 @@ export interface ExistingAppOptions {
   browserClientOrigin: string;
 }
 
-/** The scope that lets a client list the user's realms; shown on the consent page. */
-export const REALMS_SCOPE = 'realms:read';
-
-interface Realm {
-  id: string;
-  name: string;
-}
-
 export function createExistingApp(options: ExistingAppOptions): {
   app: express.Express;
   server: AuthorizationServer;
 } {
+  const mcpUrl = mcpUrlOf(options.publicUrl);
   // Built once: the options are validated here, and a wrong one throws a TypeError naming it.
   const server = createAuthorizationServer({
     baseUrl: options.publicUrl,
     storage: options.storage,
     providers: options.providers,
     session: { secret: options.sessionSecret },
-    scopes: { [REALMS_SCOPE]: 'See the list of your realms' },
+    scopes: {
+      [REALMS_SCOPE]: 'See the list of your realms',
+      [REALMS_WRITE_SCOPE]: 'Add realms to your list',
+    },
+    // What the tokens are for (RFC 8707): the API, the default for a client that names none, and
+    // the MCP server. A token issued for one is refused by the other.
+    resources: [
+      { resource: options.publicUrl, name: 'Realms API', scopes: [REALMS_SCOPE], default: true },
+      { resource: mcpUrl, name: 'Realms MCP server', scopes: [REALMS_SCOPE, REALMS_WRITE_SCOPE] },
+    ],
     ...(options.oidcKeySecret === undefined ? {} : { oidc: { keySecret: options.oidcKeySecret } }),
+    // ISSUE 39, TO COME FROM OTHER BRANCHES: client ID metadata documents
+    // (CLIENT_METADATA_ALLOW_ORIGINS) and dynamic client registration (at most 29 registrations a
+    // minute per address), for MCP clients that register themselves; see ./demo.ts.
   });
 
   const app = express();
@@ -72,16 +80,18 @@ export function createExistingApp(options: ExistingAppOptions): {
   //   of separate resource servers in `resourceServers` to let them check every token.
   api.use(oauthRouter(server));
 
-  // The app's own API. Realms belong to users; a real app keeps them in its database.
-  const realmsByUser = new Map<string, Realm[]>();
+  // The app's own API, the default resource (requireBearer without `resource` protects it).
+  const realms = memoryRealms();
   api.use('/v1/realms', allowBrowserOrigin(options.browserClientOrigin));
   api.get('/v1/realms', requireBearer(server, { scopes: [REALMS_SCOPE] }), async (_req, res) => {
     const { userId } = bearerOf(res);
     const user = await server.storage.users.find?.(userId);
     res
       .set('Cache-Control', 'no-store')
-      .json({ owner: user?.identifier ?? null, realms: realmsOf(realmsByUser, userId) });
+      .json({ owner: user?.identifier ?? null, realms: realms.list(userId) });
   });
+  // The MCP server (./realms-mcp.ts): the same realms as tools for AI assistants.
+  api.use(realmsMcpRouter(server, { resource: mcpUrl, realms }));
 
   // An audit trail: what happened, to whom, from where. Payloads never carry tokens or secrets.
   server.events.on('*', (event) => {
@@ -91,21 +101,17 @@ export function createExistingApp(options: ExistingAppOptions): {
   });
 
   // RFC 8414 metadata sits at the origin root, before the path of baseUrl (for
-  // http://localhost:3000/auth: GET /.well-known/oauth-authorization-server/auth).
+  // http://localhost:3000/auth: GET /.well-known/oauth-authorization-server/auth), and so does the
+  // protected resource metadata of each resource (RFC 9728: /.well-known/oauth-protected-resource/mcp).
   app.use(metadataRouter(server));
   // The library builds every URL from baseUrl, so its routers must sit at baseUrl's path.
   app.use(new URL(options.publicUrl).pathname, api);
   return { app, server };
 }
 
-/** The user's realms; a user seen for the first time gets a few, so the demo has something to show. */
-function realmsOf(realmsByUser: Map<string, Realm[]>, userId: string): Realm[] {
-  let realms = realmsByUser.get(userId);
-  if (!realms) {
-    realms = ['Sandbox', 'Staging', 'Production'].map((name) => ({ id: randomUUID(), name }));
-    realmsByUser.set(userId, realms);
-  }
-  return realms;
+/** The MCP server's URL: `MCP_PATH` under the app's public URL (which may have a path). */
+export function mcpUrlOf(publicUrl: string): string {
+  return `${publicUrl.replace(/\/+$/, '')}${MCP_PATH}`;
 }
 
 /**
