@@ -64,7 +64,11 @@ export async function recordConsent(
     throw clientRemoved();
   }
   const merge = (into: GrantRecord): GrantRecord => {
-    const merged: GrantRecord = { ...into, scopes: [...new Set([...into.scopes, ...scopes])], updatedAt: now };
+    const merged: GrantRecord = {
+      ...into,
+      scopes: [...new Set([...into.scopes, ...scopes])],
+      updatedAt: now,
+    };
     const all = [...new Set([...(into.resources ?? []), ...resources])];
     if (all.length) merged.resources = all;
     return merged;

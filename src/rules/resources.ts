@@ -50,15 +50,13 @@ export function resourceKey(uri: string): string | undefined {
 export function declaredResources(
   options: readonly { resource: string; name?: string; scopes?: string[]; default?: boolean }[],
 ): ResourceSet {
-  const all = options.map(
-    (declared): DeclaredResource => ({
-      resource: declared.resource,
-      ...(declared.name === undefined ? {} : { name: declared.name }),
-      scopes: declared.scopes ?? [],
-      default: declared.default === true,
-      metadataUrl: resourceMetadataUrl(declared.resource),
-    }),
-  );
+  const all = options.map((declared): DeclaredResource => ({
+    resource: declared.resource,
+    ...(declared.name === undefined ? {} : { name: declared.name }),
+    scopes: declared.scopes ?? [],
+    default: declared.default === true,
+    metadataUrl: resourceMetadataUrl(declared.resource),
+  }));
   const fallback = all.find((declared) => declared.default);
   return fallback === undefined ? { all } : { all, fallback };
 }
@@ -73,7 +71,9 @@ export function resourceMetadataUrl(resource: string): string {
 /** The declared resource `uri` names, whatever its spelling, or `undefined`. */
 export function findResource(resources: ResourceSet, uri: string): DeclaredResource | undefined {
   const key = resourceKey(uri);
-  return key === undefined ? undefined : resources.all.find((declared) => resourceKey(declared.resource) === key);
+  return key === undefined
+    ? undefined
+    : resources.all.find((declared) => resourceKey(declared.resource) === key);
 }
 
 const invalidTarget = (description: string) => new OAuthError('invalid_target', description);

@@ -41,11 +41,16 @@ async function run(storage: Storage, s: fc.Scheduler, expires: boolean): Promise
     scopes: SCOPES,
   });
   const client = (await storage.clients.find(clientId))!;
-  const started = await startDeviceAuthorization(deps, client, { scopes: SCOPES, resources: [] }, {
-    codeTtl: 600,
-    interval: 5,
-    verificationUri: 'https://as.example/oauth/device',
-  });
+  const started = await startDeviceAuthorization(
+    deps,
+    client,
+    { scopes: SCOPES, resources: [] },
+    {
+      codeTtl: 600,
+      interval: 5,
+      verificationUri: 'https://as.example/oauth/device',
+    },
+  );
   const live = (await findByUserCode(deps, started.user_code))!;
   const people = ['ann', 'ben', 'cat'].map((name) => `${name}-${clientId}`);
   // Ann trusted the client with `realms` before: losing must leave her that, and only that.

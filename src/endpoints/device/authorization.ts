@@ -52,11 +52,16 @@ async function startDevice(ctx: ClientContext): Promise<void> {
   const resources = resource === undefined ? [] : [resource.resource];
   await limitRequests(ctx);
   const { codeTtl, interval } = server.options.device;
-  const response = await startDeviceAuthorization(server, client, { scopes, resources }, {
-    codeTtl,
-    interval,
-    verificationUri: server.urls.device,
-  });
+  const response = await startDeviceAuthorization(
+    server,
+    client,
+    { scopes, resources },
+    {
+      codeTtl,
+      interval,
+      verificationUri: server.urls.device,
+    },
+  );
   emit(server, { type: 'device.requested', clientId: client.clientId, scopes, ...eventContext(req) });
   ctx.answer = json(response);
 }
