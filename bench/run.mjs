@@ -167,6 +167,15 @@ const CONTENDERS = [
     optional: true,
     workloads: ['code'],
   },
+  // Resource indicators (issue 39): the realms API a declared resource, its tokens bound to it.
+  {
+    id: 'library-memory-resource',
+    label: 'openid-oauth-bridge, memory, realms as a declared resource',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_RESOURCE: '1' },
+    optional: true,
+    workloads: ['realms'],
+  },
   {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',

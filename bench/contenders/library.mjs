@@ -80,6 +80,11 @@ const { server: http, url } = await listen((req, res) => handler(req, res));
 const op = await startDevelopmentProvider({ users: [USER] });
 
 const OIDC = process.env.BENCH_OIDC;
+/**
+ * BENCH_RESOURCE=1: the API is a declared resource (RFC 8707), the default one, and every token
+ * and grant is bound to it: what requireBearer's audience check costs (`library-memory-resource`).
+ */
+const RESOURCES = process.env.BENCH_RESOURCE ? [url] : [];
 /** The scopes of the client, its grant and its codes. */
 const SCOPES = OIDC ? [SCOPE, 'openid'] : [SCOPE];
 
@@ -89,6 +94,7 @@ const server = createAuthorizationServer({
   providers: [{ name: 'Development', identifier: op.identifier }],
   session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
   scopes: { [SCOPE]: 'See the list of your realms' },
+  ...(RESOURCES.length ? { resources: [{ resource: url, default: true }] } : {}),
   // BENCH_OIDC=RS256|ES256: OpenID Connect on, every code granting `openid` (an ID token signed
   // with that algorithm at each exchange).
   ...(OIDC ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } } : {}),
@@ -185,11 +191,18 @@ async function seed() {
     userId: user.id,
     clientId: CLIENT_ID,
     scopes: SCOPES,
+    ...(RESOURCES.length ? { resources: RESOURCES } : {}),
     createdAt: now,
     updatedAt: now,
     revokedAt: null,
   });
-  const subject = { clientId: CLIENT_ID, userId: user.id, scopes: SCOPES, grantId };
+  const subject = {
+    clientId: CLIENT_ID,
+    userId: user.id,
+    scopes: SCOPES,
+    grantId,
+    ...(RESOURCES.length ? { resources: RESOURCES } : {}),
+  };
   // Hours, not the default hour: a long run must not see its tokens or codes expire.
   const expiresAt = now + 6 * 3_600_000;
   const token = (plaintext, type) => ({
