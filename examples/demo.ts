@@ -11,7 +11,13 @@
  * OIDC_KEY_SECRET (seals the OpenID Connect signing keys; default: one kept in ./.data, so the
  * keys in the database open again after a restart),
  * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
- * is then not started).
+ * is then not started), CLIENT_METADATA_ALLOW_ORIGINS (for local testing: comma-separated https
+ * origins on this machine whose client metadata documents are fetched; trust their CA with Node's
+ * NODE_EXTRA_CA_CERTS).
+ *
+ * MCP clients may also register themselves: through a client metadata document (a client_id that
+ * is an https URL) or dynamic registration (POST /oauth/register, at most 29 a minute from one
+ * address).
  *
  * The database keeps clients, users, grants (the users' consents) and tokens across restarts. The
  * demo client keeps its credentials next to it (./.data/demo-clients.json), as a real client keeps
@@ -77,7 +83,14 @@ async function main(): Promise<void> {
   const databaseUrl = process.env.DATABASE_URL ?? 'sqlite:./.data/demo.db';
   const storage = await connectStorage(databaseUrl, { migrate: true });
   running.push({ name: 'Database', close: () => storage.close() });
+  // What can no longer work goes: expired tokens, and the registrations of MCP clients that
+  // register at every connection and never came back for a token (docs/operating.md).
+  const pruning = setInterval(() => {
+    storage.prune(Date.now()).catch((err: unknown) => console.error('prune:', err));
+  }, PRUNE_INTERVAL_MS);
+  running.push({ name: 'Pruning', close: async () => clearInterval(pruning) });
   const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
+  const clientMetadataAllowOrigins = parseOrigins(process.env.CLIENT_METADATA_ALLOW_ORIGINS);
   const { app } = createExistingApp({
     publicUrl,
     storage,
@@ -85,6 +98,7 @@ async function main(): Promise<void> {
     sessionSecret,
     oidcKeySecret,
     browserClientOrigin: clientUrl,
+    clientMetadataAllowOrigins,
   });
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
@@ -197,7 +211,7 @@ MCP server (tools whoami, list_realms, write_realm): ${mcpUrl}
   Claude Code:  claude mcp add --transport http --client-id ${issuedMcp.clientId} --callback-port ${MCP_CALLBACK_PORT} demo-realms ${mcpUrl}
                 then /mcp in Claude Code: pick demo-realms, Authenticate
   Any MCP client given a client id: ${issuedMcp.clientId}, redirect ${mcpClient.redirectUri}
-  ${selfRegisteringMcpClients(mcpUrl)}
+  ${selfRegisteringMcpClients(mcpUrl, clientMetadataAllowOrigins)}
 
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 ${rotateKeysHelp(databaseUrl)}
@@ -210,19 +224,21 @@ Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native', 'mcp'] as const;
 type DemoClient = (typeof DEMO_CLIENTS)[number];
 
+/** How often the demo prunes its database. */
+const PRUNE_INTERVAL_MS = 10 * 60_000;
+
 /** The port of the MCP client's redirect URI (Claude Code's --callback-port). */
 const MCP_CALLBACK_PORT = 8976;
 
-/*
- * ISSUE 39, TO COME FROM OTHER BRANCHES (not implemented here): MCP clients that register
- * themselves. Client ID metadata documents, switched on by CLIENT_METADATA_ALLOW_ORIGINS, and
- * dynamic client registration, at most 29 registrations a minute per address, go into
- * createExistingApp's options (./existing-app.ts, marked there too); this line of the banner then
- * says how VS Code, Cursor and Claude Code connect without a client id.
+/**
+ * How MCP clients without a client id connect: by a client metadata document (VS Code, Claude
+ * Code) or by dynamic registration (Cursor and older clients), both on in ./existing-app.ts.
  */
-function selfRegisteringMcpClients(mcpUrl: string): string {
-  return `VS Code (.vscode/mcp.json: {"servers":{"demo-realms":{"type":"http","url":"${mcpUrl}"}}}), Cursor and other
-  clients that register themselves (client ID metadata documents, dynamic registration): not in this demo yet.`;
+function selfRegisteringMcpClients(mcpUrl: string, allowOrigins: string[]): string {
+  return `VS Code (.vscode/mcp.json: {"servers":{"demo-realms":{"type":"http","url":"${mcpUrl}"}}}), Cursor, Claude Code
+  without --client-id: they register themselves, by a client metadata document or dynamic registration
+  (POST /oauth/register, at most 29 a minute from one address); the consent page says so.
+  Documents on this machine (CLIENT_METADATA_ALLOW_ORIGINS; their CA from NODE_EXTRA_CA_CERTS): ${allowOrigins.join(', ') || 'none'}`;
 }
 
 /** Where the demo client application keeps the credentials the operator sent it. */
@@ -325,6 +341,17 @@ function parsePort(value: string): number {
   if (!Number.isInteger(port) || port < 1 || port > 65533)
     throw new Error(`PORT must be an integer from 1 to 65533, not ${value}`);
   return port;
+}
+
+/**
+ * A comma-separated list (`https://localhost:8443,https://127.0.0.1:8443`). Each origin is
+ * validated by createAuthorizationServer, which names the one that is not an https origin.
+ */
+function parseOrigins(value: string | undefined): string[] {
+  return (value ?? '')
+    .split(',')
+    .map((origin) => origin.trim())
+    .filter((origin) => origin !== '');
 }
 
 function parseJson(name: string, value: string): unknown {

@@ -31,6 +31,11 @@ export interface ExistingAppOptions {
   oidcKeySecret?: string;
   /** The one browser origin allowed to call the API from a script (the implicit-flow page). */
   browserClientOrigin: string;
+  /**
+   * For local testing only: https origins on this machine (`https://localhost:8443`) whose client
+   * metadata documents are fetched although they are on a loopback address. Default `[]`.
+   */
+  clientMetadataAllowOrigins?: string[];
 }
 
 export function createExistingApp(options: ExistingAppOptions): {
@@ -55,9 +60,14 @@ export function createExistingApp(options: ExistingAppOptions): {
       { resource: mcpUrl, name: 'Realms MCP server', scopes: [REALMS_SCOPE, REALMS_WRITE_SCOPE] },
     ],
     ...(options.oidcKeySecret === undefined ? {} : { oidc: { keySecret: options.oidcKeySecret } }),
-    // ISSUE 39, TO COME FROM OTHER BRANCHES: client ID metadata documents
-    // (CLIENT_METADATA_ALLOW_ORIGINS) and dynamic client registration (at most 29 registrations a
-    // minute per address), for MCP clients that register themselves; see ./demo.ts.
+    // MCP clients that register themselves (docs/mcp.md). A client_id that is an https URL names
+    // a client described by the document there (VS Code's, Claude Code's), fetched from public
+    // addresses only, except the local origins listed; its CA comes from NODE_EXTRA_CA_CERTS.
+    clientMetadataDocuments: { allowLoopbackOrigins: options.clientMetadataAllowOrigins ?? [] },
+    // Others register at POST /oauth/register (RFC 7591), as public clients. Every connection of
+    // some clients registers anew: unused registrations are pruned after a day (storage.prune).
+    // The burst limit is per address, and many users may share one (a company's egress).
+    dynamicRegistration: { rateLimit: { maxPerMinute: 29 } },
   });
 
   const app = express();

@@ -400,8 +400,8 @@ export interface ClientMetadataDocumentOptions {
    */
   allowLoopbackOrigins?: string[];
   /**
-   * Certificates (PEM) trusted for these fetches besides Node's own roots: a development CA for
-   * `allowLoopbackOrigins`. Default `[]`.
+   * Certificates (PEM) trusted for these fetches besides Node's own (its roots and
+   * `NODE_EXTRA_CA_CERTS`): a development CA for `allowLoopbackOrigins`. Default `[]`.
    */
   ca?: string[];
 }

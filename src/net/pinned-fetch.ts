@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { readFile } from 'node:fs/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { rootCertificates } from 'node:tls';
+import * as tls from 'node:tls';
 import { FetchRefusedError } from './bounded-fetch.js';
 import { isLoopbackAddress, isPublicAddress } from './public-address.js';
 
@@ -14,7 +15,10 @@ export interface PinnedFetchInit {
   maxBytes: number;
   /** Whether the host may resolve to a loopback address (local development, tests); never a private one. */
   allowLoopback: boolean;
-  /** Certificates (PEM) trusted besides Node's own roots: a development CA. */
+  /**
+   * Certificates (PEM) trusted besides Node's default ones (its roots and `NODE_EXTRA_CA_CERTS`):
+   * a development CA.
+   */
   ca?: readonly string[];
   headers?: Record<string, string>;
 }
@@ -45,7 +49,16 @@ export interface PinnedResponse {
  * @throws {FetchRefusedError} `not_allowed` (not https, credentials), `address`, `timeout`,
  * `too_large`, `network`, or `bad_status` (a compressed body: only identity is asked for).
  */
-export function pinnedFetch(url: URL, init: PinnedFetchInit): Promise<PinnedResponse> {
+export async function pinnedFetch(url: URL, init: PinnedFetchInit): Promise<PinnedResponse> {
+  // `ca` replaces Node's default trust, NODE_EXTRA_CA_CERTS included: given, it is added to it.
+  const ca =
+    init.ca === undefined || init.ca.length === 0
+      ? undefined
+      : [...(await defaultCertificates()), ...init.ca];
+  return fetchPinned(url, init, ca);
+}
+
+function fetchPinned(url: URL, init: PinnedFetchInit, ca: string[] | undefined): Promise<PinnedResponse> {
   if (url.protocol !== 'https:') {
     return Promise.reject(new FetchRefusedError('not_allowed', url, 'only https URLs are fetched'));
   }
@@ -78,7 +91,7 @@ export function pinnedFetch(url: URL, init: PinnedFetchInit): Promise<PinnedResp
       lookup: checkedLookup(url, acceptable),
       // A fresh connection each time: a pooled one would skip the lookup and its check.
       agent: false,
-      ...(init.ca === undefined || init.ca.length === 0 ? {} : { ca: [...rootCertificates, ...init.ca] }),
+      ...(ca === undefined ? {} : { ca }),
     });
     req.on('error', (err) =>
       fail(
@@ -144,4 +157,18 @@ function checkedLookup(url: URL, acceptable: (address: string) => boolean): Look
       callback(null, addresses[0]!.address, addresses[0]!.family);
     });
   };
+}
+
+/**
+ * The certificates Node trusts by default: its roots and the file named by `NODE_EXTRA_CA_CERTS`
+ * (`tls.getCACertificates('default')` from Node 22.15; before it, the same read here, as Node
+ * reads it at start). A file that cannot be read adds nothing, as at Node's start.
+ */
+async function defaultCertificates(): Promise<string[]> {
+  const { getCACertificates } = tls as { getCACertificates?: (type: 'default') => string[] };
+  if (getCACertificates !== undefined) return getCACertificates('default');
+  const extra = process.env.NODE_EXTRA_CA_CERTS;
+  if (extra === undefined || extra === '') return [...tls.rootCertificates];
+  const pem = await readFile(extra, 'utf8').catch(() => undefined);
+  return pem === undefined ? [...tls.rootCertificates] : [...tls.rootCertificates, pem];
 }

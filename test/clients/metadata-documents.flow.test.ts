@@ -185,6 +185,34 @@ describe('a client named by its metadata document', () => {
   });
 });
 
+describe('the cache, with the default limits', () => {
+  it('a client that adds a redirect URI behind a year-long max-age is seen within the hour (the ceiling)', async () => {
+    let now = Date.now();
+    // A CDN in front of the client's site: a document cached for a year, by its headers.
+    docs.serve('/oauth/client.json', {
+      json: clientDocument(clientId),
+      headers: { 'cache-control': 'public, max-age=31536000, immutable' },
+    });
+    t = await createTestApp({
+      scopes: { realms: 'See your realms' },
+      clock: () => now,
+      clientMetadataDocuments: { allowLoopbackOrigins: [docs.origin], ca: [docs.ca] },
+    });
+    expect((await t.agent.get('/oauth/authorize').query(query())).status).toBe(200);
+    const added = 'https://desk.example/new/callback';
+    docs.serve('/oauth/client.json', {
+      json: clientDocument(clientId, { redirect_uris: ['http://localhost/callback', added] }),
+      headers: { 'cache-control': 'public, max-age=31536000, immutable' },
+    });
+    now += 3599_000;
+    expect((await t.agent.get('/oauth/authorize').query(query({ redirect_uri: added }))).status).toBe(400);
+    expect(docs.requests('/oauth/client.json')).toBe(1);
+    now += 2_000;
+    expect((await t.agent.get('/oauth/authorize').query(query({ redirect_uri: added }))).status).toBe(200);
+    expect(docs.requests('/oauth/client.json')).toBe(2);
+  });
+});
+
 describe('a document on a host name', () => {
   it('is fetched from the address the name resolves to (localhost, on the allow-list)', async () => {
     const byName = `${docs.localhostOrigin}/oauth/by-name.json`;
@@ -320,6 +348,56 @@ describe('what a document may say', () => {
     docs.serve('/oauth/client.json', { json: plural });
     await start();
     expect((await t.agent.get('/oauth/authorize').query(query())).status).toBe(200);
+  });
+
+  it('a 12 KiB document (redirect URIs, keys, names in many languages) is accepted with the default size cap', async () => {
+    // As real ones grow: the most redirect URIs allowed, a JWKS, fields translated (RFC 7591 2.2).
+    const redirectUris = Array.from(
+      { length: 19 },
+      (_, i) => `https://desk-${i}.agents.example/oauth/callback`,
+    );
+    const key = (kid: string) => ({
+      kty: 'RSA',
+      kid,
+      use: 'sig',
+      alg: 'RS256',
+      e: 'AQAB',
+      n: 'x'.repeat(683),
+    });
+    const translated = Object.fromEntries(
+      [
+        'de',
+        'es',
+        'fr',
+        'it',
+        'ja',
+        'ko',
+        'nl',
+        'pl',
+        'pt',
+        'sv',
+        'tr',
+        'uk',
+        'zh',
+        'cs',
+        'da',
+        'fi',
+        'nb',
+        'hu',
+        'ro',
+        'el',
+      ].map((lang) => [`client_description#${lang}`, `Agent Desk (${lang}): `.padEnd(400, '.')]),
+    );
+    const large = clientDocument(clientId, {
+      redirect_uris: ['http://localhost/callback', ...redirectUris],
+      jwks: { keys: ['a', 'b', 'c', 'd'].map(key) },
+      ...translated,
+    });
+    expect(Buffer.byteLength(JSON.stringify(large))).toBeGreaterThan(12 * 1024);
+    docs.serve('/oauth/client.json', { json: large });
+    await start();
+    const last = query({ redirect_uri: redirectUris.at(-1)! });
+    expect((await t.agent.get('/oauth/authorize').query(last)).status).toBe(200);
   });
 
   it('limits the scopes to those it names and the server offers', async () => {

@@ -136,6 +136,32 @@ export class MemoryOAuthProvider {
   }
 }
 
+/**
+ * The `OAuthClientProvider` of a host app with no client id of its own: the SDK gives the server
+ * `clientMetadataUrl` as its client id when the server supports documents, and registers the
+ * client (RFC 7591) otherwise, or when no URL is given; it saves what it got here.
+ */
+export class SelfRegisteringOAuthProvider extends MemoryOAuthProvider {
+  private information: unknown;
+
+  constructor(
+    redirectUrl: string,
+    /** The https URL of the client's metadata document; none: dynamic registration. */
+    readonly clientMetadataUrl?: string,
+  ) {
+    super({ clientId: '', redirectUrl });
+  }
+
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each SDK version has its own client information type
+  override clientInformation(): any {
+    return this.information;
+  }
+
+  saveClientInformation(information: unknown): void {
+    this.information = information;
+  }
+}
+
 /** What the tests use of a connected SDK client. */
 export interface McpConnection {
   callTool(name: string, args?: Record<string, unknown>): Promise<unknown>;
@@ -216,6 +242,8 @@ function sdkVersion(name: string): string {
  */
 export class PersonAtServer {
   private readonly browser: Browser;
+  /** Every consent page the person answered, in order (HTML). */
+  readonly consentPages: string[] = [];
 
   constructor(
     private readonly baseUrl: string,
@@ -254,6 +282,7 @@ export class PersonAtServer {
   }
 
   private async trust(consentPage: string): Promise<URL> {
+    this.consentPages.push(consentPage);
     const form = firstForm(consentPage);
     expect(form, consentPage).not.toBeNull();
     const res = await this.browser.request(this.origin, form!.action, {
