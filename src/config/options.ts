@@ -211,6 +211,7 @@ export const optionsSchema = z.strictObject({
         '(document) => boolean | Promise<boolean>',
       ).optional(),
       allowLoopbackOrigins: z.array(httpsOrigin).default([]),
+      maxFetchesPerMinute: z.union([z.number().int().min(1).max(10_000), z.literal(false)]).default(30),
       ca: z
         .array(z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate' }))
         .default([]),

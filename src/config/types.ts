@@ -400,6 +400,13 @@ export interface ClientMetadataDocumentOptions {
    */
   allowLoopbackOrigins?: string[];
   /**
+   * Document fetches one address (`req.ip`; an IPv6 address counts per /56) may cause per minute,
+   * 1 to 10000, cached documents not counted: past it, `429` with `Retry-After` (an error page at
+   * the authorization endpoint), so no one can make the server fetch URLs at will. `false`: no
+   * limit. Default `30`.
+   */
+  maxFetchesPerMinute?: number | false;
+  /**
    * Certificates (PEM) trusted for these fetches besides Node's own (its roots and
    * `NODE_EXTRA_CA_CERTS`): a development CA for `allowLoopbackOrigins`. Default `[]`.
    */
@@ -531,6 +538,7 @@ export interface ResolvedOptions {
     refuseHosts: string[];
     acceptDocument?: (document: ClientMetadataDocument) => boolean | Promise<boolean>;
     allowLoopbackOrigins: string[];
+    maxFetchesPerMinute: number | false;
     ca: string[];
   };
   session: {

@@ -16,7 +16,12 @@ beforeAll(async () => {
   docs = await startDocumentServer();
   t = await createTestApp({
     scopes: { realms: 'See your realms' },
-    clientMetadataDocuments: { allowLoopbackOrigins: [docs.origin], ca: [docs.ca] },
+    // Every refusal here fetches from one address: the fetch limit is tested on its own, below.
+    clientMetadataDocuments: {
+      allowLoopbackOrigins: [docs.origin],
+      ca: [docs.ca],
+      maxFetchesPerMinute: false,
+    },
   });
   events = [];
   t.server.events.on('*', (event) => void events.push(event));
@@ -189,6 +194,39 @@ describe('addresses that are not public', () => {
       expect(docs.requests('/strict/client.json')).toBe(0);
     } finally {
       await strict.close();
+    }
+  });
+});
+
+describe('the fetch limit per address', () => {
+  it('refuses with 429 and Retry-After, fetching nothing, past maxFetchesPerMinute; cached documents do not count', async () => {
+    const limited = await createTestApp({
+      scopes: { realms: 'See your realms' },
+      clientMetadataDocuments: { allowLoopbackOrigins: [docs.origin], ca: [docs.ca], maxFetchesPerMinute: 2 },
+    });
+    try {
+      const ids = ['/limit/a.json', '/limit/b.json', '/limit/c.json'].map((path) => {
+        const id = `${docs.origin}${path}`;
+        docs.serve(path, { json: clientDocument(id), headers: { 'Cache-Control': 'max-age=600' } });
+        return id;
+      });
+      // Two fetches, then a use of a cached document (no fetch), then a third URL: refused.
+      for (const id of [ids[0]!, ids[1]!, ids[0]!]) {
+        const res = await authorize(limited, id);
+        expect(res.status, `${id}: ${res.text.slice(0, 200)}`).not.toBe(429);
+      }
+      const refused = await authorize(limited, ids[2]!);
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
+      expect(refused.headers.location).toBeUndefined();
+      expect(docs.requests('/limit/a.json')).toBe(1);
+      expect(docs.requests('/limit/c.json')).toBe(0);
+      const token = await exchange(limited, ids[2]!);
+      expect(token.status).toBe(429);
+      expect(token.body.error).toBe('temporarily_unavailable');
+      expect(docs.requests('/limit/c.json')).toBe(0);
+    } finally {
+      await limited.close();
     }
   });
 });

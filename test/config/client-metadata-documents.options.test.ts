@@ -41,6 +41,7 @@ describe('clientMetadataDocuments', () => {
       maxCacheSeconds: 3600,
       refuseHosts: [],
       allowLoopbackOrigins: [],
+      maxFetchesPerMinute: 30,
       ca: [],
     });
   });

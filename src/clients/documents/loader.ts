@@ -60,7 +60,13 @@ export interface DocumentClients {
    *
    * @throws {DocumentRefusedError} reported as a `client_document.refused` event.
    */
-  load(clientId: string, stored: ClientRecord | null, context: EventContext): Promise<LoadedClient>;
+  load(
+    clientId: string,
+    stored: ClientRecord | null,
+    context: EventContext,
+    /** Runs before a fetch this request would start (a rate limit); what it throws is the answer. */
+    beforeFetch?: () => Promise<void>,
+  ): Promise<LoadedClient>;
 }
 
 interface Cached {
@@ -122,7 +128,7 @@ export function documentClients(options: DocumentClientOptions, deps: DocumentCl
 
   return {
     names: (clientId) => clientId.startsWith('https://'),
-    async load(clientId, stored, context) {
+    async load(clientId, stored, context, beforeFetch) {
       // The operator's client (or one the operator disabled) is never replaced by a document.
       if (stored && (!madeFromDocument(stored) || stored.disabled)) return stored;
       const cached = cache.get(clientId);
@@ -130,6 +136,11 @@ export function documentClients(options: DocumentClientOptions, deps: DocumentCl
         return { ...stored, document: cached.client.document! };
       }
       let running = inFlight.get(clientId);
+      if (!running) {
+        await beforeFetch?.();
+        // Another request may have started the fetch meanwhile: join it rather than fetch twice.
+        running = inFlight.get(clientId);
+      }
       if (!running) {
         running = refresh(clientId, stored, context).finally(() => inFlight.delete(clientId));
         inFlight.set(clientId, running);

@@ -2,6 +2,8 @@ import type { Request } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { DocumentRefusedError } from '../../clients/documents/loader.js';
 import { eventContext } from '../../events/emit.js';
+import { ephemeralKeys } from '../../storage/keys.js';
+import { addressKey, countInWindow, tooMany } from './client-rate-limit.js';
 import type { LoadedClient } from '../../rules/client-kind.js';
 import type { ClientRecord } from '../../storage/types.js';
 
@@ -24,5 +26,19 @@ export function namedClient(
 ): LoadedClient | null | Promise<LoadedClient> {
   const documents = server.clientDocuments;
   if (documents === undefined || !documents.names(clientId)) return stored;
-  return documents.load(clientId, stored, eventContext(req));
+  return documents.load(clientId, stored, eventContext(req), () => limitFetches(server, req));
+}
+
+/**
+ * A fetch of a document is work any visitor can cause with a made-up `client_id`: counted per
+ * address, past `clientMetadataDocuments.maxFetchesPerMinute` it is refused with 429.
+ */
+async function limitFetches(server: AuthorizationServer, req: Request): Promise<void> {
+  const max = server.options.clientMetadataDocuments?.maxFetchesPerMinute ?? false;
+  if (max === false) return;
+  const key = ephemeralKeys.rateLimit(`document:address:${addressKey(server, req) ?? 'unknown'}`);
+  const wait = await countInWindow(server, key, max, 60_000);
+  if (wait !== undefined) {
+    throw tooMany('Too many client metadata documents were fetched for this address. Try again later.', wait);
+  }
 }
