@@ -1,3 +1,4 @@
+import { CONTROL_OR_INVISIBLE } from '../rules/names.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { registeredRedirectUriProblem } from '../rules/redirect-uri.js';
 import { SCOPE_TOKEN } from '../rules/scopes.js';
@@ -29,7 +30,6 @@ const MAX_CONTACT_LENGTH = 320;
  * Control and format characters (bidirectional overrides, zero-width characters): nothing a name
  * needs, and what makes a name on the consent page read otherwise than it is.
  */
-const INVISIBLE = /[\p{Cc}\p{Cf}]/u;
 
 /** What the server allows a registration, and when it is made. */
 export interface DynamicRegistrationPolicy {
@@ -253,7 +253,7 @@ function nameOf(value: unknown, redirectUri: string): string {
     return url.host || url.protocol.slice(0, -1);
   }
   const name = typeof value === 'string' ? value.trim() : '';
-  if (name === '' || name.length > MAX_NAME_LENGTH || INVISIBLE.test(name)) {
+  if (name === '' || name.length > MAX_NAME_LENGTH || CONTROL_OR_INVISIBLE.test(name)) {
     throw invalidMetadata(
       `client_name must be a string of 1 to ${MAX_NAME_LENGTH} characters, without control or invisible formatting characters.`,
     );
@@ -263,7 +263,7 @@ function nameOf(value: unknown, redirectUri: string): string {
 
 /**
  * `scope`: space-separated scope-tokens. Those the server allows self-registered clients are
- * kept, the others dropped; without any (or without `scope`), every allowed scope. The answer
+ * kept, the others dropped; none of them is `invalid_client_metadata`; without `scope`, every allowed scope. The answer
  * says which (RFC 7591 3.2.1). A server that names no scopes keeps what was asked.
  */
 function scopesOf(value: unknown, allowed: readonly string[]): string[] {
@@ -274,8 +274,15 @@ function scopesOf(value: unknown, allowed: readonly string[]): string[] {
     throw invalidMetadata('scope must be space-separated scope-tokens (RFC 6749 3.3).');
   }
   if (allowed.length === 0) return [...new Set(asked)];
+  if (asked.length === 0) return [...allowed];
   const kept = allowed.filter((scope) => asked.includes(scope));
-  return kept.length ? kept : [...allowed];
+  // Not every allowed scope for a client that asked for none of them: wider than it asked.
+  if (kept.length === 0) {
+    throw invalidMetadata(
+      'None of the scopes asked for is offered to applications that register themselves.',
+    );
+  }
+  return kept;
 }
 
 /** `contacts`: at most 10 strings (e-mail addresses), kept for the operator. */
@@ -291,7 +298,7 @@ function contactsOf(value: unknown): string[] {
         contact.length > MAX_CONTACT_LENGTH ||
         // Stored space-delimited (an e-mail address has no space).
         /\s/.test(contact) ||
-        INVISIBLE.test(contact),
+        CONTROL_OR_INVISIBLE.test(contact),
     )
   ) {
     throw invalidMetadata(

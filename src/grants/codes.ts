@@ -88,7 +88,7 @@ export async function exchangeCode(
   }
   const code = JSON.parse(entry) as StoredCode;
   checkCode(code, client, params, now);
-  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, code.resources ?? [], {
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, client, code.resources ?? [], {
     value: params.resource,
     repeated: false,
   });

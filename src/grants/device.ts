@@ -283,7 +283,7 @@ export async function pollDevice(
   }
   // As for a code: the grant must still stand, the scopes are what it and the client still allow.
   const granted = await grantedSubject(deps, client, { ...decision, scopes: request.scopes });
-  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, request.resources ?? [], {
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, client, request.resources ?? [], {
     value: params.resource,
     repeated: false,
   });

@@ -82,7 +82,7 @@ export async function refreshAccessToken(
     throw new OAuthError('invalid_scope', 'None of the scopes originally granted remains with this client.');
   }
   // RFC 8707 2.2: an access token for one of the refresh token's resources, never another.
-  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, presented.resources ?? [], {
+  const resources = narrowedResources(deps.resources ?? NO_RESOURCES, client, presented.resources ?? [], {
     value: params.resource,
     repeated: false,
   });

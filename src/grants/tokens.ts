@@ -1,3 +1,4 @@
+import { OAuthError } from '../errors/oauth-error.js';
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
@@ -146,11 +147,13 @@ export async function issueBehindCommit(
   context: () => EventContext,
 ): Promise<TokenResponse> {
   const { grantType, subject, idToken, now } = issue;
+  // Marked first: a prune at the client's unused expiry then keeps it, or has removed it and no
+  // token is saved for a client that is gone.
+  await markUsed(deps, issue.client);
   const access = newToken(deps, 'access_token', subject, grantType, now);
   const refresh = newToken(deps, 'refresh_token', subject, grantType, now);
   await deps.storage.tokens.save(access.record);
   await deps.storage.tokens.save(refresh.record);
-  await markUsed(deps, issue.client);
   await commit();
   if (listened(deps, 'token.issued')) {
     emit(deps, { type: 'token.issued', grantType, ...subject, refreshToken: true, ...context() });
@@ -176,5 +179,7 @@ async function markUsed(
   // Dynamic registration is refused at start without clients.update, so an adapter lacking it
   // has no client to mark.
   if (typeof clients.update !== 'function') return;
-  await clients.update(client.clientId, { unusedExpiresAt: null });
+  if ((await clients.update(client.clientId, { unusedExpiresAt: null })) === null) {
+    throw new OAuthError('invalid_client', 'The client application is no longer registered.');
+  }
 }

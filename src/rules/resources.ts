@@ -122,7 +122,7 @@ export function clientMayUse(client: { resources?: readonly string[] }, declared
 
 /**
  * The resources a token request (a code exchange, a refresh) may bind its access token to, given
- * what was granted (`granted`: the code's or the refresh token's resources; none granted means the
+ * what the server still declares, what the client may still use, and what was granted (`granted`: the code's or the refresh token's resources; none granted means the
  * default one, as for a request that named none): the one its `resource` names, which must be
  * among them (RFC 8707 2.2: narrower, never wider), or all of them.
  *
@@ -130,11 +130,21 @@ export function clientMayUse(client: { resources?: readonly string[] }, declared
  */
 export function narrowedResources(
   resources: ResourceSet,
+  client: { resources?: readonly string[] },
   granted: readonly string[],
   param: { value: string | undefined; repeated: boolean },
 ): string[] {
   if (resources.all.length === 0) return [...granted];
-  const standing = granted.length > 0 ? granted : resources.fallback ? [resources.fallback.resource] : [];
+  const named = granted.length > 0 ? granted : resources.fallback ? [resources.fallback.resource] : [];
+  // What the host still declares and the client may still use: a resource taken from either
+  // mints no new token, as a scope taken back does not.
+  const standing = named.filter((uri) => {
+    const declared = findResource(resources, uri);
+    return declared !== undefined && clientMayUse(client, declared);
+  });
+  if (named.length > 0 && standing.length === 0) {
+    throw invalidTarget('The resource of this authorization is no longer offered to this client.');
+  }
   if (param.repeated) {
     throw invalidTarget('This server issues a token for one resource at a time: give resource once.');
   }

@@ -4,7 +4,14 @@
  * 127.0.0.1, trusted through `allowLoopbackOrigins` and `ca`) and treats it as a public client.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { registerClient, type ServerEvent } from '../../src/index.js';
+import express from 'express';
+import supertest from 'supertest';
+import {
+  authorizeRouter,
+  createAuthorizationServer,
+  registerClient,
+  type ServerEvent,
+} from '../../src/index.js';
 import { createTestApp, expectOAuthError, type TestApp } from '../support/app.js';
 import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 import {
@@ -456,6 +463,25 @@ describe('trust policy', () => {
   });
 });
 
+describe('a document client no token was issued to', () => {
+  it('is removed by prune after a day; one that got a token stays', async () => {
+    await start();
+    const now = Date.now();
+    expect((await t.agent.get('/oauth/authorize').query(query())).status).toBe(200);
+    const stored = await t.storage.clients.find(clientId);
+    expect(stored?.unusedExpiresAt).toBeGreaterThan(now);
+    expect((await t.storage.prune!(now + 3_600_000)).clients ?? 0).toBe(0);
+    expect(await t.storage.clients.find(clientId)).not.toBeNull();
+    const used = `${docs.origin}/used/client.json`;
+    docs.serve('/used/client.json', { json: clientDocument(used) });
+    await documentClientTokens(t, used, () => {});
+    expect((await t.storage.clients.find(used))?.unusedExpiresAt ?? null).toBeNull();
+    expect((await t.storage.prune!(now + 2 * 86_400_000)).clients).toBe(1);
+    expect(await t.storage.clients.find(clientId)).toBeNull();
+    expect(await t.storage.clients.find(used)).not.toBeNull();
+  });
+});
+
 describe('with the option off', () => {
   it('a URL client_id is an unknown client, nothing is fetched, and the metadata does not change', async () => {
     t = await createTestApp({ scopes: { realms: 'See your realms' } });
@@ -472,6 +498,20 @@ describe('with the option off', () => {
     const metadata = await t.agent.get('/.well-known/oauth-authorization-server');
     expect(metadata.body).not.toHaveProperty('client_id_metadata_document_supported');
     expect(docs.requests('/oauth/client.json')).toBe(0);
+  });
+
+  it('a client made from a document before the option was turned off is not registered any more', async () => {
+    await start();
+    const first = await t.agent.get('/oauth/authorize').query(query());
+    expect(first.status).toBe(200);
+    expect((await t.storage.clients.find(clientId))?.registeredVia).toBe('document');
+    // Another instance on the same storage, with documents off.
+    const off = createAuthorizationServer({ ...t.server.options, clientMetadataDocuments: undefined });
+    const app = express().use(authorizeRouter(off));
+    const res = await supertest(app).get('/oauth/authorize').query(query());
+    expect(res.status).toBe(400);
+    expect(res.text).toContain('not registered here');
+    expect(res.headers.location).toBeUndefined();
   });
 
   it('with it on, the metadata says so, and none is among the token endpoint methods', async () => {

@@ -74,6 +74,19 @@ function served(name: string, json: (url: string) => unknown): string {
 }
 
 describe('a document that cannot be used', () => {
+  it('a client_name or contacts with control characters or spaces (a NUL broke PostgreSQL), and a host ending in a dot', async () => {
+    const nul = served('nul-name', (u) => clientDocument(u, { client_name: 'Agent\u0000Desk' }));
+    expect(await expectRefused(nul)).toContain('client_name');
+    const rtl = served('rtl-name', (u) => clientDocument(u, { client_name: 'Claude\u202Eedoc SV\u202C' }));
+    expect(await expectRefused(rtl)).toContain('client_name');
+    const spaced = served('spaced-contact', (u) =>
+      clientDocument(u, { contacts: ['Jane Doe <jane@x.example>'] }),
+    );
+    expect(await expectRefused(spaced)).toContain('contacts');
+    const dotted = `https://bad.example./client.json`;
+    expect(await expectRefused(dotted)).toContain('must not end its host name with a dot');
+  });
+
   it('client_id one character off', async () => {
     const url = served('off-by-one', (u) => clientDocument(u.replace(/n$/, 'm')));
     expect(await expectRefused(url)).toContain('its client_id is not the URL it is served at');

@@ -1,3 +1,4 @@
+import { CONTROL_OR_INVISIBLE } from '../../rules/names.js';
 import { z } from 'zod';
 import { MAX_REDIRECT_URI_LENGTH, registeredRedirectUriProblem } from '../../rules/redirect-uri.js';
 
@@ -34,13 +35,31 @@ const MAX_REDIRECT_URIS = 20;
 /** The fields read; every other field is ignored, as RFC 7591 2 says unknown metadata is. */
 const documentSchema = z.looseObject({
   client_id: z.string(),
-  client_name: z.string().trim().min(1).max(200),
+  client_name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(200)
+    .refine((name) => !CONTROL_OR_INVISIBLE.test(name), {
+      error: 'must have no control or invisible formatting characters',
+    }),
   redirect_uris: z.array(z.string().max(MAX_REDIRECT_URI_LENGTH)).min(1).max(MAX_REDIRECT_URIS),
   grant_types: z.array(z.string()).optional(),
   scope: z.string().max(2000).optional(),
   client_uri: z.string().max(2048).optional(),
   logo_uri: z.string().max(2048).optional(),
-  contacts: z.array(z.string().max(320)).max(20).optional(),
+  contacts: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(320)
+        .refine((contact) => !/\s/.test(contact) && !CONTROL_OR_INVISIBLE.test(contact), {
+          error: 'must be an address without spaces or control characters',
+        }),
+    )
+    .max(20)
+    .optional(),
   token_endpoint_auth_method: z.string().optional(),
   // OpenID Federation's RP Metadata Choices: the methods the client can use, one to be chosen.
   token_endpoint_auth_methods_supported: z.array(z.string()).optional(),
@@ -59,6 +78,8 @@ export function documentClientIdProblem(clientId: string): string | null {
     return 'is not a URL';
   }
   if (url.protocol !== 'https:') return 'must be an https URL';
+  // `bad.example.` is `bad.example` to DNS and TLS: one spelling only, so host lists hold.
+  if (url.hostname.endsWith('.')) return 'must not end its host name with a dot';
   if (url.pathname === '/') return 'must have a path';
   if (url.username !== '' || url.password !== '') return 'must not contain userinfo';
   if (clientId.includes('#')) return 'must not contain a fragment';

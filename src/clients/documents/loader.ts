@@ -257,8 +257,13 @@ function recordOf(
     requirePkce: true,
     createdAt,
     registeredVia: 'document',
+    // Anyone can name a new document: a client no token was issued to is pruned after a day.
+    unusedExpiresAt: createdAt + DOCUMENT_UNUSED_MS,
   };
 }
+
+/** How long a document's client no token was issued to is kept (`storage.prune` removes it). */
+const DOCUMENT_UNUSED_MS = 86_400_000;
 
 /** The fields a document decides, as the store keeps them. */
 const DOCUMENT_FIELDS = ['applicationName', 'redirectUri', 'scopes', 'contacts'] as const;

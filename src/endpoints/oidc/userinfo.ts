@@ -16,12 +16,17 @@ async function answerClaims(ctx: BearerStepContext): Promise<void> {
 /**
  * The UserInfo endpoint (OpenID Connect Core 5.3), `GET` and `POST /oauth/userinfo`: the access
  * token in `Authorization: Bearer`, checked as `requireBearer` checks it ({@link bearerSteps}), and
- * it must have been granted `openid` (else 403 `insufficient_scope`); RFC 6750 errors with
+ * it must have been granted `openid` (else 403 `insufficient_scope`) and, with resources declared,
+ * be for the default resource or none (a token for another is `invalid_token`); RFC 6750 errors with
  * `WWW-Authenticate`. Answers `sub` and the claims of the account's latest login that the token's
  * scopes release (`profile`: `name`, `preferred_username`, `steam_id`, ...).
  */
 export function userinfoHandler(server: AuthorizationServer): RequestHandler {
-  const steps = [...bearerSteps({ realm: new URL(server.urls.base).host, scopes: ['openid'] }), answerClaims];
+  // With resources declared, a token for another resource (an MCP server's) is not one to read the
+  // person's claims with: UserInfo takes the tokens of the default resource, or of none.
+  const resource = server.resources.all.length ? (server.resources.fallback ?? null) : undefined;
+  const realm = new URL(server.urls.base).host;
+  const steps = [...bearerSteps({ realm, scopes: ['openid'], resource }), answerClaims];
   const userinfo = (method: 'GET' | 'POST') =>
     handle(
       server,

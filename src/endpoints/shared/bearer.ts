@@ -3,7 +3,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { currentScopes, usable } from '../../grants/tokens.js';
 import type { Context, Step } from './pipeline.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
-import type { DeclaredResource } from '../../rules/resources.js';
+import { clientMayUse, type DeclaredResource } from '../../rules/resources.js';
 
 /** What a handler behind `requireBearer`, or an endpoint that takes a bearer token, knows of the caller. */
 export interface BearerContext {
@@ -104,7 +104,9 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
     const { userId, clientId, expiresAt } = found.token;
     // RFC 8707: a token works only at the resource it was issued for.
     const audience = found.token.resources ?? [];
-    if (guarded === null ? audience.length > 0 : guarded && !audience.includes(guarded.resource)) {
+    const bound = guarded === null ? audience.length === 0 : !guarded || audience.includes(guarded.resource);
+    // A resource the operator has since taken from the client stops working at once.
+    if (!bound || (guarded && !clientMayUse(found.client!, guarded))) {
       throw refuse('invalid_token', 'The access token is not for this resource.');
     }
     // What the consent and the client still allow: a scope taken back stops working at once.

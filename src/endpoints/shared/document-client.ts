@@ -25,7 +25,10 @@ export function namedClient(
   req: Request,
 ): LoadedClient | null | Promise<LoadedClient> {
   const documents = server.clientDocuments;
-  if (documents === undefined || !documents.names(clientId)) return stored;
+  // With documents off, a client made from one is not registered here: its document is no longer
+  // read, nor its trust policy applied.
+  if (documents === undefined) return stored?.registeredVia === 'document' ? null : stored;
+  if (!documents.names(clientId)) return stored;
   return documents.load(clientId, stored, eventContext(req), () => limitFetches(server, req));
 }
 

@@ -248,6 +248,24 @@ describe('resource indicators (RFC 8707)', () => {
   });
 });
 
+describe('a resource the operator takes from the client', () => {
+  it('stops working at once: its tokens at the resource, and refreshes for it', async () => {
+    const { access_token, refresh_token } = await tokensFor(mcp);
+    await t.storage.clients.update!(t.codeClient.clientId, { resources: [api] });
+    try {
+      const atMcp = await supertest(t.app).post('/mcp').set(bearer(access_token));
+      expect(atMcp.status).toBe(401);
+      expect(atMcp.headers['www-authenticate']).toContain('error="invalid_token"');
+      const refreshed = await refreshWith(t, refresh_token);
+      expect(refreshed.status).toBe(400);
+      expect(refreshed.body.error).toBe('invalid_target');
+    } finally {
+      await t.storage.clients.update!(t.codeClient.clientId, { resources: [] });
+    }
+    expect((await supertest(t.app).post('/mcp').set(bearer(access_token))).status).toBe(200);
+  });
+});
+
 describe('the device flow with a resource', () => {
   it('binds the device tokens to the resource asked for, and refuses an unknown one', async () => {
     await registerDeviceClient(t.storage);
@@ -330,6 +348,37 @@ describe('declaring resources', () => {
       );
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('UserInfo with resources declared', () => {
+  it('takes a token of the default resource, not one of another resource (an MCP server cannot read claims with it)', async () => {
+    const o = await createTestApp((baseUrl) => ({
+      scopes: { realms: 'List your realms' },
+      oidc: { keySecret: 'an-oidc-key-secret-of-at-least-32-chars' },
+      resources: [
+        { resource: baseUrl, default: true },
+        { resource: `${baseUrl}/mcp`, scopes: ['realms'] },
+      ],
+    }));
+    try {
+      await o.storage.clients.update!(o.codeClient.clientId, { scopes: ['openid', 'realms', 'profile'] });
+      const tokenOf = async (extra: Record<string, string>) => {
+        const { code } = await obtainCode(o, { scope: 'openid realms', ...extra });
+        const res = await exchangeCode(o, code);
+        expect(res.status, JSON.stringify(res.body)).toBe(200);
+        return res.body.access_token as string;
+      };
+      const forApi = await tokenOf({});
+      expect((await supertest(o.app).get('/oauth/userinfo').set(bearer(forApi))).status).toBe(200);
+      o.agent = supertest.agent(o.baseUrl);
+      const forMcp = await tokenOf({ resource: `${o.baseUrl}/mcp` });
+      const refused = await supertest(o.app).get('/oauth/userinfo').set(bearer(forMcp));
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toContain('error="invalid_token"');
+    } finally {
+      await o.close();
     }
   });
 });
