@@ -63,6 +63,10 @@ export function addClientCommands(
       '--allowed-team <teams...>',
       'only members of these Launchpad teams (names without ~; the provider must be asked about them) may use the client',
     )
+    .option(
+      '--resource <uris...>',
+      "the resources (RFC 8707) of the server's resources option it may ask tokens for (default: every one)",
+    )
     .addOption(offeredScopesOption())
     .addOption(migrateOption())
     .action(
@@ -79,6 +83,7 @@ export function addClientCommands(
         clientId?: string;
         requirePkce?: boolean;
         allowedTeam?: string[];
+        resource?: string[];
         offeredScopes?: string;
       }) => {
         checkOfferedScopes(
@@ -102,6 +107,7 @@ export function addClientCommands(
             ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
             ...(options.requirePkce === true ? { requirePkce: true } : {}),
             ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam }),
+            ...(options.resource === undefined ? {} : { resources: options.resource }),
           });
           const client = (await storage.clients.find(issued.clientId))!;
           const json = {
@@ -186,6 +192,8 @@ export function addClientCommands(
     .option('--no-require-pkce', 'accept requests without PKCE again')
     .option('--allowed-team <teams...>', 'replace the Launchpad teams whose members alone may use the client')
     .option('--no-allowed-team', 'let anyone use the client again')
+    .option('--resource <uris...>', 'replace the resources (RFC 8707) it may ask tokens for')
+    .option('--no-resource', 'let it ask tokens for every declared resource again')
     .addOption(offeredScopesOption())
     .addOption(migrateOption())
     .action(
@@ -204,6 +212,7 @@ export function addClientCommands(
           postLogoutRedirectUri?: string[] | false;
           requirePkce?: boolean;
           allowedTeam?: string[] | false;
+          resource?: string[] | false;
           offeredScopes?: string;
           migrate?: boolean;
         },
@@ -227,10 +236,11 @@ export function addClientCommands(
               : { postLogoutRedirectUris: options.postLogoutRedirectUri || [] }),
             ...(options.requirePkce === undefined ? {} : { requirePkce: options.requirePkce }),
             ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam || [] }),
+            ...(options.resource === undefined ? {} : { resources: options.resource || [] }),
           };
           if (Object.keys(changes).length === 0) {
             throw new CliError(
-              'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce, --allowed-team, --no-allowed-team',
+              'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce, --allowed-team, --no-allowed-team, --resource, --no-resource',
             );
           }
           const { clientSecret, ...client } = await updateClient(storage, clientId, changes);

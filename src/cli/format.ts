@@ -19,9 +19,17 @@ export function clientJson(client: ClientRecord) {
     disabled: client.disabled,
     require_pkce: pkceRequired(client),
     allowed_teams: client.allowedTeams ?? [],
+    resources: client.resources ?? [],
+    registered_via: client.registeredVia ?? 'operator',
     created_at: new Date(client.createdAt).toISOString(),
   };
 }
+
+const REGISTERED_BY: Record<NonNullable<ClientRecord['registeredVia']>, string> = {
+  operator: 'the operator',
+  document: 'itself: its client metadata document',
+  dynamic: 'itself: dynamic registration',
+};
 
 export function describeClient(client: ClientRecord): string {
   const json = clientJson(client);
@@ -37,6 +45,8 @@ export function describeClient(client: ClientRecord): string {
     `post-logout URIs  ${json.post_logout_redirect_uris.join(' ') || '(none)'}`,
     `require PKCE      ${json.require_pkce ? 'yes' : 'no'}`,
     `allowed teams     ${json.allowed_teams.map((team) => `~${team}`).join(' ') || '(anyone)'}`,
+    `resources         ${json.resources.join(' ') || '(every declared one)'}`,
+    `registered by     ${REGISTERED_BY[json.registered_via]}`,
     `status            ${client.disabled ? 'disabled' : 'active'}`,
     `created_at        ${json.created_at}`,
   ].join('\n');

@@ -1,3 +1,4 @@
+import { resourceKey } from '../rules/resources.js';
 import { SCOPE_TOKEN } from '../rules/scopes.js';
 import type { ClientGrantType, ClientRecord } from '../storage/types.js';
 import { registeredRedirectUriProblem } from '../rules/redirect-uri.js';
@@ -32,6 +33,7 @@ export function checkClientFields(
     | 'contacts'
     | 'postLogoutRedirectUris'
     | 'allowedTeams'
+    | 'resources'
   >
 > {
   const refuse = (message: string): never => {
@@ -106,6 +108,19 @@ export function checkClientFields(
       );
     }
     out.allowedTeams = [...new Set(teams)];
+  }
+  if (fields.resources !== undefined) {
+    const resources = fields.resources;
+    if (
+      !Array.isArray(resources) ||
+      resources.length > 20 ||
+      resources.some((uri) => typeof uri !== 'string' || resourceKey(uri) === undefined)
+    ) {
+      refuse(
+        `resources must list at most 20 resource URIs, each absolute and without a fragment (got ${JSON.stringify(resources)})`,
+      );
+    }
+    out.resources = [...new Set(resources)];
   }
   return out;
 }

@@ -186,6 +186,7 @@ export async function registerWith(
       disabled: false,
       ...(registration.requirePkce ? { requirePkce: true } : {}),
       ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
+      ...(checked.resources?.length ? { resources: checked.resources } : {}),
       createdAt: Date.now(),
       ...extras,
     });
@@ -223,6 +224,8 @@ export interface ClientUpdate {
   requirePkce?: boolean;
   /** Replaces the teams whose members alone may use the client (`[]`: anyone). */
   allowedTeams?: string[];
+  /** Replaces the resources the client may ask tokens for (`[]`: every declared resource). */
+  resources?: string[];
 }
 
 /**
@@ -278,6 +281,7 @@ export async function updateClient(
       ...(defaultScopes ? { defaultScopes } : {}),
       ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
       ...(update.allowedTeams === undefined ? {} : { allowedTeams: update.allowedTeams }),
+      ...(update.resources === undefined ? {} : { resources: update.resources }),
     },
     context,
     false,
@@ -295,6 +299,7 @@ export async function updateClient(
       : { postLogoutRedirectUris: checked.postLogoutRedirectUris }),
     ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
     ...(checked.allowedTeams === undefined ? {} : { allowedTeams: checked.allowedTeams }),
+    ...(checked.resources === undefined ? {} : { resources: checked.resources }),
   };
   // A new kind: a public client has no secret; one that becomes confidential gets a new one,
   // shown once. PKCE applies to code clients only (a public one needs it whatever the flag says).

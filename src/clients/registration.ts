@@ -72,4 +72,9 @@ export interface ClientRegistration {
    * (`launchpad({ teams })`). Default: anyone.
    */
   allowedTeams?: string[];
+  /**
+   * The resources (RFC 8707) of the server's `resources` option this client may ask tokens for,
+   * as declared there. Default: every declared resource.
+   */
+  resources?: string[];
 }

@@ -156,4 +156,36 @@ describe('openid-oauth-bridge clients update', () => {
     expect(noScope.code).toBe(1);
     expect(noScope.stderr).toContain("required option '--scope <scopes...>' not specified");
   });
+
+  it('sets, replaces and clears the resources a client may use (--resource, --no-resource)', async () => {
+    const url = `sqlite:${join(dir, 'resources.db')}`;
+    const cli = (...args: string[]) => runCli(['--database-url', url, ...args]);
+    expect((await cli('migrate')).code).toBe(0);
+    const added = await cli(
+      '--json',
+      'clients',
+      'add',
+      '--client-id',
+      'agent',
+      '--name',
+      'Agent',
+      '--redirect-uri',
+      'https://agent.example/cb',
+      '--scope',
+      'realms',
+      '--resource',
+      'https://api.example.com/mcp',
+    );
+    expect(added.code, added.stderr).toBe(0);
+    expect(JSON.parse(added.stdout)).toMatchObject({
+      resources: ['https://api.example.com/mcp'],
+      registered_via: 'operator',
+    });
+    const cleared = await cli('--json', 'clients', 'update', 'agent', '--no-resource');
+    expect(cleared.code, cleared.stderr).toBe(0);
+    expect(JSON.parse(cleared.stdout).resources).toEqual([]);
+    const refused = await cli('clients', 'update', 'agent', '--resource', '/mcp');
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('resources must list');
+  });
 });

@@ -63,6 +63,20 @@ describe.each([
     }
   });
 
+  it('keeps the resources a client may use, and refuses a relative one, one with a fragment, or not a list', async () => {
+    const resources = ['https://api.example.com/mcp', 'https://api.example.com'];
+    const store = storage();
+    const issued = await registerClient(store, { ...base, resources });
+    expect((await store.clients.find(issued.clientId))?.resources).toEqual(resources);
+    const narrowed = await updateClient(store, issued.clientId, { resources: [resources[0]!] });
+    expect(narrowed.resources).toEqual([resources[0]]);
+    for (const bad of [['/mcp'], ['https://api.example.com/#x'], 'https://api.example.com']) {
+      expect(await refusal(registerClient(storage(), { ...base, resources: bad as never }))).toContain(
+        'resources must list at most 20 resource URIs, each absolute and without a fragment',
+      );
+    }
+  });
+
   it('refuses an empty scope list, an empty scope and a scope with a space', async () => {
     expect(await refusal(registerClient(storage(), { ...base, scopes: [] }))).toBe(
       "openid-oauth-bridge: scopes must list at least one scope (got []), e.g. ['realms']",
