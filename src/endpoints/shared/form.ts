@@ -25,6 +25,14 @@ export function readClientForm(limit: string, parameterLimit: number): Step<Form
       throw new OAuthError('invalid_request', 'Parameters belong in the body, not in the URL.');
     }
     return parse(parser, req, res).then(() => {
+      // RFC 8707 allows resource more than once; this server issues a token for one resource at a
+      // time, and says so as the authorization endpoint does.
+      if (ctx.server.resources.all.length && Array.isArray((req.body as { resource?: unknown }).resource)) {
+        throw new OAuthError(
+          'invalid_target',
+          'This server issues a token for one resource at a time: give resource once.',
+        );
+      }
       ctx.params = formParams(req.body);
     });
   };

@@ -190,6 +190,27 @@ describe('resource indicators (RFC 8707)', () => {
     expect(right.status).toBe(200);
   });
 
+  it('refuses a repeated resource at the token and device endpoints with invalid_target', async () => {
+    const { refresh_token } = await tokensFor(mcp);
+    const body = new URLSearchParams({
+      grant_type: 'refresh_token',
+      refresh_token,
+      client_id: t.codeClient.clientId,
+      client_secret: t.codeClient.clientSecret,
+    });
+    body.append('resource', mcp);
+    body.append('resource', api);
+    const res = await t.agent.post('/oauth/token').type('form').send(body.toString());
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe('invalid_target');
+    const device = await t.agent
+      .post('/oauth/device_authorization')
+      .type('form')
+      .send(`client_id=realm-cli&resource=${encodeURIComponent(mcp)}&resource=${encodeURIComponent(api)}`);
+    expect(device.status).toBe(400);
+    expect(device.body.error).toBe('invalid_target');
+  });
+
   it('lets a refresh name the resource it was granted, never another', async () => {
     const { refresh_token } = await tokensFor(mcp);
     const same = await refreshWith(t, refresh_token, { resource: mcp });
