@@ -24,7 +24,10 @@
 
 import type { KeyStore } from './key-store.js';
 
+import type { PruneOptions, PruneResult } from './prune-types.js';
+
 export type { KeyStore, SigningKeyRecord } from './key-store.js';
+export type { PruneOptions, PruneResult } from './prune-types.js';
 
 /** A counter of {@link EphemeralStore.increment}. */
 export interface EphemeralCounter {
@@ -330,29 +333,6 @@ export interface TokenStore {
    * revoked): the library decides.
    */
   find(tokenHash: string): Promise<FoundTokenRecord | null>;
-}
-
-/** Rows removed by one {@link Storage.prune} call, per kind. */
-export interface PruneResult {
-  /** Ephemeral entries that had expired. */
-  ephemeral: number;
-  /** Tokens expired, of a revoked or replaced grant, or of a removed client. */
-  tokens: number;
-  /** Grants revoked longer ago than the retention. */
-  grants: number;
-  /**
-   * Self-registered clients never used, past their `unusedExpiresAt` (with their grants). Optional:
-   * an adapter that leaves it out removes none.
-   */
-  clients?: number;
-}
-
-/** How {@link Storage.prune} deletes: its batch size and how long revoked grants are kept. */
-export interface PruneOptions {
-  /** Rows deleted per statement; smaller batches hold locks for less time. Default 1000. */
-  batchSize?: number;
-  /** How long a revoked grant is kept (for the CLI and audits), in ms. Default 30 days. */
-  revokedGrantRetentionMs?: number;
 }
 
 /** Everything the library stores. */

@@ -3,14 +3,14 @@
  * not it is given certificates of its own (`ca`, which in Node's https would replace them all).
  * `NODE_EXTRA_CA_CERTS` is read when Node starts, so each case runs in a node process of its own.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDocumentServer, type DocumentServer } from '../support/document-server.js';
+import { makeCertificate, startDocumentServer, type DocumentServer } from '../support/document-server.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'oob-extra-ca-'));
@@ -25,29 +25,7 @@ beforeAll(async () => {
   docs.serve('/client.json', { json: { client_id: 'x' } });
   serverCaFile = join(dir, 'server-ca.pem');
   writeFileSync(serverCaFile, docs.ca);
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:prime256v1',
-      '-nodes',
-      '-days',
-      '1',
-    ].concat([
-      '-keyout',
-      join(dir, 'other-key.pem'),
-      '-out',
-      join(dir, 'other.pem'),
-      '-subj',
-      '/CN=Other CA',
-    ]),
-    { stdio: 'ignore' },
-  );
-  otherCa = readFileSync(join(dir, 'other.pem'), 'utf8');
+  otherCa = makeCertificate('/CN=Other CA').cert;
 });
 afterAll(async () => {
   await docs?.close();

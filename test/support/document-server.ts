@@ -39,7 +39,12 @@ let certificate: { key: string; cert: string } | undefined;
 
 /** A self-signed certificate for localhost and 127.0.0.1, made once per test file. */
 function selfSigned(): { key: string; cert: string } {
-  if (certificate) return certificate;
+  certificate ??= makeCertificate('/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1');
+  return certificate;
+}
+
+/** A new self-signed P-256 certificate (openssl), for `subject` and, if given, a subjectAltName extension. */
+export function makeCertificate(subject: string, altNames?: string): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-cert-'));
   try {
     execFileSync(
@@ -59,17 +64,15 @@ function selfSigned(): { key: string; cert: string } {
         '-days',
         '2',
         '-subj',
-        '/CN=localhost',
-        '-addext',
-        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+        subject,
+        ...(altNames === undefined ? [] : ['-addext', altNames]),
       ],
       { stdio: 'ignore' },
     );
-    certificate = {
+    return {
       key: readFileSync(join(dir, 'key.pem'), 'utf8'),
       cert: readFileSync(join(dir, 'cert.pem'), 'utf8'),
     };
-    return certificate;
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
