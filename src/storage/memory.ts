@@ -58,8 +58,9 @@ export function memoryStorage(): MemoryStorage {
         if (clients.has(client.clientId)) throw new Error(`client_id ${client.clientId} is taken`);
         clients.set(client.clientId, copy(client));
       },
-      async list() {
+      async list(filter = {}) {
         return [...clients.values()]
+          .filter((client) => filter.ownerId === undefined || client.ownerId === filter.ownerId)
           .sort((a, b) => a.createdAt - b.createdAt || a.clientId.localeCompare(b.clientId))
           .map(copy);
       },

@@ -25,9 +25,17 @@
 import type { KeyStore } from './key-store.js';
 
 import type { PruneOptions, PruneResult } from './prune-types.js';
+import type { ClientRecord, ClientStore } from './client-types.js';
 
 export type { KeyStore, SigningKeyRecord } from './key-store.js';
 export type { PruneOptions, PruneResult } from './prune-types.js';
+export type {
+  ClientChanges,
+  ClientGrantType,
+  ClientListFilter,
+  ClientRecord,
+  ClientStore,
+} from './client-types.js';
 
 /** A counter of {@link EphemeralStore.increment}. */
 export interface EphemeralCounter {
@@ -71,136 +79,6 @@ export interface EphemeralStore {
   delete(key: string): Promise<void>;
   /** Optional. Deletes entries expired at `now`; resolves how many. For stores without native expiry. */
   prune?(now: number): Promise<number>;
-}
-
-/**
- * The grant a client is registered for: `authorization_code` (and refresh), `device_code` (RFC
- * 8628, and refresh) or `implicit`.
- */
-export type ClientGrantType = 'authorization_code' | 'implicit' | 'device_code';
-
-/**
- * A registered client application, as the {@link ClientStore} keeps it. Registered out of band
- * (the CLI, `registerClient`), never through a public API.
- *
- * @see RFC 6749 section 2
- */
-export interface ClientRecord {
-  /** Public identifier, compared exactly (case-sensitive). */
-  clientId: string;
-  /** User-friendly name shown on the consent page. */
-  applicationName: string;
-  /**
-   * The registered redirect URI (see the redirect URI rule in docs/reference.md); `''` for a
-   * `device_code` client, which has none.
-   */
-  redirectUri: string;
-  /** The grant the client uses. */
-  grantType: ClientGrantType;
-  /**
-   * SHA-256 of the client secret; `null` for a public client (RFC 6749 2.1: implicit clients, and
-   * code or device clients registered as public), which names itself with `client_id` alone.
-   */
-  secretHash: string | null;
-  /** Scopes the client may request. */
-  scopes: string[];
-  /**
-   * Scopes granted when a request names none; absent or `null`: all of `scopes`. Always a
-   * subset of `scopes`.
-   */
-  defaultScopes?: string[] | null;
-  /** Ways to reach the client's developers (e-mail addresses, say), for the operator. */
-  contacts?: string[];
-  /**
-   * Where OpenID Connect RP-initiated logout may send the browser after signing out
-   * (`post_logout_redirect_uri`, compared exactly); absent or empty: nowhere.
-   */
-  postLogoutRedirectUris?: string[];
-  /**
-   * A disabled client can neither authorize nor authenticate at the token endpoint, and its
-   * tokens do not work while it stays disabled (they work again if it is enabled).
-   */
-  disabled: boolean;
-  /**
-   * Optional; absent means `false`. When `true`, every authorization request of this client must
-   * carry a PKCE `code_challenge` (RFC 7636 4.4.1), and no code issued without one is exchanged.
-   * A public code client (`secretHash` `null`) must whatever this says.
-   */
-  requirePkce?: boolean;
-  /**
-   * Optional; absent or empty: anyone may use the client. Otherwise only members of at least one
-   * of these teams (as the provider verified them at the person's login: Launchpad's teams
-   * extension) are authorized; anyone else gets `access_denied`.
-   */
-  allowedTeams?: string[];
-  /**
-   * Optional; absent or empty: every resource the server declares (its `resources` option). The
-   * resources (RFC 8707) this client may ask tokens for; a request naming another is
-   * `invalid_target`.
-   */
-  resources?: string[];
-  /**
-   * Optional; absent means `'operator'`. How the client came to be: registered by an operator
-   * (the CLI, `registerClient`), made from a client ID metadata document the server fetched
-   * (`'document'`), or registered by itself through dynamic client registration (`'dynamic'`).
-   * The consent page tells the user when the operator did not register it.
-   */
-  registeredVia?: 'operator' | 'document' | 'dynamic';
-  createdAt: number;
-  /**
-   * Optional; absent or `null` for a client in use or registered by the operator. A client that
-   * registered itself (dynamic registration, RFC 7591) and has had no token issued yet: `prune`
-   * removes it, with its grants, at this time (epoch ms). The library clears it (`null`, through
-   * `clients.update`) when the client's first token is issued: one write, at its first use.
-   */
-  unusedExpiresAt?: number | null;
-}
-
-/** What an operator may change on a registered client. */
-export type ClientChanges = Partial<
-  Pick<
-    ClientRecord,
-    | 'applicationName'
-    | 'redirectUri'
-    | 'grantType'
-    | 'secretHash'
-    | 'scopes'
-    | 'defaultScopes'
-    | 'contacts'
-    | 'postLogoutRedirectUris'
-    | 'disabled'
-    | 'requirePkce'
-    | 'allowedTeams'
-    | 'resources'
-    | 'registeredVia'
-    | 'unusedExpiresAt'
-  >
->;
-
-/**
- * Registered client applications. Registration is out of band: only `find` is on the request
- * path; the operator methods serve the CLI and `registerClient`, and an adapter whose clients are
- * managed elsewhere may leave them out.
- */
-export interface ClientStore {
-  /** Required. The client whose id equals `clientId` exactly, or `null`. */
-  find(clientId: string): Promise<ClientRecord | null>;
-  /** Operator (optional). Inserts a client. Rejects if the `clientId` is taken. */
-  create?(client: ClientRecord): Promise<void>;
-  /** Operator (optional). Every client, ordered by `createdAt` then `clientId`. */
-  list?(): Promise<ClientRecord[]>;
-  /**
-   * Operator (optional). Applies `changes` (a key set to `undefined` is no change); resolves the
-   * updated client, or `null` if absent.
-   */
-  update?(clientId: string, changes: ClientChanges): Promise<ClientRecord | null>;
-  /**
-   * Operator (optional). Deletes the client and its grants; resolves `true` if the client
-   * existed. Its tokens stop working as it returns, because a token is only accepted with its
-   * client and its grant (see {@link TokenStore.find}), and a client registered again under the
-   * same id starts with no grant. The adapter may delete the tokens too, or leave them to prune.
-   */
-  remove?(clientId: string): Promise<boolean>;
 }
 
 /** An end user, created at their first login at a provider ({@link UserStore.findOrCreate}). */

@@ -24,10 +24,10 @@ export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStor
     async create(client) {
       await db.insertInto('oauth_clients').values(clientRow(client)).execute();
     },
-    async list() {
-      const rows = await db
-        .selectFrom('oauth_clients')
-        .select(COLUMNS.oauth_clients)
+    async list(filter = {}) {
+      let query = db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients);
+      if (filter.ownerId !== undefined) query = query.where('owner_id', '=', filter.ownerId);
+      const rows = await query
         .orderBy('created_at')
         .orderBy('client_id')
         .execute();
@@ -83,5 +83,14 @@ function columnChanges(changes: ClientChanges): Updateable<Database['oauth_clien
   if (changes.resources !== undefined) set.resources = scopeText(changes.resources);
   if (changes.registeredVia !== undefined) set.registered_via = changes.registeredVia;
   if (changes.unusedExpiresAt !== undefined) set.unused_expires_at = changes.unusedExpiresAt;
+  if (changes.ownerId !== undefined) set.owner_id = changes.ownerId;
+  if (changes.verified !== undefined) set.verified = changes.verified ? 1 : 0;
+  if (changes.awaitingApproval !== undefined) set.awaiting_approval = changes.awaitingApproval ? 1 : 0;
+  if (changes.description !== undefined) set.description = changes.description;
+  if (changes.homepageUri !== undefined) set.homepage_uri = changes.homepageUri;
+  if (changes.previousSecret !== undefined) {
+    set.previous_secret_hash = changes.previousSecret?.hash ?? null;
+    set.previous_secret_expires_at = changes.previousSecret?.expiresAt ?? null;
+  }
   return set;
 }

@@ -93,6 +93,21 @@ async function createClients(db: Kysely<unknown>): Promise<void> {
     .addColumn('resources', 'text', (col) => col.notNull().defaultTo(''))
     .addColumn('registered_via', 'text', (col) => col.notNull().defaultTo('operator'))
     .addColumn('unused_expires_at', 'bigint')
+    .addColumn('owner_id', 'text')
+    .addColumn('verified', 'integer', (col) => col.notNull().defaultTo(0))
+    .addColumn('awaiting_approval', 'integer', (col) => col.notNull().defaultTo(0))
+    .addColumn('description', 'text')
+    .addColumn('homepage_uri', 'text')
+    .addColumn('previous_secret_hash', 'text')
+    .addColumn('previous_secret_expires_at', 'bigint')
+    .execute();
+  // The developer page lists a member's clients; the operator's have no owner.
+  await db.schema
+    .createIndex('oauth_clients_owner_id')
+    .ifNotExists()
+    .on('oauth_clients')
+    .column('owner_id')
+    .where('owner_id', 'is not', null)
     .execute();
   // Prune finds the self-registered clients not used yet by it; every other client has none, so
   // the index is partial (`unused_expires_at <= t` implies `IS NOT NULL`).

@@ -24,6 +24,13 @@ export const COLUMNS = {
     'resources',
     'registered_via',
     'unused_expires_at',
+    'owner_id',
+    'verified',
+    'awaiting_approval',
+    'description',
+    'homepage_uri',
+    'previous_secret_hash',
+    'previous_secret_expires_at',
   ],
   oauth_users: ['id', 'provider', 'identifier', 'created_at'],
   oauth_grants: [
@@ -62,7 +69,11 @@ export function jsonRow(postgres: boolean, columns: readonly string[]): RawBuild
 
 /** A client of a JSON array of {@link COLUMNS}`.oauth_clients`, in order, that {@link jsonRow} built. */
 export function clientOfJson(json: string): ClientRecord {
-  const values = JSON.parse(json) as unknown[];
+  return clientOfValues(JSON.parse(json) as unknown[]);
+}
+
+/** A client of the values of {@link COLUMNS}`.oauth_clients`, in order. */
+export function clientOfValues(values: readonly unknown[]): ClientRecord {
   return toClient(
     Object.fromEntries(COLUMNS.oauth_clients.map((column, i) => [column, values[i]])) as ClientRow,
   );
@@ -98,6 +109,19 @@ export function toClient(row: ClientRow): ClientRecord {
       ? {}
       : { registeredVia: row.registered_via as NonNullable<ClientRecord['registeredVia']> }),
     ...(row.unused_expires_at === null ? {} : { unusedExpiresAt: millis(row.unused_expires_at) }),
+    ...(row.owner_id === null ? {} : { ownerId: row.owner_id }),
+    verified: row.verified !== 0,
+    awaitingApproval: row.awaiting_approval !== 0,
+    ...(row.description === null ? {} : { description: row.description }),
+    ...(row.homepage_uri === null ? {} : { homepageUri: row.homepage_uri }),
+    ...(row.previous_secret_hash === null || row.previous_secret_expires_at === null
+      ? {}
+      : {
+          previousSecret: {
+            hash: row.previous_secret_hash,
+            expiresAt: millis(row.previous_secret_expires_at),
+          },
+        }),
   };
 }
 
@@ -119,6 +143,13 @@ export function clientRow(client: ClientRecord): Insertable<Database['oauth_clie
     resources: scopeText(client.resources ?? []),
     registered_via: client.registeredVia ?? 'operator',
     unused_expires_at: client.unusedExpiresAt ?? null,
+    owner_id: client.ownerId ?? null,
+    verified: client.verified === true ? 1 : 0,
+    awaiting_approval: client.awaitingApproval === true ? 1 : 0,
+    description: client.description ?? null,
+    homepage_uri: client.homepageUri ?? null,
+    previous_secret_hash: client.previousSecret?.hash ?? null,
+    previous_secret_expires_at: client.previousSecret?.expiresAt ?? null,
   };
 }
 

@@ -38,6 +38,15 @@ export interface Database {
     registered_via: ColumnType<string, string | undefined, string>;
     /** A self-registered client not used yet: removed by prune at this time; `null` otherwise. */
     unused_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+    /** The member who made it on the developer page; `null`: the operator's. */
+    owner_id: ColumnType<string | null, string | null | undefined, string | null>;
+    verified: ColumnType<number, number | undefined, number>;
+    awaiting_approval: ColumnType<number, number | undefined, number>;
+    description: ColumnType<string | null, string | null | undefined, string | null>;
+    homepage_uri: ColumnType<string | null, string | null | undefined, string | null>;
+    /** SHA-256 of the secret before the last rotation, accepted until the next column's time. */
+    previous_secret_hash: ColumnType<string | null, string | null | undefined, string | null>;
+    previous_secret_expires_at: ColumnType<number | string | null, number | null | undefined, number | null>;
   };
   oauth_users: {
     id: string;

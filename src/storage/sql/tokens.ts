@@ -1,7 +1,7 @@
 import type { FoundTokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { param } from './prepared.js';
-import { jsonRow, scopeText, toClient, toGrant, toToken } from './rows.js';
+import { clientOfValues, COLUMNS, jsonRow, scopeText, toGrant, toToken } from './rows.js';
 
 /**
  * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
@@ -84,7 +84,10 @@ export function foundQuery({ db, postgres }: Pick<SqlContext, 'db' | 'postgres'>
     .where('t.token_hash', '=', param);
 }
 
-/** What `find` reads, in the order of {@link FoundRow}: the token, its grant, its client. */
+/**
+ * What `find` reads, in the order of {@link FoundRow}: the token, its grant, then its client in
+ * the order of {@link COLUMNS}`.oauth_clients` (one list of a client's columns, read here too).
+ */
 const FOUND_COLUMNS = [
   't.token_hash',
   't.type',
@@ -105,22 +108,7 @@ const FOUND_COLUMNS = [
   'g.created_at',
   'g.updated_at',
   'g.revoked_at',
-  'c.client_id',
-  'c.application_name',
-  'c.redirect_uri',
-  'c.grant_type',
-  'c.secret_hash',
-  'c.scopes',
-  'c.default_scopes',
-  'c.contacts',
-  'c.post_logout_redirect_uris',
-  'c.disabled',
-  'c.require_pkce',
-  'c.created_at',
-  'c.allowed_teams',
-  'c.resources',
-  'c.registered_via',
-  'c.unused_expires_at',
+  ...COLUMNS.oauth_clients.map((column) => `c.${column}` as const),
 ] as const;
 
 type Millis = number;
@@ -149,22 +137,7 @@ type FoundRow = [
   grantCreatedAt: Millis,
   grantUpdatedAt: Millis,
   grantRevokedAt: Millis | null,
-  clientClientId: string | null,
-  clientApplicationName: string,
-  clientRedirectUri: string,
-  clientGrantType: string,
-  clientSecretHash: string | null,
-  clientScopes: string,
-  clientDefaultScopes: string | null,
-  clientContacts: string,
-  clientPostLogoutRedirectUris: string,
-  clientDisabled: number,
-  clientRequirePkce: number,
-  clientCreatedAt: Millis,
-  clientAllowedTeams: string,
-  clientResources: string,
-  clientRegisteredVia: string,
-  clientUnusedExpiresAt: Millis | null,
+  ...client: unknown[],
 ];
 
 /** The token, grant and client of a JSON array that {@link foundQuery} read. */
@@ -189,22 +162,7 @@ export function found(json: string): FoundTokenRecord {
     g_created_at,
     g_updated_at,
     g_revoked_at,
-    c_client_id,
-    application_name,
-    redirect_uri,
-    grant_type,
-    secret_hash,
-    c_scopes,
-    default_scopes,
-    contacts,
-    post_logout_redirect_uris,
-    disabled,
-    require_pkce,
-    c_created_at,
-    allowed_teams,
-    c_resources,
-    registered_via,
-    unused_expires_at,
+    ...clientValues
   ] = JSON.parse(json) as FoundRow;
   const token = toToken({
     token_hash,
@@ -232,26 +190,6 @@ export function found(json: string): FoundTokenRecord {
           updated_at: g_updated_at,
           revoked_at: g_revoked_at,
         });
-  const client =
-    c_client_id === null
-      ? null
-      : toClient({
-          client_id: c_client_id,
-          application_name,
-          redirect_uri,
-          grant_type,
-          secret_hash,
-          scopes: c_scopes,
-          default_scopes,
-          contacts,
-          post_logout_redirect_uris,
-          disabled,
-          require_pkce,
-          created_at: c_created_at,
-          allowed_teams,
-          resources: c_resources,
-          registered_via,
-          unused_expires_at,
-        });
+  const client = clientValues[0] === null ? null : clientOfValues(clientValues);
   return { token, grant, client };
 }

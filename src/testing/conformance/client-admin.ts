@@ -3,7 +3,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ClientStore } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { equal, isNull, race, rejects, sameRecord } from './check.js';
-import { SECOND, accessTokenRecord, clientRecord, freshId, grantRecord, without } from './fixtures.js';
+import {
+  SECOND,
+  accessTokenRecord,
+  clientRecord,
+  freshHash,
+  freshId,
+  grantRecord,
+  without,
+} from './fixtures.js';
 
 /** The operator methods, present unless the adapter declares `absent: ['clientAdmin']`. */
 type ClientAdmin = Required<ClientStore>;
@@ -89,6 +97,38 @@ export function clientAdminTests(suite: ConformanceSuite): void {
       assert.ok(
         stored?.defaultScopes === null || stored?.defaultScopes === undefined,
         `clients.update with defaultScopes: null must clear them (null or absent); received ${JSON.stringify(stored?.defaultScopes)}`,
+      );
+    });
+
+    it("a member's client (the developer page): its owner, marks and previous secret are kept, changed and cleared", async () => {
+      const now = Date.now();
+      const ownerId = freshId('member');
+      const client = clientRecord(now, {
+        ownerId,
+        awaitingApproval: true,
+        description: 'Prints your realms',
+        homepageUri: 'https://printer.example/',
+        previousSecret: null,
+      });
+      await admin().create(client);
+      const other = clientRecord(now, { ownerId: freshId('member') });
+      await admin().create(other);
+      const expected = without(client, 'previousSecret');
+      sameRecord(await admin().find(client.clientId), expected, "clients.find must return a member's client as created");
+      const listed = (await admin().list({ ownerId })).filter((c) => c.ownerId === ownerId);
+      equal(listed.length, 1, 'clients.list({ ownerId }) must include each client of that owner');
+      sameRecord(listed[0], expected, 'clients.list({ ownerId }) must return every field of each client');
+      const previousSecret = { hash: freshHash(), expiresAt: now + 60 * SECOND };
+      const changes = { ownerId: freshId('member'), verified: true, awaitingApproval: false, previousSecret };
+      sameRecord(
+        await admin().update(client.clientId, changes),
+        { ...expected, ...changes },
+        'clients.update must change the owner, the marks and the previous secret',
+      );
+      const cleared = await admin().update(client.clientId, { previousSecret: null });
+      assert.ok(
+        cleared?.previousSecret === null || cleared?.previousSecret === undefined,
+        `clients.update with previousSecret: null must clear it (null or absent); received ${JSON.stringify(cleared?.previousSecret)}`,
       );
     });
 
