@@ -28,6 +28,7 @@ export {
   authorizeRouter,
   tokenRouter,
   discoveryRouter,
+  developerRouter,
   type OAuthRouterOptions,
 } from './endpoints/routers.js';
 export { metadataRouter, type MetadataOptions } from './endpoints/discovery/metadata.js';

@@ -70,6 +70,7 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
     logout: `${base}/oauth/logout`,
     applications: `${base}/oauth/applications`,
     applicationsRevoke: `${base}/oauth/applications/revoke`,
+    developers: `${base}/developers`,
   };
   const clock = options.clock;
   const storage = options.storage;

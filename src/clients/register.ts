@@ -125,7 +125,18 @@ export async function registerClient(
  * What a registration records besides the fields the operator gives: the library's own marks of
  * a client registered otherwise than by the operator (dynamic registration), and its time.
  */
-export type RecordExtras = Partial<Pick<ClientRecord, 'createdAt' | 'registeredVia' | 'unusedExpiresAt'>>;
+export type RecordExtras = Partial<
+  Pick<
+    ClientRecord,
+    | 'createdAt'
+    | 'registeredVia'
+    | 'unusedExpiresAt'
+    | 'ownerId'
+    | 'awaitingApproval'
+    | 'description'
+    | 'homepageUri'
+  >
+>;
 
 /**
  * {@link registerClient}, with the same checks, recording `extras` too. The one way every
@@ -328,8 +339,9 @@ function narrowed(defaults: readonly string[], scopes: readonly string[]): strin
 }
 
 /**
- * Replaces a code client's secret: the old one stops working at once. Resolves the new secret,
- * shown this once and stored only as a hash.
+ * Replaces a code client's secret: the old one stops working at once (and a previous one a
+ * member's rotation kept working stops too). Resolves the new secret, shown this once and stored
+ * only as a hash.
  *
  * @throws TypeError when the client does not exist (`no client has client_id …`) or is an
  *   implicit client (which has no secret).
@@ -340,7 +352,7 @@ export async function rotateClientSecret(storage: Storage, clientId: string): Pr
   if (isPublicClient(client))
     throw new TypeError(`openid-oauth-bridge: client ${clientId} is a public client: it has no secret`);
   const secret = generateSecret();
-  await operatorMethod(storage, 'update')(clientId, { secretHash: hashSecret(secret) });
+  await operatorMethod(storage, 'update')(clientId, { secretHash: hashSecret(secret), previousSecret: null });
   return secret;
 }
 

@@ -353,6 +353,23 @@ export const optionsSchema = z.strictObject({
         ? { ...DYNAMIC_REGISTRATION_DEFAULTS, rateLimit: { ...DYNAMIC_REGISTRATION_DEFAULTS.rateLimit } }
         : value,
     ),
+  /** The developer page's limits (`developerRouter`): every field has a default. */
+  developerApps: z
+    .strictObject({
+      maxAppsPerMember: z.number().int().min(1).max(1000).default(10),
+      requireApproval: z.boolean().default(false),
+      unverifiedReach: z.union([z.number().int().min(1), z.literal(false)]).default(100),
+      scopes: z.array(scopeToken).min(1).optional(),
+      recentLoginMinutes: z.number().int().min(1).max(60).default(5),
+      maxSecretOverlapMinutes: z
+        .number()
+        .int()
+        .min(0)
+        .max(7 * 1440)
+        .default(1440),
+      maxCreatedPerHour: z.number().int().min(1).max(1000).default(5),
+    })
+    .prefault({}),
   /**
    * Maps every verified login to your own account (or refuses it): tokens, consents, events and
    * `requireBearer` then carry your account id. Default: one library user per claimed identifier.
@@ -432,6 +449,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
   }
   checkResources(resolved);
   checkDynamicRegistration(resolved);
+  checkDeveloperApps(resolved);
   return resolved;
 }
 
@@ -497,6 +515,17 @@ function checkDynamicRegistration(resolved: ResolvedOptions): void {
   if (unknown !== undefined) {
     throw new TypeError(
       `openid-oauth-bridge: invalid options\n  dynamicRegistration.scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
+    );
+  }
+}
+
+/** The developer page's scopes must be among those the server offers, when it names any. */
+function checkDeveloperApps(resolved: ResolvedOptions): void {
+  const offered = Object.keys(resolved.scopes);
+  const unknown = resolved.developerApps.scopes?.find((scope) => offered.length > 0 && !offered.includes(scope));
+  if (unknown !== undefined) {
+    throw new TypeError(
+      `openid-oauth-bridge: invalid options\n  developerApps.scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,
     );
   }
 }

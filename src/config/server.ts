@@ -49,6 +49,8 @@ export interface EndpointUrls {
   /** The end user's authorized applications page, and where it posts a revocation. */
   applications: string;
   applicationsRevoke: string;
+  /** The developer page (`developerRouter`), where members register their own applications. */
+  developers: string;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { Logger } from '../events/emitter.js';
 import type { OidcClaimsHook } from '../oidc/id-token.js';
-import type { Request, RequestHandler } from 'express';
+import type { RequestHandler } from 'express';
 import type { Jwk } from '../oidc/keys.js';
 import type { Store as ExpressSessionStore } from 'express-session';
 import type { Strategy } from 'passport-strategy';
@@ -8,6 +8,17 @@ import type { PageRenderers } from '../pages/types.js';
 import type { AccountsHook, AuthenticatedAccountHook } from '../login/accounts.js';
 import type { ProviderPreset, SregField } from '../login/openid/provider-policy.js';
 import type { Storage } from '../storage/types.js';
+import type {
+  DeveloperAppsOptions,
+  DynamicRegistrationOptions,
+  InitialAccessTokenCheck,
+} from './registration-options.js';
+
+export type {
+  DeveloperAppsOptions,
+  DynamicRegistrationOptions,
+  InitialAccessTokenCheck,
+} from './registration-options.js';
 import type { ClientMetadataDocument } from '../clients/documents/document.js';
 
 /**
@@ -132,6 +143,18 @@ export interface AuthorizationServerOptions {
    * @example { initialAccessTokens: [process.env.REGISTRATION_TOKEN!], rateLimit: { maxPerMinute: 5 } }
    */
   dynamicRegistration?: boolean | DynamicRegistrationOptions;
+
+  /**
+   * The limits of the developer page (`developerRouter`), where members register their own
+   * applications: how many each may have, whether the operator approves them first, how many
+   * members an application the operator has not verified may be authorized by, the scopes they
+   * may have, how recent a sign-in creating or rotating a secret needs. The page itself is off
+   * until the host mounts it; the reach cap applies to members' applications wherever they are
+   * used. See docs/developer-page.md.
+   *
+   * @example { maxAppsPerMember: 3, requireApproval: true, unverifiedReach: 50 }
+   */
+  developerApps?: DeveloperAppsOptions;
 
   /**
    * Maps every verified login to your own account, or refuses it with a message shown to the
@@ -459,43 +482,6 @@ export interface RateLimitOptions {
   maxFailuresPerAddress?: number | false;
 }
 
-/** {@link AuthorizationServerOptions.dynamicRegistration}. */
-export interface DynamicRegistrationOptions {
-  /**
-   * Initial access tokens (RFC 7591 3), sent as `Authorization: Bearer <token>`: a list (each at
-   * least 16 characters), or a function that says whether the one presented is good. A request
-   * with one may register a confidential client, which gets a `client_secret`; one without may
-   * register public clients only (`token_endpoint_auth_method: none`); one with a token that is
-   * not good is refused (`401 invalid_token`). Default: none, public clients only.
-   *
-   * @example async (token) => (await db.registrationTokens.find(token)) !== null
-   */
-  initialAccessTokens?: string[] | InitialAccessTokenCheck;
-  /**
-   * The scopes a self-registered client may have, each offered by the server; its `scope`
-   * metadata chooses among them (others are dropped), and without one it gets them all. Default:
-   * every scope the server offers.
-   */
-  scopes?: string[];
-  /**
-   * Seconds a registration may stay unused (no token issued to it) before `storage.prune`
-   * removes it, 60 to 2592000. Default `86400` (a day).
-   */
-  unusedTtl?: number;
-  /**
-   * Registrations from one address (`req.ip`; an IPv6 address counts per /56) before `429` with
-   * `Retry-After`, successful or not: a burst per minute and a sustained rate per hour. `false`:
-   * no limit. Default `{ maxPerMinute: 20, maxPerHour: 200 }`.
-   */
-  rateLimit?: false | { maxPerMinute?: number; maxPerHour?: number };
-}
-
-/**
- * Whether an initial access token presented at the registration endpoint is good: what it throws is
- * reported as a 500, and the registration is refused.
- */
-export type InitialAccessTokenCheck = (token: string, req: Request) => boolean | Promise<boolean>;
-
 /** Where a failure reported to {@link AuthorizationServerOptions.onError} happened. */
 export interface ErrorContext {
   /** The request's `X-Request-Id`: the incoming one if sane, else generated; sent back in the response. */
@@ -561,6 +547,15 @@ export interface ResolvedOptions {
         unusedTtl: number;
         rateLimit: false | { maxPerMinute: number; maxPerHour: number };
       };
+  developerApps: {
+    maxAppsPerMember: number;
+    requireApproval: boolean;
+    unverifiedReach: number | false;
+    scopes?: string[];
+    recentLoginMinutes: number;
+    maxSecretOverlapMinutes: number;
+    maxCreatedPerHour: number;
+  };
   accounts?: AccountsHook;
   authenticatedAccount?: AuthenticatedAccountHook;
   requireStateForImplicit: boolean;

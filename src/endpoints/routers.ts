@@ -18,6 +18,15 @@ import { tokenEndpoint } from './token/endpoint.js';
 import { deviceAuthorizationEndpoint } from './device/authorization.js';
 import { deviceEntryEndpoint, deviceSubmitEndpoint } from './authorize/device.js';
 import { registrationEndpoint } from './registration/endpoint.js';
+import {
+  appEndpoint,
+  createAppEndpoint,
+  deleteAppEndpoint,
+  developersEndpoint,
+  newAppEndpoint,
+  rotateAppEndpoint,
+  updateAppEndpoint,
+} from './developers/endpoint.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each endpoint has its own context
 type AnyEndpoint = Endpoint<any>;
@@ -147,6 +156,38 @@ export function introspectionRouter(
  */
 export function applicationsRouter(server: AuthorizationServer): RequestHandler {
   return oauthRoutes(server, [applicationsEndpoint, revokeApplicationEndpoint]);
+}
+
+/**
+ * The developer page, where signed-in members register their own applications: `GET /developers`
+ * (their applications), `GET`/`POST /developers/new` (create one; a confidential one's secret is
+ * shown once), `GET /developers/app?client_id=…` and `POST /developers/app/update`, `/rotate`,
+ * `/delete`. Members sign in as they do to authorize (a provider, or the host's own login through
+ * `authenticatedAccount`). Off until mounted; its limits are the server's `developerApps` option.
+ * Mount it at the path of `baseUrl`. Needs the storage's operator methods (`clients.create`,
+ * `list`, `update`, `remove`). See docs/developer-page.md.
+ *
+ * @example
+ * app.use(developerRouter(server));
+ */
+export function developerRouter(server: AuthorizationServer): RequestHandler {
+  const missing = (['create', 'list', 'update', 'remove'] as const).filter(
+    (name) => typeof server.storage.clients[name] !== 'function',
+  );
+  if (missing.length) {
+    throw new TypeError(
+      `openid-oauth-bridge: developerRouter: the storage has no ${missing.map((name) => `clients.${name}`).join(', ')}, which members' applications are written with; use a built-in adapter or add them to yours (docs/storage.md)`,
+    );
+  }
+  return oauthRoutes(server, [
+    developersEndpoint,
+    newAppEndpoint,
+    createAppEndpoint,
+    appEndpoint,
+    updateAppEndpoint,
+    rotateAppEndpoint,
+    deleteAppEndpoint,
+  ]);
 }
 
 /**

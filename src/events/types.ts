@@ -4,6 +4,10 @@
  * provider's response.
  */
 
+import type { AppEvent } from './app-events.js';
+
+export type * from './app-events.js';
+
 /** Fields every event has. */
 export interface ServerEventBase {
   /** When it happened: epoch milliseconds from the server's clock. */
@@ -18,7 +22,7 @@ export interface LoginSucceededEvent extends ServerEventBase {
   userId: string;
   /** Name of the configured provider. */
   provider: string;
-  /** The client application the user is logging in for; absent for a sign-in to the authorized-applications page. */
+  /** The client application the user is logging in for; absent for a sign-in to a page (the authorized applications, the developer page). */
   clientId?: string;
 }
 
@@ -272,6 +276,13 @@ export interface ServerErrorEvent extends ServerEventBase {
     | 'end_session'
     | 'applications'
     | 'applications_revoke'
+    | 'developers'
+    | 'developers_new'
+    | 'developers_create'
+    | 'developers_app'
+    | 'developers_update'
+    | 'developers_rotate'
+    | 'developers_delete'
     | 'token'
     | 'revocation'
     | 'introspection'
@@ -317,6 +328,7 @@ export type ServerEvent =
   | DeviceDeniedEvent
   | DeviceUserCodeRejectedEvent
   | TeamRefusedEvent
+  | AppEvent
   | ServerErrorEvent;
 
 /** The name of an event, e.g. `'token.issued'`. */

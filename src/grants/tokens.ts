@@ -2,6 +2,7 @@ import { OAuthError } from '../errors/oauth-error.js';
 import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
+import { inService } from '../rules/client-kind.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
 
 /** The JSON of a successful token response (RFC 6749 5.1). */
@@ -85,7 +86,7 @@ export function usable(found: FoundTokenRecord, now: number): boolean {
     grant.grantId === token.grantId &&
     grant.revokedAt === null &&
     client !== null &&
-    !client.disabled
+    inService(client)
   );
 }
 

@@ -8,3 +8,4 @@
 export { html, SafeHtml, type Interpolation } from './html.js';
 export { defaultPages } from './default-pages.js';
 export type * from './types.js';
+export type * from './developer-types.js';

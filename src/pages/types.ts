@@ -1,3 +1,9 @@
+import type {
+  DeveloperAppFormPageData,
+  DeveloperAppPageData,
+  DevelopersPageData,
+} from './developer-types.js';
+
 /** A provider button on the selection page. */
 export interface ProviderChoice {
   name: string;
@@ -63,6 +69,15 @@ export interface ConsentPageData {
    * after the decision (the one thing about it that is checked).
    */
   selfRegistered?: { redirectHost: string };
+  /**
+   * A member made the application on the developer page: their name (as their latest sign-in gave
+   * it), and whether the operator verified it. Absent for the operator's own applications.
+   */
+  maker?: { name: string; verified: boolean };
+  /** What the application says it does, in its maker's words (a member's application). */
+  description?: string;
+  /** The application's home page, an https URL, in its maker's words. */
+  homepageUri?: string;
   /**
    * A second form, to sign out and sign in with another account: POST to `action` with these
    * hidden fields. The authorization request is kept and resumes at the provider selection.
@@ -179,4 +194,10 @@ export interface PageRenderers {
   deviceCode(data: DeviceCodePageData): string;
   /** The device flow's last page: approved or denied, go back to the device. */
   deviceDone(data: DeviceDonePageData): string;
+  /** The developer page (`developerRouter`): the member's applications. */
+  developers(data: DevelopersPageData): string;
+  /** The developer page's form that creates an application. */
+  developerAppForm(data: DeveloperAppFormPageData): string;
+  /** One of the member's applications: its credentials (the secret once), reach and forms. */
+  developerApp(data: DeveloperAppPageData): string;
 }

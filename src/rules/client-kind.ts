@@ -1,3 +1,4 @@
+import { hashSecret, safeEqual } from '../crypto/secrets.js';
 import type { ClientRecord } from '../storage/types.js';
 import { listedRedirectUriMatches, redirectUriMatches } from './redirect-uri.js';
 
@@ -18,6 +19,32 @@ export interface ClientDocumentFacts {
  * clients have no `document`.
  */
 export type LoadedClient = ClientRecord & { readonly document?: ClientDocumentFacts };
+
+/**
+ * Whether a client may be used now: not disabled (or suspended) by the operator, and not waiting
+ * for the operator's approval (a member's client with `developerApps.requireApproval`). A client
+ * out of service neither authorizes nor authenticates, and its tokens do not work meanwhile.
+ */
+export function inService(client: Pick<ClientRecord, 'disabled' | 'awaitingApproval'>): boolean {
+  return !client.disabled && client.awaitingApproval !== true;
+}
+
+/**
+ * Whether `secret` is the client's: its secret, or its previous one while a rotation's overlap
+ * lasts (`previousSecret`, until `expiresAt`). Both hashes are compared whatever the first gives,
+ * so the time taken does not say which matched.
+ */
+export function secretIsClients(
+  secret: string,
+  client: Pick<ClientRecord, 'secretHash' | 'previousSecret'>,
+  now: number,
+): boolean {
+  const presented = hashSecret(secret);
+  const current = client.secretHash !== null && safeEqual(presented, client.secretHash);
+  const previous = client.previousSecret;
+  const old = previous != null && now < previous.expiresAt && safeEqual(presented, previous.hash);
+  return current || old;
+}
 
 /**
  * Whether a client has no secret (RFC 6749 2.1): a native app, a command-line tool, a device, a

@@ -86,6 +86,14 @@ export interface PendingDevice extends PendingCommon {
   device: { hash: string; userCode: string };
 }
 
+/** {@link BridgeSessionState.developerDraft}. */
+export interface DeveloperDraft {
+  /** The page to go back to after the sign-in: the form's own page. */
+  returnTo: string;
+  /** The form's fields as the member sent them (names and URIs, never a secret). */
+  fields: Record<string, string>;
+}
+
 /** What the library keeps in its own session. */
 export interface BridgeSessionState {
   /** The signed-in user. */
@@ -97,14 +105,23 @@ export interface BridgeSessionState {
   consentFor?: string;
   /**
    * What the login in progress is for: the id of the pending authorization it was started for
-   * (the code is issued for that request only, never one swapped in meanwhile), or the
-   * authorized-applications page.
+   * (the code is issued for that request only, never one swapped in meanwhile), or a page
+   * (`applications`, `developers`).
    */
   loginFor?: string;
   /** A one-time notice for the next page (post/redirect/get): never taken from the URL. */
   notice?: { revoked: string };
   /** CSRF token of the authorized-applications page's revoke forms. */
   applicationsCsrf?: string;
+  /** CSRF token of the developer page's forms, bound to this session. */
+  developerCsrf?: string;
+  /**
+   * A developer page form that needed a more recent sign-in (creating or rotating a secret): kept
+   * across the sign-in at the provider, shown again filled in afterwards. Never holds a secret.
+   */
+  developerDraft?: DeveloperDraft;
+  /** A one-time notice of the developer page (post/redirect/get): what was just done. */
+  developerNotice?: string;
   /** CSRF token of the sign-out forms, bound to this session. */
   logoutCsrf?: string;
   /**

@@ -94,10 +94,10 @@ export interface ClientRecord {
    * authenticate until approved, as a disabled client.
    */
   awaitingApproval?: boolean;
-  /** Optional. What the application does, in its maker's words: shown on the consent page. */
-  description?: string;
-  /** Optional. The application's home page, an https URL: linked from the consent page. */
-  homepageUri?: string;
+  /** Optional; absent or `null`: none. What the application does, in its maker's words: shown on the consent page. */
+  description?: string | null;
+  /** Optional; absent or `null`: none. The application's home page, an https URL: linked from the consent page. */
+  homepageUri?: string | null;
   /**
    * Optional; absent or `null`: none. The client's previous secret after a rotation that keeps
    * it valid for a while (the developer page's overlap): its SHA-256 hash, accepted as the

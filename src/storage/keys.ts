@@ -21,7 +21,8 @@ export const ephemeralKeys = {
   nonce: (scope: string, nonce: string) => `nonce:${pair(scope, nonce)}`,
   /**
    * A rate-limit counter; `key` is `client:<client_id>` or `address:<ip>` (failed client
-   * authentications), or `register:<minute|hour>:<ip>` (dynamic registrations).
+   * authentications), `register:<minute|hour>:<ip>` (dynamic registrations), or
+   * `developer-create:<account id>` (applications a member created this hour).
    */
   rateLimit: (key: string) => `rate:${key}`,
   /** A grant revoked recently: a consent racing the revocation must not bring it back. */
@@ -38,6 +39,11 @@ export const ephemeralKeys = {
   deviceDecision: (deviceCodeHash: string) => `device-decision:${deviceCodeHash}`,
   /** When the device may poll next, and at what interval: its {@link DevicePoll}. */
   devicePoll: (deviceCodeHash: string) => `device-poll:${deviceCodeHash}`,
+  /**
+   * A developer page form that makes a secret (create, rotate), sent: the hash of its one-time
+   * submission id. A second send of the same form (a reload) makes and shows nothing.
+   */
+  developerForm: (submissionHash: string) => `developer-form:${submissionHash}`,
 } as const;
 
 /** A device authorization request as stored under {@link ephemeralKeys.device}. */

@@ -44,6 +44,7 @@ export type Checks = [
   Expect<
     Equal<Keys<AuthorizationServerOptions['dynamicRegistration']>, Keys<SchemaInput['dynamicRegistration']>>
   >,
+  Expect<Equal<Keys<AuthorizationServerOptions['developerApps']>, Keys<SchemaInput['developerApps']>>>,
   Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
@@ -71,6 +72,7 @@ describe('AuthorizationServerOptions', () => {
       resources: true,
       rateLimit: true,
       dynamicRegistration: true,
+      developerApps: true,
       accounts: true,
       authenticatedAccount: true,
       requireStateForImplicit: true,

@@ -31,8 +31,10 @@ vi.mock('../../src/http/routes.js', async (importOriginal) => {
 const { createAuthorizationServer, memoryStorage, oauthRouter, metadataRouter } =
   await import('../../src/index.js');
 
-/** Nested options are the `…Options` interfaces of this file (not `Logger`): the walk goes into those. */
+/** The server's options are declared in this file; the walk starts there. */
 const OPTIONS_FILE = join(ROOT, 'src', 'config', 'types.ts');
+/** Nested options are the `…Options` interfaces of src/config (not `Logger`): the walk goes into those. */
+const OPTIONS_FOLDER = join(ROOT, 'src', 'config');
 
 /** Every option, as a dotted path: `baseUrl`, `oidc.keySecret`, `providers[].icon`, `discovery`. */
 function optionNames(): string[] {
@@ -51,13 +53,13 @@ function optionNames(): string[] {
     const symbol = checker.getExportsOfModule(module).find((s) => s.name === name)!;
     return checker.getDeclaredTypeOfSymbol(symbol);
   };
-  /** An options interface of src/config/types.ts inside the type (through `| false`, arrays). */
+  /** An options interface of src/config inside the type (through `| false`, arrays). */
   const nested = (type: ts.Type): { type: ts.Type; array: boolean } | undefined => {
     for (const member of type.isUnion() ? type.types : [type]) {
       const array = checker.isArrayType(member);
       const element = array ? checker.getTypeArguments(member as ts.TypeReference)[0]! : member;
       const symbol = element.getSymbol();
-      const inOptions = symbol?.declarations?.some((d) => d.getSourceFile().fileName === OPTIONS_FILE);
+      const inOptions = symbol?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(OPTIONS_FOLDER));
       const options = symbol?.name.endsWith('Options') && symbol.flags & ts.SymbolFlags.Interface;
       if (options && inOptions) return { type: element, array };
     }

@@ -4,7 +4,8 @@
  * (issue 28: at most 60 names; express-session exports 5), so a name added to it is a decision
  * this test makes visible, and every exported name carries TSDoc. Issue 38 added the types its
  * functions take or return (`RequireBearerOptions`, …; test/package/named-types.test.ts): an
- * app must be able to name them, so they count apart, up to 15 more.
+ * app must be able to name them, so they count apart, up to 15 more. Issue 40 added one router
+ * (`developerRouter`, the developer page): 61.
  */
 import { join } from 'node:path';
 import ts from 'typescript';
@@ -79,13 +80,13 @@ const entries = exportsOf();
 const names = (entry: keyof typeof ENTRIES) => entries[entry].map((e) => e.name);
 
 describe('the public API', () => {
-  it("main entry: at most 60 names, those an app mounting the server uses, and their signatures' types", () => {
+  it("main entry: at most 61 names, those an app mounting the server uses, and their signatures' types", () => {
     const main = names('openid-oauth-bridge');
     const signatureOnly = main.filter((name) => SIGNATURE_TYPES.has(name));
     console.log(
       `openid-oauth-bridge exports ${main.length} names (${signatureOnly.length} of them signature types)`,
     );
-    expect(main.length - signatureOnly.length).toBeLessThanOrEqual(60);
+    expect(main.length - signatureOnly.length).toBeLessThanOrEqual(61);
     expect(signatureOnly.length).toBeLessThanOrEqual(15);
     expect(main).toEqual(
       expect.arrayContaining([

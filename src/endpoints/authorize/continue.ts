@@ -1,9 +1,15 @@
 import { generateSecret } from '../../crypto/secrets.js';
-import { asksEachTime, clientRedirectUriMatches, grantOfResponseType } from '../../rules/client-kind.js';
+import {
+  asksEachTime,
+  clientRedirectUriMatches,
+  grantOfResponseType,
+  inService,
+} from '../../rules/client-kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
 import { admits, teamRefused, teamsOf } from '../../grants/teams.js';
+import { makerName, reachCapped } from '../../clients/members.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
@@ -42,6 +48,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
   if (user && (!provider || user.viaHost || user.provider === provider.name)) {
     await rememberHostTeams(ctx, user);
     await checkAllowedTeams(ctx, user);
+    await checkReach(ctx, user);
     const everyTime = asksEveryTime(client, pending);
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
       const grant = await standingGrant(server, user.id, client.clientId);
@@ -78,6 +85,7 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
         ...(client.registeredVia === 'dynamic' && pending.kind === 'redirect'
           ? { selfRegistered: { redirectHost: redirectHostOf(pending.redirectUri) } }
           : {}),
+        ...(await memberMade(ctx)),
         ...(user.viaHost ? {} : { provider: user.provider, switchAccount: signOutForm(ctx, 'switch') }),
       }),
     );
@@ -150,6 +158,44 @@ export async function checkAllowedTeams(ctx: AuthorizeContext, user: SessionUser
     `${ctx.client.applicationName} is only for members of ${teams}, and the account you signed in with is not one.`,
     { redirectable: ctx.pending.prompt === 'none' },
   );
+}
+
+/**
+ * A member's application the operator has not verified refuses one member more than
+ * `developerApps.unverifiedReach` with `access_denied`, as the team gate does: a page that says
+ * why, whose way back takes the error to the client (with `prompt=none`, straight to it).
+ * Someone who trusts it already is within the reach.
+ */
+export async function checkReach(ctx: AuthorizeContext, user: SessionUser): Promise<void> {
+  const { server, client } = ctx;
+  const reach = await reachCapped(server, client, user.id);
+  if (reach === undefined) return;
+  emit(server, {
+    type: 'app.reach_capped',
+    clientId: client.clientId,
+    ownerId: client.ownerId!,
+    userId: user.id,
+    reach,
+    ...eventContext(ctx.req),
+  });
+  throw new OAuthError(
+    'access_denied',
+    `${client.applicationName} is a member's application not yet verified by this site's operator, and it has as many members as such an application may (${reach}).`,
+    { redirectable: ctx.pending.prompt === 'none' },
+  );
+}
+
+/** What the consent page says of a member's application: who made it, whether the operator vouches for it, and its own words. */
+async function memberMade({ server, client }: AuthorizeContext): Promise<Partial<ConsentPageData>> {
+  const described = {
+    ...(client.description ? { description: client.description } : {}),
+    ...(client.homepageUri ? { homepageUri: client.homepageUri } : {}),
+  };
+  if (client.ownerId == null) return described;
+  return {
+    ...described,
+    maker: { name: await makerName(server, client.ownerId), verified: client.verified === true },
+  };
 }
 
 /**
@@ -230,7 +276,7 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   const expectedGrant = pending.kind === 'device' ? 'device_code' : grantOfResponseType(pending.responseType);
   if (
     !client ||
-    client.disabled ||
+    !inService(client) ||
     client.grantType !== expectedGrant ||
     (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
     !scopesCover(client.scopes, pending.scopes) ||

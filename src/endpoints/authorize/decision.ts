@@ -18,7 +18,7 @@ import { sameOrigin } from '../shared/same-origin.js';
 import type { PendingAuthorization, PendingDevice, SessionUser } from '../../session/state.js';
 import { identifyUser } from '../shared/identify.js';
 import { loadSession } from '../shared/load-session.js';
-import { checkAllowedTeams, issue, loadActiveClient } from './continue.js';
+import { checkAllowedTeams, checkReach, issue, loadActiveClient } from './continue.js';
 import type { AuthorizeContext } from './request.js';
 
 interface ConsentContext extends AuthorizeContext, FormContext {
@@ -79,6 +79,7 @@ async function decide(ctx: ConsentContext): Promise<void> {
   const { server, pending, user, client, req } = ctx;
   const decision = ctx.params.get('decision');
   await checkAllowedTeams(ctx, user);
+  if (decision === 'allow') await checkReach(ctx, user);
   if (decision !== 'allow' && decision !== 'deny')
     throw new OAuthError('invalid_request', 'Unknown decision.', { redirectable: false });
   const live = pending.kind === 'device' ? await liveDevice(ctx, pending) : undefined;

@@ -1,4 +1,9 @@
-import { clientRedirectUriMatches, grantOfResponseType, pkceRequired } from '../../rules/client-kind.js';
+import {
+  clientRedirectUriMatches,
+  grantOfResponseType,
+  inService,
+  pkceRequired,
+} from '../../rules/client-kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { optionalParam, parseQueryString, rawQuery, safeName, type ParsedParams } from '../../http/params.js';
 import type { ConfiguredProvider } from '../../config/server.js';
@@ -56,6 +61,7 @@ export async function loadClient(ctx: AuthorizeContext): Promise<void> {
     throw err;
   }
   if (!client || client.disabled) throw pageError('The client application is not registered here.');
+  if (!inService(client)) throw pageError("This application is waiting for the operator's approval.");
   ctx.client = client;
 }
 

@@ -13,10 +13,11 @@ import type { ProfileFacts } from '../../login/openid/provider-policy.js';
 import { readProfile } from '../../login/profile.js';
 import { LoginFailed } from '../../errors/login-failed.js';
 import { reportLoginFailure, runLogin, type LoginIdentity } from './run-login.js';
+import { isPagePurpose, pageUrl, type PagePurpose } from '../shared/login-links.js';
 
 export interface CallbackContext extends Context {
-  /** What the login is for: the authorization it was started for, or the applications page. */
-  purpose: PendingAuthorization | 'applications';
+  /** What the login is for: the authorization it was started for, or a page. */
+  purpose: PendingAuthorization | PagePurpose;
   identity: LoginIdentity;
   /** The library's user of the verified identity. */
   libraryUser: UserRecord;
@@ -35,8 +36,8 @@ export interface CallbackContext extends Context {
  */
 export function checkLoginInProgress(ctx: CallbackContext): void {
   const { pending, loginFor } = ctx.session!.state;
-  if (loginFor === 'applications' && !pending) {
-    ctx.purpose = 'applications';
+  if (isPagePurpose(loginFor) && !pending) {
+    ctx.purpose = loginFor;
     return;
   }
   if (pending && loginFor === pending.id) {
@@ -154,14 +155,17 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     type: 'login.succeeded',
     userId: account.id,
     provider: providerName,
-    ...(purpose === 'applications' ? {} : { clientId: purpose.clientId }),
+    ...(typeof purpose === 'string' ? {} : { clientId: purpose.clientId }),
     ...eventContext(ctx.req),
   });
   // UserInfo, requireBearer's and introspection's teams read the claims of the latest login of
   // the account tokens are issued to: saved at every login, none included.
   const claims = claimsOfLogin(ctx);
   await server.storage.users.saveClaims?.(account.id, claims);
+  // A sign-in again before a secret is made keeps the form the member filled in.
+  const draft = purpose === 'developers' ? ctx.session!.state.developerDraft : undefined;
   const state = await ctx.session!.regenerate();
+  if (draft !== undefined) state.developerDraft = draft;
   state.user = {
     id: account.id,
     identifier: libraryUser.identifier,
@@ -170,8 +174,8 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
     authTime: server.clock(),
     ...(Object.keys(claims).length === 0 ? {} : { claims }),
   };
-  if (purpose === 'applications') {
-    ctx.answer = redirect(server.urls.applications, 303);
+  if (typeof purpose === 'string') {
+    ctx.answer = redirect(draft?.returnTo ?? pageUrl(server, purpose), 303);
     return;
   }
   state.pending = purpose;

@@ -5,7 +5,7 @@ import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
 import type { Context } from '../shared/pipeline.js';
 import { runStrategy } from '../../login/run-strategy.js';
-import { loginUrl } from '../shared/login-links.js';
+import { isPagePurpose, loginUrl, pageUrl } from '../shared/login-links.js';
 
 /** The identity a login strategy must pass to `success()`. */
 export interface LoginIdentity {
@@ -44,9 +44,10 @@ export async function runLogin(
 ): Promise<LoginIdentity | undefined> {
   const { server } = ctx;
   const outcome = await runStrategy(server.loginStrategy, ctx.session!.forStrategy(req), { session: false });
-  // Where the way back leads: the sign-in's own start, the authorization or the applications page.
-  const forApplications = ctx.session!.state.loginFor === 'applications';
-  const resume = forApplications ? server.urls.applications : server.urls.resume;
+  // Where the way back leads: the sign-in's own start, the authorization or the page it is for.
+  const { loginFor } = ctx.session!.state;
+  const forPage = isPagePurpose(loginFor) ? loginFor : undefined;
+  const resume = forPage ? pageUrl(server, forPage) : server.urls.resume;
   switch (outcome.kind) {
     case 'redirect':
       ctx.answer = redirect(outcome.url);
@@ -70,9 +71,7 @@ export async function runLogin(
         const others = server.options.providers.length > 1 ? resume : undefined;
         throw new ProviderUnreachable(
           reason,
-          provider === undefined
-            ? resume
-            : loginUrl(server, provider, forApplications ? 'applications' : undefined),
+          provider === undefined ? resume : loginUrl(server, provider, forPage),
           others,
           (outcome as { challenge?: { error?: unknown } }).challenge?.error,
         );

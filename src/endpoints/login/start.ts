@@ -5,6 +5,7 @@ import type { CallbackContext } from './callback.js';
 import type { ConfiguredProvider } from '../../config/server.js';
 import { findProvider } from '../../login/providers.js';
 import { runLogin } from './run-login.js';
+import { isPagePurpose, type PagePurpose } from '../shared/login-links.js';
 
 export interface StartContext extends CallbackContext {
   provider: ConfiguredProvider;
@@ -14,7 +15,7 @@ export interface StartContext extends CallbackContext {
  * Step: the provider to log in at, named by `openid_identifier` in the query, and only there: it
  * must be one the operator configured, whatever the login strategy (a host's own, passport-openid
  * say, would otherwise contact any identifier a visitor types). The login is bound to the
- * authorization in progress, or is for the applications page.
+ * authorization in progress, or is for a page (the authorized applications, the developer page).
  */
 export function chooseProvider(ctx: StartContext): void {
   const query = new URLSearchParams(rawQuery(ctx.req.originalUrl));
@@ -27,9 +28,9 @@ export function chooseProvider(ctx: StartContext): void {
     });
   }
   const { pending } = ctx.session!.state;
-  // A pending authorization of this browser keeps precedence over a sign-in for the applications page.
-  const loginFor =
-    pending?.id ?? (query.getAll('for').join() === 'applications' ? 'applications' : undefined);
+  // A pending authorization of this browser keeps precedence over a sign-in for a page.
+  const named = query.getAll('for').join();
+  const loginFor = pending?.id ?? (isPagePurpose(named) ? named : undefined);
   if (loginFor === undefined) {
     throw new OAuthError(
       'invalid_request',
@@ -38,7 +39,7 @@ export function chooseProvider(ctx: StartContext): void {
     );
   }
   ctx.provider = provider;
-  ctx.purpose = pending ?? 'applications';
+  ctx.purpose = pending ?? (loginFor as PagePurpose);
   ctx.session!.write().loginFor = loginFor;
 }
 

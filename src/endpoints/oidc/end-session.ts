@@ -6,6 +6,7 @@ import { endpoint, type Context } from '../shared/pipeline.js';
 import { identifyUser } from '../shared/identify.js';
 import { loadSession } from '../shared/load-session.js';
 import type { ClientRecord } from '../../storage/types.js';
+import { inService } from '../../rules/client-kind.js';
 import { signOutForm, withState } from '../shared/login-links.js';
 
 /** The context of the end-session endpoint. */
@@ -44,7 +45,7 @@ async function checkEndSessionRequest(ctx: EndSessionContext): Promise<void> {
   const state = optionalParam(params.values, 'state');
   if (clientId !== undefined) {
     const client = await server.storage.clients.find(clientId);
-    if (client && !client.disabled) ctx.client = client;
+    if (client && inService(client)) ctx.client = client;
   }
   if (redirectUri === undefined) return;
   if (!ctx.client) {

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
+import { hashSecret } from '../../crypto/secrets.js';
 import { emit, eventContext } from '../../events/emit.js';
 import type { ClientAuthenticationFailedEvent } from '../../events/types.js';
 import type { FormContext } from './form.js';
@@ -12,12 +12,12 @@ import { readRows } from '../../storage/read.js';
 import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
-import { isPublicClient, type LoadedClient } from '../../rules/client-kind.js';
+import { inService, isPublicClient, secretIsClients, type LoadedClient } from '../../rules/client-kind.js';
 import { DocumentRefusedError, namedClient } from './document-client.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
-const UNKNOWN_CLIENT_HASH = hashSecret('unknown client');
+const UNKNOWN_CLIENT = { secretHash: hashSecret('unknown client'), previousSecret: null };
 
 /** The context of an endpoint that authenticates clients (token, revocation, introspection). */
 export interface ClientContext extends FormContext {
@@ -155,7 +155,7 @@ export function authenticateClient(ctx: ClientContext): void {
  */
 export function authenticateOrNamePublicClient(ctx: ClientContext): void {
   const { client, presentsSecret } = ctx.presented;
-  if (!presentsSecret && client && !client.disabled && isPublicClient(client)) {
+  if (!presentsSecret && client && inService(client) && isPublicClient(client)) {
     ctx.client = client;
     return;
   }
@@ -219,8 +219,8 @@ function verifyClient(ctx: ClientContext): LoadedClient {
     return invalidClient(server);
   };
   if (id === undefined || secret === undefined) throw failed();
-  const matches = secretMatchesHash(secret, client?.secretHash ?? UNKNOWN_CLIENT_HASH);
-  if (!client || !matches || client.disabled || isPublicClient(client)) {
+  const matches = secretIsClients(secret, client ?? UNKNOWN_CLIENT, server.clock());
+  if (!client || !matches || !inService(client) || isPublicClient(client)) {
     throw failed();
   }
   return client;

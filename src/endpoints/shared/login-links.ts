@@ -4,17 +4,33 @@ import type { ProviderChoice, SignOutForm } from '../../pages/types.js';
 import type { AuthorizationServer } from '../../config/server.js';
 
 /**
- * The URL of the login route for one configured provider; `for: 'applications'` signs in for the
- * authorized-applications page rather than for a pending authorization.
+ * A page a member signs in for, rather than for a pending authorization: the authorized
+ * applications, or the developer page.
  */
-export function loginUrl(server: AuthorizationServer, identifier: string, purpose?: 'applications'): string {
+export type PagePurpose = 'applications' | 'developers';
+
+/** Whether `value` (a session's `loginFor`, a `for` parameter) names a {@link PagePurpose}. */
+export function isPagePurpose(value: unknown): value is PagePurpose {
+  return value === 'applications' || value === 'developers';
+}
+
+/** Where a sign-in for `purpose` goes back to. */
+export function pageUrl(server: AuthorizationServer, purpose: PagePurpose): string {
+  return purpose === 'applications' ? server.urls.applications : server.urls.developers;
+}
+
+/**
+ * The URL of the login route for one configured provider; `for` a {@link PagePurpose} signs in
+ * for that page rather than for a pending authorization.
+ */
+export function loginUrl(server: AuthorizationServer, identifier: string, purpose?: PagePurpose): string {
   const query = new URLSearchParams({ openid_identifier: identifier });
   if (purpose) query.set('for', purpose);
   return `${server.urls.login}?${query}`;
 }
 
 /** The selection page's buttons: every configured provider, in order, with its login URL. */
-export function providerChoices(server: AuthorizationServer, purpose?: 'applications'): ProviderChoice[] {
+export function providerChoices(server: AuthorizationServer, purpose?: PagePurpose): ProviderChoice[] {
   return server.options.providers.map((p) => ({
     name: p.name,
     loginUrl: loginUrl(server, p.identifier, purpose),
