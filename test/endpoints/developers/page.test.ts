@@ -15,6 +15,7 @@ import {
   formBody,
   formEndingWith,
   mountDeveloperPage,
+  newBrowser,
   postForm,
   signInAsMember,
   type Browser,
@@ -57,6 +58,20 @@ async function codeFlow(
     .type('form')
     .set('Authorization', basicAuth(credentials.clientId, credentials.clientSecret))
     .send({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri });
+}
+
+/** A new member's way to the consent page of `clientId`: the selection page, the provider, back. */
+async function consentPageFor(t: TestApp, browser: Browser, user: string, clientId: string) {
+  const start = await browser.get('/oauth/authorize').query({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: WEB_APP.redirect_uri,
+    scope: 'realms',
+    state: 's',
+  });
+  const href = /<a href="([^"]+)">/.exec(start.text)![1]!.replaceAll('&amp;', '&');
+  const toProvider = await browser.get(pathOf(href));
+  return deliverCallback(browser, pathOf(await signInAtProvider(toProvider.headers.location!, user)));
 }
 
 function tokenWithSecret(t: TestApp, clientId: string, secret: string, refreshToken: string) {
@@ -144,14 +159,7 @@ describe('creating an application', () => {
     expect(list.text).toMatch(/last authorized \d{4}-\d\d-\d\d/);
 
     await t.storage.clients.update!(credentials.clientId, { verified: true });
-    const consented = await t.agent.get('/oauth/authorize').query({
-      response_type: 'code',
-      client_id: credentials.clientId,
-      redirect_uri: WEB_APP.redirect_uri,
-      scope: 'realms',
-      state: 's',
-      prompt: 'consent',
-    });
+    const consented = await consentPageFor(t, newBrowser(t), 'bob', credentials.clientId);
     expect(consented.text).toContain('The operator has verified it.');
   });
 
