@@ -204,23 +204,32 @@ function isHomepage(value: string): boolean {
   }
 }
 
-/** A registration check's refusal, for the member: its message without the library's prefix. */
+/** The registration checks' field names, as the form labels them. */
+const FIELD_LABELS: Record<string, string> = {
+  applicationName: 'The name',
+  redirectUri: 'The redirect URI',
+  postLogoutRedirectUris: 'A post-logout redirect URI',
+  scopes: 'The scopes',
+  allowedTeams: 'The teams',
+};
+
+/** A registration check's refusal, for the member: its message in the form's words. */
 function refusalOf(err: unknown): MemberAppRefused {
-  if (err instanceof TypeError && err.message.startsWith('openid-oauth-bridge: ')) {
-    const message = err.message.slice('openid-oauth-bridge: '.length);
-    return new MemberAppRefused(message.charAt(0).toUpperCase() + message.slice(1) + '.');
-  }
-  throw err;
+  if (!(err instanceof TypeError && err.message.startsWith('openid-oauth-bridge: '))) throw err;
+  const message = err.message.slice('openid-oauth-bridge: '.length);
+  const field = /^\w+/.exec(message)?.[0] ?? '';
+  const worded =
+    FIELD_LABELS[field] === undefined ? message : FIELD_LABELS[field] + message.slice(field.length);
+  return new MemberAppRefused(
+    worded.charAt(0).toUpperCase() + worded.slice(1) + (worded.endsWith('.') ? '' : '.'),
+  );
 }
 
 /**
  * Why `member` may not create an application now, or `undefined`: one of their applications is
  * suspended (the operator disabled it), or they have as many as `developerApps.maxAppsPerMember`.
  */
-export function creationRefusal(
-  server: MemberAppDeps,
-  mine: readonly ClientRecord[],
-): string | undefined {
+export function creationRefusal(server: MemberAppDeps, mine: readonly ClientRecord[]): string | undefined {
   if (mine.some((client) => client.disabled)) {
     return 'The operator has suspended your applications: you cannot create another one.';
   }
