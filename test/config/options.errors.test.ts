@@ -85,7 +85,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
 
   it('an unknown option that resembles none lists the known ones', () => {
     expect(messageFor({ ...valid(), database: 'x' })).toContain(
-      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
+      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, developerApps, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
     );
   });
 
@@ -95,6 +95,21 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
     );
     expect(messageFor({ ...valid(), storage: {} })).toContain(
       'storage: must implement the storage contract; missing: ephemeral.get',
+    );
+  });
+
+  it('developer page limits: a scope the server does not offer, a limit out of range, a misspelt one', () => {
+    expect(
+      messageFor({ ...valid(), scopes: { realms: 'Realms' }, developerApps: { scopes: ['admin'] } }),
+    ).toContain('developerApps.scopes: "admin" is not a scope the server offers (realms)');
+    expect(messageFor({ ...valid(), developerApps: { maxAppsPerMember: 0 } })).toContain(
+      'developerApps.maxAppsPerMember',
+    );
+    expect(messageFor({ ...valid(), developerApps: { recentLoginMinutes: 61 } })).toContain(
+      'developerApps.recentLoginMinutes',
+    );
+    expect(messageFor({ ...valid(), developerApps: { requireAproval: true } })).toContain(
+      'developerApps.requireAproval: unknown option (got true); did you mean developerApps.requireApproval?',
     );
   });
 

@@ -226,6 +226,9 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
         postLogoutRedirectUris: [],
         defaultScopes: null,
         requirePkce: false,
+        // The flags are read as booleans, as disabled and requirePkce are.
+        verified: false,
+        awaitingApproval: false,
       });
       expect(await storage.clients.update('native', {})).toEqual(updated);
       expect(await storage.clients.update('nobody', { disabled: true })).toBeNull();
