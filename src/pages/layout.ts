@@ -34,7 +34,7 @@ letter-spacing:.15em;text-transform:uppercase;border:1px solid #8a94a6;border-ra
 fieldset{border:1px solid #e3e6eb;border-radius:8px;margin:.75rem 0;padding:.5rem .75rem}
 legend{font-weight:600}.choice{font-weight:400;display:block;margin:.25rem 0}
 .secret{display:block;word-break:break-all;font:600 1rem ui-monospace,monospace;background:#f5f6f8;border-radius:8px;padding:.75rem}
-dl{margin:.5rem 0}dt{font-weight:600}dd{margin:0 0 .5rem;word-break:break-all}
+dl{margin:.5rem 0}dt{font-weight:600}dd{margin:0 0 .5rem;overflow-wrap:anywhere}
 .badge{display:inline-block;font-size:.8rem;border-radius:4px;padding:0 .35rem;background:#e3e6eb}
 .badge.ok{background:#e8f3ec}
 .button{display:block;text-align:center;padding:.75rem 1rem;border-radius:8px;background:#2f5bd3;color:#fff;text-decoration:none}`;
