@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ServerEvent } from '../../../src/index.js';
 import { createTestApp, redirectParams, type TestApp } from '../../support/app.js';
-import { recordEvents } from '../../support/endpoints.js';
+import { recordEvents, storageEngines } from '../../support/endpoints.js';
 import { answerConsent, basicAuth, deliverCallback, pathOf, signInAtProvider } from '../../support/flow.js';
 import {
   WEB_APP,
@@ -335,4 +335,63 @@ describe('deleting an application', () => {
       expect.objectContaining({ clientId: credentials.clientId }),
     ]);
   });
+});
+
+const engines = (await storageEngines()).filter((engine) => engine.name !== 'memory');
+
+describe.each(engines)('the developer page on $name storage', ({ skip, open }) => {
+  const suffix = skip === null ? '' : ` (${skip})`;
+  let dispose: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await dispose?.();
+    dispose = undefined;
+  });
+
+  it.skipIf(skip !== null)(
+    `creates, rotates with an overlap, lists and deletes an application a member uses${suffix}`,
+    async () => {
+      const opened = await open();
+      dispose = opened.dispose;
+      const skew = { ms: 0 };
+      await developerApp({ storage: opened.storage }, skew);
+      await signInAsMember(t, 'alice');
+      const { res } = await createApp(t, {
+        ...WEB_APP,
+        description: 'Charts',
+        homepage: 'https://stats.example/',
+      });
+      const credentials = credentialsOf(res.text) as { clientId: string; clientSecret: string };
+      expect(await t.storage.clients.find(credentials.clientId)).toMatchObject({
+        description: 'Charts',
+        homepageUri: 'https://stats.example/',
+        verified: false,
+        awaitingApproval: false,
+      });
+      const tokens = await codeFlow(t, credentials);
+      expect(tokens.status).toBe(200);
+      const { refresh_token } = tokens.body as { refresh_token: string };
+
+      const page = await t.agent.get('/developers/app').query({ client_id: credentials.clientId });
+      const form = formEndingWith(page.text, '/developers/app/rotate');
+      const rotated = await postForm(t, t.agent, form.action, formBody(form, { overlap: '60' }));
+      const { clientSecret: fresh } = credentialsOf(rotated.text);
+      expect(
+        (await tokenWithSecret(t, credentials.clientId, credentials.clientSecret, refresh_token)).status,
+      ).toBe(200);
+      skew.ms = 61 * 60_000;
+      expect(
+        (await tokenWithSecret(t, credentials.clientId, credentials.clientSecret, refresh_token)).status,
+      ).toBe(401);
+      skew.ms = 0;
+      expect((await t.agent.get('/developers')).text).toContain('1 member authorized it');
+
+      const again = await t.agent.get('/developers/app').query({ client_id: credentials.clientId });
+      const remove = formEndingWith(again.text, '/developers/app/delete');
+      expect((await postForm(t, t.agent, remove.action, formBody(remove, { confirm: 'yes' }))).status).toBe(
+        303,
+      );
+      expect((await tokenWithSecret(t, credentials.clientId, fresh!, refresh_token)).status).toBe(401);
+      expect(await t.storage.clients.find(credentials.clientId)).toBeNull();
+    },
+  );
 });
