@@ -421,11 +421,12 @@ export async function reachCapped(
 
 /**
  * Who made a member's application, as the consent page names them: the display name of their
- * latest login, else their identifier, else "a member".
+ * latest login, else their identifier (the OpenID claimed identifier), else their account id (a
+ * member the host signs in is known by the host's id alone).
  */
 export async function makerName(server: MemberAppDeps, ownerId: string): Promise<string> {
   const claims = await server.storage.users.findClaims?.(ownerId);
   if (typeof claims?.name === 'string' && claims.name !== '') return claims.name;
   const user = await server.storage.users.find?.(ownerId);
-  return user?.identifier ?? 'a member';
+  return user?.identifier ?? ownerId;
 }
