@@ -9,7 +9,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
 import { admits, teamRefused, teamsOf } from '../../grants/teams.js';
-import { makerName, reachCapped } from '../../clients/members.js';
+import { makerName, reachCapped } from '../../clients/member-reach.js';
 import { saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';

@@ -1,54 +1,40 @@
 import {
   appsOf,
   checkMemberInput,
-  createMemberApp,
   creationRefusal,
-  deleteMemberApp,
   MemberAppRefused,
   ownedApp,
-  reachOf,
-  rotateMemberSecret,
-  scopeAllowance,
-  updateMemberApp,
-  kindOf,
-  type Member,
 } from '../../clients/members.js';
-import { generateSecret, hashSecret, safeEqual } from '../../crypto/secrets.js';
+import {
+  createMemberApp,
+  deleteMemberApp,
+  rotateMemberSecret,
+  updateMemberApp,
+} from '../../clients/member-changes.js';
+import type { DeveloperContext } from './context.js';
+import { firstSubmission, recentSignIn } from './guards.js';
+import { appPage, appUrl, developerError, renderForm, summaryOf } from './views.js';
+import { safeEqual } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { teamsOf } from '../../grants/teams.js';
 import { page, redirect } from '../../http/answer.js';
-import { findProvider } from '../../login/providers.js';
-import type {
-  DeveloperAppPageData,
-  DeveloperAppSummary,
-  DeveloperAppValues,
-} from '../../pages/developer-types.js';
+import type { DeveloperAppValues } from '../../pages/developer-types.js';
 import { isPublicClient } from '../../rules/client-kind.js';
-import { pictureOf, type SessionUser } from '../../session/state.js';
-import { ephemeralKeys } from '../../storage/keys.js';
-import type { ClientRecord } from '../../storage/types.js';
-import { readPageForm, type FormContext } from '../shared/form.js';
+import { pictureOf } from '../../session/state.js';
+import { readPageForm } from '../shared/form.js';
 import { identifyUser } from '../shared/identify.js';
 import { loadSession } from '../shared/load-session.js';
-import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
-import { endpoint, type Context } from '../shared/pipeline.js';
+import { providerChoices, signOutForm } from '../shared/login-links.js';
+import { endpoint } from '../shared/pipeline.js';
 import { sameOrigin } from '../shared/same-origin.js';
-import { draftFields, EMPTY_VALUES, inputOf, storedValues, valuesOf } from './form.js';
+import { EMPTY_VALUES, inputOf, valuesOf } from './form.js';
 
 /*
  * The developer page (`developerRouter`): a signed-in member's applications. Every decision (what
  * a member may register, the limits, rotation, deletion) is in src/clients/members.ts; these steps
  * read the forms, check who is asking and draw the pages.
  */
-
-/** A developer page request whose member is signed in. */
-interface DeveloperContext extends FormContext {
-  user: SessionUser;
-  member: Member;
-  /** The member's application the request names (`client_id`), once `loadOwnedApp` found it. */
-  app: ClientRecord;
-}
 
 const SAME_SITE = 'The form was submitted from another site.';
 
@@ -226,24 +212,6 @@ function takeDraft(ctx: DeveloperContext, returnTo: string): Record<string, stri
   return draft.fields;
 }
 
-function renderForm(
-  ctx: DeveloperContext,
-  values: DeveloperAppValues,
-  said: { error?: string; notice?: string },
-) {
-  const { server, user } = ctx;
-  return server.pages.developerAppForm({
-    signedInAs: user.displayName ?? user.identifier,
-    form: { action: `${server.urls.developers}/new`, fields: formFields(ctx, true) },
-    values,
-    scopes: scopeChoices(ctx),
-    teams: [...ctx.member.teams],
-    ...said,
-    backUrl: server.urls.developers,
-    recentLoginMinutes: server.options.developerApps.recentLoginMinutes,
-  });
-}
-
 async function createApp(ctx: DeveloperContext): Promise<void> {
   const { server, params, member } = ctx;
   const input = inputOf(params);
@@ -346,170 +314,4 @@ async function deleteApp(ctx: DeveloperContext): Promise<void> {
 async function refuseOnApp(ctx: DeveloperContext, err: unknown): Promise<void> {
   if (!(err instanceof MemberAppRefused)) throw err;
   ctx.answer = page(await appPage(ctx, ctx.app, { error: err.message }), err.status);
-}
-
-/**
- * Whether the member signed in at their provider recently enough to make a secret
- * (`developerApps.recentLoginMinutes`). If not, the form is kept as a draft and the browser goes
- * to the provider (or the selection page, if the provider is no longer configured); after the
- * sign-in the form comes back filled in, to be sent again. A member the host signed in is told to
- * sign in again on the host's site: the library cannot send them there.
- */
-async function recentSignIn(ctx: DeveloperContext, returnTo: string): Promise<boolean> {
-  const { server, user } = ctx;
-  const within = server.options.developerApps.recentLoginMinutes * 60_000;
-  if (user.authTime !== undefined && server.clock() - user.authTime <= within) return true;
-  if (user.viaHost) {
-    const message = 'Making a secret needs a recent sign-in. Sign in again on this site, then come back.';
-    ctx.answer = page(developerError(ctx, 403, 'Sign in again first', message), 403);
-    return false;
-  }
-  ctx.session!.write().developerDraft = { returnTo, fields: draftFields(ctx.params) };
-  const provider = findProvider(server, user.provider);
-  ctx.answer = provider
-    ? redirect(loginUrl(server, provider.identifier, 'developers'), 303)
-    : page(
-        server.pages.selection({
-          applicationName: 'the developer page',
-          providers: providerChoices(server, 'developers'),
-        }),
-      );
-  return false;
-}
-
-/**
- * Whether this is the first time this form is sent: its one-time submission id is recorded
- * (`ephemeral.add`), so a reload of the page that showed a secret makes and shows nothing.
- */
-async function firstSubmission(ctx: DeveloperContext): Promise<boolean> {
-  const { server, params } = ctx;
-  const submission = params.get('submission') ?? '';
-  const now = server.clock();
-  const first =
-    submission.length >= 32 &&
-    (await server.storage.ephemeral.add(
-      ephemeralKeys.developerForm(hashSecret(submission)),
-      '1',
-      now + 86_400_000,
-      now,
-    ));
-  if (first) return true;
-  const message =
-    'It was done the first time. A secret is shown only once: if you did not keep it, make a new one on the application’s page.';
-  ctx.answer = page(developerError(ctx, 409, 'This form was already sent', message), 409);
-  return false;
-}
-
-/** An error page of the developer page, whose way back is the member's application list. */
-function developerError({ server }: Context, status: number, title: string, message: string): string {
-  return server.pages.error({
-    status,
-    title,
-    message,
-    backUrl: server.urls.developers,
-    backLabel: 'Back to your applications',
-  });
-}
-
-/** The hidden fields of the page's forms: the session's CSRF token, and a submission id for those that make a secret. */
-function formFields(ctx: DeveloperContext, once: boolean, clientId?: string): Record<string, string> {
-  const session = ctx.session!;
-  const csrf = session.state.developerCsrf ?? (session.write().developerCsrf = generateSecret());
-  return {
-    csrf,
-    ...(clientId === undefined ? {} : { client_id: clientId }),
-    ...(once ? { submission: generateSecret() } : {}),
-  };
-}
-
-function appUrl(ctx: Context, clientId: string): string {
-  return `${ctx.server.urls.developers}/app?${new URLSearchParams({ client_id: clientId })}`;
-}
-
-function scopeChoices({ server }: Context) {
-  return scopeAllowance(server).map((name) => ({ name, description: server.options.scopes[name] ?? '' }));
-}
-
-async function summaryOf(ctx: DeveloperContext, app: ClientRecord): Promise<DeveloperAppSummary> {
-  const { server } = ctx;
-  const reach = await reachOf(server, app.clientId);
-  const cap = server.options.developerApps.unverifiedReach;
-  return {
-    clientId: app.clientId,
-    applicationName: app.applicationName,
-    kind: kindOf(app),
-    confidential: !isPublicClient(app),
-    status: app.disabled ? 'suspended' : app.awaitingApproval ? 'awaiting_approval' : 'active',
-    verified: app.verified === true,
-    ...reach,
-    ...(cap !== false && app.verified !== true ? { reachCap: cap } : {}),
-    createdAt: app.createdAt,
-    url: appUrl(ctx, app.clientId),
-  };
-}
-
-async function appPage(
-  ctx: DeveloperContext,
-  app: ClientRecord,
-  said: { secret?: string; notice?: string; error?: string },
-): Promise<string> {
-  const { server, user } = ctx;
-  const { urls, options } = server;
-  const max = options.developerApps.maxSecretOverlapMinutes;
-  const previous = app.previousSecret;
-  const data: DeveloperAppPageData = {
-    signedInAs: user.displayName ?? user.identifier,
-    app: {
-      ...(await summaryOf(ctx, app)),
-      redirectUri: app.redirectUri,
-      scopes: app.scopes.map((name) => ({ name, description: options.scopes[name] ?? '' })),
-      ...(app.description ? { description: app.description } : {}),
-      ...(app.homepageUri ? { homepageUri: app.homepageUri } : {}),
-      postLogoutRedirectUris: app.postLogoutRedirectUris ?? [],
-      allowedTeams: app.allowedTeams ?? [],
-      ...(previous && previous.expiresAt > server.clock() ? { previousSecretUntil: previous.expiresAt } : {}),
-    },
-    ...said,
-    endpoints: {
-      issuer: urls.issuer,
-      authorization: urls.authorization,
-      token: urls.token,
-      deviceAuthorization: urls.deviceAuthorization,
-    },
-    edit: {
-      action: `${urls.developers}/app/update`,
-      fields: formFields(ctx, false, app.clientId),
-      values: storedValues(app),
-      scopes: scopeChoices(ctx),
-      teams: [...new Set([...ctx.member.teams, ...(app.allowedTeams ?? [])])],
-    },
-    ...(isPublicClient(app)
-      ? {}
-      : {
-          rotate: {
-            action: `${urls.developers}/app/rotate`,
-            fields: formFields(ctx, true, app.clientId),
-            overlapChoices: overlapChoices(max),
-          },
-        }),
-    delete: { action: `${urls.developers}/app/delete`, fields: formFields(ctx, false, app.clientId) },
-    backUrl: urls.developers,
-  };
-  return server.pages.developerApp(data);
-}
-
-/** The overlaps a member may choose: none, then an hour and a day within the operator's bound. */
-function overlapChoices(max: number): { minutes: number; label: string }[] {
-  const choices = [{ minutes: 0, label: 'stops working at once' }];
-  for (const [minutes, label] of [
-    [60, 'keeps working for an hour'],
-    [1440, 'keeps working for a day'],
-    [10080, 'keeps working for a week'],
-  ] as const) {
-    if (minutes <= max) choices.push({ minutes, label });
-  }
-  if (max > 0 && !choices.some((choice) => choice.minutes === max)) {
-    choices.push({ minutes: max, label: `keeps working for ${max} minutes` });
-  }
-  return choices;
 }
