@@ -1,11 +1,15 @@
 import { Option, type Command } from 'commander';
 import { operatorMethod, registerClient, rotateClientSecret, updateClient } from '../clients/register.js';
 import { CliError, unknownClient } from './errors.js';
+import { clientsOwnedBy, memberClients } from '../clients/operator.js';
 import {
   GRANT_OF_NAME,
+  OPERATOR,
   clientJson,
+  clientStatus,
   describeClient,
   grantName,
+  ownerName,
   requireClient,
   scopeList,
   table,
@@ -15,12 +19,15 @@ import type { Storage } from '../storage/types.js';
 import type { Cli } from './cli.js';
 import { checkOfferedScopes, offeredScopesOption } from './scopes.js';
 
-/** `clients add|list|show|update|rotate-secret|disable|enable|remove`. */
+/**
+ * `clients add|list|show|update|rotate-secret|disable|enable|remove`; resolves the `clients`
+ * command, where the commands on members' clients are added too (src/cli/member-apps.ts).
+ */
 export function addClientCommands(
   program: Command,
   { withStorage, migrateOption, print, warn }: Cli,
   env: NodeJS.ProcessEnv,
-): void {
+): Command {
   const clients = program.command('clients').description('register and manage client applications');
 
   clients
@@ -133,21 +140,47 @@ export function addClientCommands(
 
   clients
     .command('list')
-    .description('list the registered clients (reads only)')
-    .action(() =>
+    .description('list the registered clients, with who owns each and whether it works (reads only)')
+    .option(
+      '--owner <user_id>',
+      "only the clients of this member (their account id, as the owner column shows it); operator: only the operator's",
+    )
+    .addOption(
+      new Option(
+        '--members',
+        "only members' clients (made on the developer page, or given to a member)",
+      ).conflicts('owner'),
+    )
+    .action((options: { owner?: string; members?: boolean }) =>
       withStorage(false, async (storage) => {
-        const all = await operatorMethod(storage, 'list')();
+        const owner = options.owner === OPERATOR ? null : options.owner;
+        const all =
+          owner !== undefined
+            ? await clientsOwnedBy(storage, owner)
+            : options.members === true
+              ? await memberClients(storage)
+              : await operatorMethod(storage, 'list')();
+        const none =
+          owner === undefined
+            ? options.members === true
+              ? 'No member has a client.'
+              : 'No clients are registered.'
+            : owner === null
+              ? 'The operator has no clients.'
+              : `Member ${owner} has no clients.`;
         print(
           all.map(clientJson),
           all.length === 0
-            ? 'No clients are registered.'
+            ? none
             : table(
-                ['client_id', 'application_name', 'grant', 'status', 'redirect_uri'],
+                ['client_id', 'application_name', 'grant', 'owner', 'status', 'verified', 'redirect_uri'],
                 all.map((c) => [
                   c.clientId,
                   c.applicationName,
                   grantName(c),
-                  c.disabled ? 'disabled' : 'active',
+                  ownerName(c),
+                  clientStatus(c),
+                  c.verified === true ? 'yes' : 'no',
                   c.redirectUri,
                 ]),
               ),
@@ -256,23 +289,7 @@ export function addClientCommands(
       },
     );
 
-  /**
-   * A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`, which
-   * refuses an unknown client with its own read or write (no read before it).
-   */
-  const onClient = (
-    name: string,
-    description: string,
-    run: (storage: Storage, clientId: string) => Promise<void>,
-  ) =>
-    clients
-      .command(name)
-      .description(description)
-      .argument('<client_id>')
-      .addOption(migrateOption())
-      .action((clientId: string, options: { migrate?: boolean }) =>
-        withStorage(options.migrate === true, (storage) => run(storage, clientId)),
-      );
+  const onClient = clientCommand.bind(null, clients, { withStorage, migrateOption });
 
   onClient(
     'rotate-secret',
@@ -312,4 +329,26 @@ export function addClientCommands(
       );
     },
   );
+  return clients;
+}
+
+/**
+ * A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`, which
+ * refuses an unknown client with its own read or write (no read before it).
+ */
+export function clientCommand(
+  clients: Command,
+  { withStorage, migrateOption }: Pick<Cli, 'withStorage' | 'migrateOption'>,
+  name: string,
+  description: string,
+  run: (storage: Storage, clientId: string) => Promise<void>,
+): Command {
+  return clients
+    .command(name)
+    .description(description)
+    .argument('<client_id>')
+    .addOption(migrateOption())
+    .action((clientId: string, options: { migrate?: boolean }) =>
+      withStorage(options.migrate === true, (storage) => run(storage, clientId)),
+    );
 }

@@ -21,8 +21,31 @@ export function clientJson(client: ClientRecord) {
     allowed_teams: client.allowedTeams ?? [],
     resources: client.resources ?? [],
     registered_via: client.registeredVia ?? 'operator',
+    owner_id: client.ownerId ?? null,
+    verified: client.verified === true,
+    awaiting_approval: client.awaitingApproval === true,
+    ...(client.description ? { description: client.description } : {}),
+    ...(client.homepageUri ? { homepage_uri: client.homepageUri } : {}),
     created_at: new Date(client.createdAt).toISOString(),
   };
+}
+
+/** The owner the CLI names `operator` (`--owner`, `--to`): no member, the operator's clients. */
+export const OPERATOR = 'operator';
+
+/** Who owns a client, as the CLI shows it: the member's account id, or `operator`. */
+export const ownerName = (client: Pick<ClientRecord, 'ownerId'>) => client.ownerId ?? OPERATOR;
+
+/**
+ * Whether a client works: `active`, else why not: `disabled` (by the operator: `clients disable`
+ * or `suspend`), `awaiting approval` (a member's, `clients approve`), or both.
+ */
+export function clientStatus(client: Pick<ClientRecord, 'disabled' | 'awaitingApproval'>): string {
+  const reasons = [
+    ...(client.disabled ? ['disabled'] : []),
+    ...(client.awaitingApproval === true ? ['awaiting approval'] : []),
+  ];
+  return reasons.join(', ') || 'active';
 }
 
 const REGISTERED_BY: Record<NonNullable<ClientRecord['registeredVia']>, string> = {
@@ -47,7 +70,11 @@ export function describeClient(client: ClientRecord): string {
     `allowed teams     ${json.allowed_teams.map((team) => `~${team}`).join(' ') || '(anyone)'}`,
     `resources         ${json.resources.join(' ') || '(every declared one)'}`,
     `registered by     ${REGISTERED_BY[json.registered_via]}`,
-    `status            ${client.disabled ? 'disabled' : 'active'}`,
+    `owner             ${json.owner_id === null ? 'the operator' : `member ${json.owner_id}`}`,
+    ...(json.description === undefined ? [] : [`description       ${json.description}`]),
+    ...(json.homepage_uri === undefined ? [] : [`home page         ${json.homepage_uri}`]),
+    `verified          ${json.verified ? 'yes' : 'no'}`,
+    `status            ${clientStatus(client)}`,
     `created_at        ${json.created_at}`,
   ].join('\n');
 }

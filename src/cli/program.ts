@@ -8,6 +8,7 @@ import { asCliError, CliError, EXIT, EXIT_CODES_HELP } from './errors.js';
 import { positiveInteger } from './format.js';
 import { addGrantCommands } from './grants.js';
 import { addKeyCommands } from './keys.js';
+import { addMemberAppCommands } from './member-apps.js';
 
 export { CliError, EXIT } from './errors.js';
 export type { Cli, Io } from './cli.js';
@@ -118,7 +119,7 @@ export function createProgram(
       }),
     );
 
-  addClientCommands(program, cli, env);
+  addMemberAppCommands(addClientCommands(program, cli, env), cli);
   addGrantCommands(program, cli);
   addKeyCommands(program, cli, env);
   return program;

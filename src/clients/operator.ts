@@ -1,0 +1,102 @@
+import type { ClientRecord, Storage } from '../storage/types.js';
+import { operatorMethod, UnknownClientError } from './register.js';
+
+/*
+ * The operator's decisions on members' applications (the developer page's, issue 40): approve,
+ * verify, suspend every application of a member, give an application to another owner. Storage
+ * alone, as updateClient and rotateClientSecret: the CLI's commands (src/cli/member-apps.ts) call
+ * them, and a host's own admin page may too. An unknown client is an {@link UnknownClientError}.
+ */
+
+/**
+ * The clients of `ownerId` (a member's account id), or the operator's (`null`: no owner), oldest
+ * first. An adapter may list more than its filter asks: only the owner's are kept.
+ */
+export async function clientsOwnedBy(storage: Storage, ownerId: string | null): Promise<ClientRecord[]> {
+  const list = operatorMethod(storage, 'list');
+  const listed = ownerId === null ? await list() : await list({ ownerId });
+  return listed.filter((client) => (client.ownerId ?? null) === ownerId);
+}
+
+/** The members' clients (those with an owner), oldest first. */
+export async function memberClients(storage: Storage): Promise<ClientRecord[]> {
+  return (await operatorMethod(storage, 'list')()).filter((client) => client.ownerId != null);
+}
+
+/**
+ * Approves a client waiting for the operator's approval (`developerApps.requireApproval`): it may
+ * authorize and authenticate from now on, unless it is disabled too. `approved` is `false` when
+ * it was not waiting (nothing is written then).
+ */
+export async function approveClient(
+  storage: Storage,
+  clientId: string,
+): Promise<{ client: ClientRecord; approved: boolean }> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new UnknownClientError(clientId);
+  if (client.awaitingApproval !== true) return { client, approved: false };
+  const updated = await operatorMethod(storage, 'update')(clientId, { awaitingApproval: false });
+  if (!updated) throw new UnknownClientError(clientId);
+  return { client: updated, approved: true };
+}
+
+/**
+ * Marks a client verified (the operator vouches for it: the consent page says so, and the reach
+ * cap of unverified members' applications no longer applies to it), or no longer verified.
+ * `changed` is `false` when it was so already (nothing is written then).
+ */
+export async function setClientVerified(
+  storage: Storage,
+  clientId: string,
+  verified: boolean,
+): Promise<{ client: ClientRecord; changed: boolean }> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new UnknownClientError(clientId);
+  if ((client.verified === true) === verified) return { client, changed: false };
+  const updated = await operatorMethod(storage, 'update')(clientId, { verified });
+  if (!updated) throw new UnknownClientError(clientId);
+  return { client: updated, changed: true };
+}
+
+/**
+ * Suspends every client of the member `ownerId`: each is disabled (its tokens stop working at
+ * once), and the member may create no other while one stays disabled. Resolves the ids disabled
+ * now, and those that were disabled already; both empty when the member has no client.
+ */
+export async function suspendClientsOf(
+  storage: Storage,
+  ownerId: string,
+): Promise<{ suspended: string[]; alreadyDisabled: string[] }> {
+  const update = operatorMethod(storage, 'update');
+  const suspended: string[] = [];
+  const alreadyDisabled: string[] = [];
+  for (const client of await clientsOwnedBy(storage, ownerId)) {
+    if (client.disabled) {
+      alreadyDisabled.push(client.clientId);
+      continue;
+    }
+    // A client deleted since the list is not suspended: it has no tokens left to stop.
+    if (await update(client.clientId, { disabled: true })) suspended.push(client.clientId);
+  }
+  return { suspended, alreadyDisabled };
+}
+
+/**
+ * Gives a client to another owner: the member `ownerId` (who then sees, changes, rotates and
+ * deletes it on the developer page), or the operator (`null`). Its grants, tokens, secret and
+ * marks (verified, approval, disabled) stay as they are. Resolves the client and its previous
+ * owner (`null`: the operator's).
+ */
+export async function transferClient(
+  storage: Storage,
+  clientId: string,
+  ownerId: string | null,
+): Promise<{ client: ClientRecord; previousOwnerId: string | null }> {
+  const client = await storage.clients.find(clientId);
+  if (!client) throw new UnknownClientError(clientId);
+  const previousOwnerId = client.ownerId ?? null;
+  if (previousOwnerId === ownerId) return { client, previousOwnerId };
+  const updated = await operatorMethod(storage, 'update')(clientId, { ownerId });
+  if (!updated) throw new UnknownClientError(clientId);
+  return { client: updated, previousOwnerId };
+}
