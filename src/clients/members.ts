@@ -3,7 +3,7 @@ import { isPublicClient } from '../rules/client-kind.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
 import type { ServerEvents } from '../events/emitter.js';
 import { checkClientFields } from './checks.js';
-import { operatorMethod } from './register.js';
+import { clientsOwnedBy } from './operator.js';
 import type { ClientRegistration } from './registration.js';
 
 /*
@@ -91,10 +91,8 @@ export function scopeAllowance(server: MemberAppDeps): string[] {
 }
 
 /** The applications of `ownerId`, oldest first. */
-export async function appsOf(server: MemberAppDeps, ownerId: string): Promise<ClientRecord[]> {
-  const listed = await operatorMethod(server.storage, 'list')({ ownerId });
-  // An adapter may list more than asked (the filter is a hint it may ignore): only the owner's count.
-  return listed.filter((client) => client.ownerId === ownerId);
+export function appsOf(server: MemberAppDeps, ownerId: string): Promise<ClientRecord[]> {
+  return clientsOwnedBy(server.storage, ownerId);
 }
 
 /**

@@ -96,6 +96,12 @@ export async function transferClient(
   if (!client) throw new UnknownClientError(clientId);
   const previousOwnerId = client.ownerId ?? null;
   if (previousOwnerId === ownerId) return { client, previousOwnerId };
+  if (ownerId !== null && client.registeredVia === 'document') {
+    // Its fields come from its metadata document at each use: a member's changes would not stick.
+    throw new TypeError(
+      `openid-oauth-bridge: client ${clientId} describes itself in a client metadata document: it cannot be given to a member`,
+    );
+  }
   const updated = await operatorMethod(storage, 'update')(clientId, { ownerId });
   if (!updated) throw new UnknownClientError(clientId);
   return { client: updated, previousOwnerId };

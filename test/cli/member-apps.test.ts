@@ -341,6 +341,14 @@ describe('clients transfer', () => {
     expect((await stored('alice-tool'))!.ownerId).toBe('someone-else');
 
     expect((await cli('clients', 'transfer', 'printer')).error).toContain("required option '--to <user_id>'");
+    // A client made from its metadata document takes its fields from the document: no member can own it.
+    const storage = await connectStorage(url, { migrate: true });
+    await storage.clients.update!('printer', { registeredVia: 'document' });
+    await storage.close();
+    expect((await cli('clients', 'transfer', 'printer', '--to', 'operator')).error).toBeNull();
+    expect((await cli('clients', 'transfer', 'alice-web', '--to', BOB)).error).toBeNull();
+    const document = await cli('clients', 'transfer', 'printer', '--to', BOB);
+    expect(document.error).toContain('describes itself in a client metadata document');
     expect((await cli('clients', 'transfer', 'printer', '--to', ' ')).error).toMatch(/^--to needs/);
   });
 });

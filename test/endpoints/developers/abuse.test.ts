@@ -4,6 +4,7 @@
  * the reach cap of unverified applications. No answer is a 500; nothing refused is stored.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { approveClient, setClientVerified, suspendClientsOf } from '../../../src/clients/operator.js';
 import { createTestApp, type TestApp } from '../../support/app.js';
 import { recordEvents } from '../../support/endpoints.js';
 import { answerConsent, basicAuth, deliverCallback, pathOf, signInAtProvider } from '../../support/flow.js';
@@ -296,7 +297,8 @@ describe('limits', () => {
     expect((await realms()).status).toBe(200);
 
     // The operator suspends the member: every application of theirs is disabled.
-    for (const app of await memberApps()) await t.storage.clients.update!(app.clientId, { disabled: true });
+    const [app] = await memberApps();
+    expect((await suspendClientsOf(t.storage, app!.ownerId!)).suspended).toEqual([credentials.clientId]);
 
     expect((await realms()).status).toBe(401);
     const refresh = await t.agent
@@ -343,7 +345,7 @@ describe('limits', () => {
       .send({ grant_type: 'authorization_code', code: 'x', redirect_uri: WEB_APP.redirect_uri });
     expect(token.status).toBe(401);
 
-    await t.storage.clients.update!(credentials.clientId, { awaitingApproval: false });
+    await approveClient(t.storage, credentials.clientId); // the operator's `clients approve`
     expect((await t.agent.get('/oauth/authorize').query(query)).status).toBe(200);
   });
 });
@@ -395,7 +397,8 @@ describe('the reach cap of unverified applications', () => {
     expect(carolAgain.status).toBe(302);
     expect(new URL(carolAgain.headers.location!).searchParams.get('code')).toBeTruthy();
 
-    await t.storage.clients.update!(clientId, { verified: true });
+    // The operator's `clients verify` (src/cli/member-apps.ts) lifts the cap.
+    await setClientVerified(t.storage, clientId, true);
     const { page: verified } = await authorizeAs('erin', clientId);
     expect(verified.status).toBe(200);
     expect(verified.text).toContain('The operator has verified it.');
