@@ -219,35 +219,19 @@ function appFields(
     }
     <fieldset>
       <legend>Scopes</legend>
-      ${scopes.map(
-        (scope) =>
-          html`<label class="choice"
-            ><input
-              type="checkbox"
-              name="scope.${scope.name}"
-              value="on"
-              ${values.scopes.includes(scope.name) ? html`checked` : ''}
-            />
-            <strong>${scope.name}</strong>${scope.description ? html`: ${scope.description}` : ''}</label
-          >`,
+      ${scopes.map((scope) =>
+        checkbox(
+          `scope.${scope.name}`,
+          values.scopes.includes(scope.name),
+          html`<strong>${scope.name}</strong>${scope.description ? html`: ${scope.description}` : ''}`,
+        ),
       )}
     </fieldset>
     ${
       teams.length
         ? html`<fieldset>
             <legend>Only for members of (optional)</legend>
-            ${teams.map(
-              (team) =>
-                html`<label class="choice"
-                  ><input
-                    type="checkbox"
-                    name="team.${team}"
-                    value="on"
-                    ${values.teams.includes(team) ? html`checked` : ''}
-                  />
-                  ~${team}</label
-                >`,
-            )}
+            ${teams.map((team) => checkbox(`team.${team}`, values.teams.includes(team), html`~${team}`))}
           </fieldset>`
         : ''
     }
@@ -267,6 +251,13 @@ function appFields(
     >
     <textarea class="field" id="post_logout_redirect_uris" name="post_logout_redirect_uris" rows="2">
 ${values.postLogoutRedirectUris}</textarea>`;
+}
+
+/** A ticked or unticked box named `name` (sent as `on`), with its label. */
+function checkbox(name: string, checked: boolean, label: SafeHtml): SafeHtml {
+  return html`<label class="choice"
+    ><input type="checkbox" name="${name}" value="on" ${checked ? html`checked` : ''} /> ${label}</label
+  >`;
 }
 
 function hiddenFields(form: DeveloperForm): SafeHtml[] {
