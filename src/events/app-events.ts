@@ -1,4 +1,4 @@
-import type { ServerEventBase } from './types.js';
+import type { ServerEventBase } from './base.js';
 
 /*
  * The events of members' applications (the developer page): every change a member makes, and the

@@ -5,16 +5,11 @@
  */
 
 import type { AppEvent } from './app-events.js';
+import type { ServerEventBase } from './base.js';
+
+export type { ServerEventBase } from './base.js';
 
 export type * from './app-events.js';
-
-/** Fields every event has. */
-export interface ServerEventBase {
-  /** When it happened: epoch milliseconds from the server's clock. */
-  at: number;
-  /** The request's address as Express reports it (`req.ip`, which honours `trust proxy`). */
-  ip?: string;
-}
 
 /** A user logged in at a provider (the OpenID assertion was verified). */
 export interface LoginSucceededEvent extends ServerEventBase {

@@ -8,7 +8,7 @@ import type {
   DeveloperForm,
   DevelopersPageData,
 } from './developer-types.js';
-import type { ScopeDescription } from './types.js';
+import type { ScopeDescription } from './form-types.js';
 
 /* The developer page's built-in pages: plain HTML forms, no script, readable on a phone. */
 

@@ -1,4 +1,4 @@
-import type { ScopeDescription, SignOutForm } from './types.js';
+import type { ScopeDescription, SignOutForm } from './form-types.js';
 
 /*
  * What the developer page's three pages show (`developerRouter`): a member's applications, the

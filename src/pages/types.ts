@@ -3,6 +3,9 @@ import type {
   DeveloperAppPageData,
   DevelopersPageData,
 } from './developer-types.js';
+import type { ScopeDescription, SignOutForm } from './form-types.js';
+
+export type { ScopeDescription, SignOutForm } from './form-types.js';
 
 /** A provider button on the selection page. */
 export interface ProviderChoice {
@@ -17,12 +20,6 @@ export interface ProviderChoice {
 export interface SelectionPageData {
   applicationName: string;
   providers: ProviderChoice[];
-}
-
-/** One scope on the consent page: its name and the description the server was configured with. */
-export interface ScopeDescription {
-  name: string;
-  description: string;
 }
 
 /** What the consent page shows and posts: the application, the scopes, the signed-in account. */
@@ -91,12 +88,6 @@ export interface ClientDocumentNotice {
   documentHost: string;
   /** Where the browser goes back to: the redirect URI's host, or its scheme for an app's own scheme. */
   redirectHost: string;
-}
-
-/** A sign-out form: POST to `action` with these hidden fields. */
-export interface SignOutForm {
-  action: string;
-  fields: Record<string, string>;
 }
 
 /** What an error page shows: the error, never a stack trace, and the ways back. */
