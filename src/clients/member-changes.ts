@@ -63,6 +63,15 @@ export async function createMemberApp(
       ...(homepageUri === undefined ? {} : { homepageUri }),
     },
   );
+  // A storage that does not keep the owner or the approval would make the member's application
+  // look like the operator's (no approval, no reach cap): refused, and the client taken back.
+  const stored = await server.storage.clients.find(issued.clientId);
+  if (stored?.ownerId !== member.id || (settings.requireApproval && stored.awaitingApproval !== true)) {
+    await operatorMethod(server.storage, 'remove')(issued.clientId);
+    throw new TypeError(
+      "openid-oauth-bridge: the storage adapter does not keep a client's ownerId and awaitingApproval, which members' applications need (docs/storage.md)",
+    );
+  }
   emit(server, {
     type: 'app.created',
     clientId: issued.clientId,
@@ -99,6 +108,12 @@ export async function updateMemberApp(
   const changed = Object.entries(changes)
     .filter(([field, value]) => !sameValue((client as unknown as Record<string, unknown>)[field], value))
     .map(([field]) => field);
+  // What the operator verified or approved is what it was: a change of what members see or where
+  // codes go is reviewed again (and an unverified application is under the reach cap again).
+  if (changed.some((field) => REVIEWED.has(field))) {
+    if (client.verified === true) changes.verified = false;
+    if (server.options.developerApps.requireApproval) changes.awaitingApproval = true;
+  }
   const updated = await operatorMethod(server.storage, 'update')(client.clientId, changes);
   if (updated === null) throw new MemberAppRefused('This application no longer exists.', 404);
   if (changed.length) {
@@ -112,6 +127,16 @@ export async function updateMemberApp(
   }
   return updated;
 }
+
+/** The fields the operator's verification and approval vouch for. */
+const REVIEWED = new Set([
+  'applicationName',
+  'redirectUri',
+  'postLogoutRedirectUris',
+  'scopes',
+  'description',
+  'homepageUri',
+]);
 
 function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);

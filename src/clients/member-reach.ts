@@ -1,3 +1,4 @@
+import { CONTROL_OR_INVISIBLE } from '../rules/names.js';
 import type { ClientRecord } from '../storage/types.js';
 import type { MemberAppDeps } from './members.js';
 
@@ -49,7 +50,15 @@ export async function reachCapped(
  */
 export async function makerName(server: MemberAppDeps, ownerId: string): Promise<string> {
   const claims = await server.storage.users.findClaims?.(ownerId);
-  if (typeof claims?.name === 'string' && claims.name !== '') return claims.name;
+  // A provider's name may carry what a member's own would be refused for: shown without it.
+  const name = typeof claims?.name === 'string' ? shown(claims.name) : '';
+  if (name !== '') return name;
   const user = await server.storage.users.find?.(ownerId);
-  return user?.identifier ?? ownerId;
+  return shown(user?.identifier ?? ownerId);
+}
+
+/** `text` without control or invisible characters, at most 100 characters. */
+function shown(text: string): string {
+  const hidden = new RegExp(CONTROL_OR_INVISIBLE.source, 'gu');
+  return text.replace(hidden, '').trim().slice(0, 100);
 }

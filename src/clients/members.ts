@@ -1,4 +1,4 @@
-import { CONTROL_OR_INVISIBLE } from '../rules/names.js';
+import { CONTROL_OR_INVISIBLE, READABLE } from '../rules/names.js';
 import { isPublicClient } from '../rules/client-kind.js';
 import type { ClientRecord, Storage } from '../storage/types.js';
 import type { ServerEvents } from '../events/emitter.js';
@@ -121,8 +121,10 @@ export function checkMemberInput(
   input: MemberAppInput,
 ): ClientRegistration & Pick<ClientRecord, 'description' | 'homepageUri'> {
   const name = input.applicationName.trim();
-  if (name === '' || name.length > MAX_NAME || CONTROL_OR_INVISIBLE.test(name)) {
-    throw new MemberAppRefused(`The name must have 1 to ${MAX_NAME} characters, with no control characters.`);
+  if (name.length > MAX_NAME || !READABLE.test(name) || CONTROL_OR_INVISIBLE.test(name)) {
+    throw new MemberAppRefused(
+      `The name must have 1 to ${MAX_NAME} characters, with a letter or a digit, and no control or invisible characters.`,
+    );
   }
   const description = input.description?.trim() || undefined;
   if (
@@ -133,12 +135,14 @@ export function checkMemberInput(
       `The description must have at most ${MAX_DESCRIPTION} characters, on one line, with no control characters.`,
     );
   }
-  const homepageUri = input.homepageUri?.trim() || undefined;
-  if (homepageUri !== undefined && !isHomepage(homepageUri)) {
+  const typed = input.homepageUri?.trim() || undefined;
+  if (typed !== undefined && !isHomepage(typed)) {
     throw new MemberAppRefused(
       'The home page must be an https URL (at most 500 characters), with no user name or password.',
     );
   }
+  // Shown as the URL parser writes it: a host in punycode ("p\u0430ypal.com" is xn--pypal-4ve.com).
+  const homepageUri = typed === undefined ? undefined : new URL(typed).href;
   if (input.kind === 'native' && input.confidential) {
     throw new MemberAppRefused('A native app cannot keep a secret: make it public (it will use PKCE).');
   }

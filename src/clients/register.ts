@@ -319,10 +319,10 @@ export async function updateClient(
     Object.assign(changes, {
       grantType,
       ...(isPublic
-        ? { secretHash: null }
+        ? { secretHash: null, previousSecret: null }
         : clientSecret === undefined
           ? {}
-          : { secretHash: hashSecret(clientSecret) }),
+          : { secretHash: hashSecret(clientSecret), previousSecret: null }),
       ...(grantType === 'device_code' ? { redirectUri: '' } : {}),
       ...(grantType === 'authorization_code' ? {} : { requirePkce: false }),
     });

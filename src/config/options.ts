@@ -522,7 +522,9 @@ function checkDynamicRegistration(resolved: ResolvedOptions): void {
 /** The developer page's scopes must be among those the server offers, when it names any. */
 function checkDeveloperApps(resolved: ResolvedOptions): void {
   const offered = Object.keys(resolved.scopes);
-  const unknown = resolved.developerApps.scopes?.find((scope) => offered.length > 0 && !offered.includes(scope));
+  const unknown = resolved.developerApps.scopes?.find(
+    (scope) => offered.length > 0 && !offered.includes(scope),
+  );
   if (unknown !== undefined) {
     throw new TypeError(
       `openid-oauth-bridge: invalid options\n  developerApps.scopes: ${JSON.stringify(unknown)} is not a scope the server offers (${offered.join(', ')})`,

@@ -55,14 +55,7 @@ function consent(data: ConsentPageData): string {
             </p>`
           : ''
       }
-      ${
-        data.maker
-          ? html`<p class="${data.maker.verified ? 'maker' : 'maker warning'}">
-              Made by <strong>${data.maker.name}</strong>, a member of this site.
-              ${data.maker.verified ? 'The operator has verified it.' : 'The operator has not verified it: trust it only if you know its maker.'}
-            </p>`
-          : ''
-      }
+      ${data.maker ? makerNotice(data.maker) : ''}
       ${data.description ? html`<p class="description">“${data.description}”</p>` : ''}
       ${data.homepageUri ? html`<p class="homepage"><a href="${data.homepageUri}" rel="noopener noreferrer">${data.homepageUri}</a></p>` : ''}
       ${scopes}
@@ -90,6 +83,20 @@ function consent(data: ConsentPageData): string {
       ${data.signedInAs ? html`<p class="muted account">${avatar(data.picture)}Signed in as ${data.signedInAs}${data.provider ? html` at ${data.provider}` : ''}</p>` : ''}
       ${data.switchAccount ? signOutForm(data.switchAccount, 'Not you? Sign in as someone else') : ''}`,
   );
+}
+
+/** Who made a member's application, whether the operator vouches for it, and where the browser goes. */
+function makerNotice(maker: NonNullable<ConsentPageData['maker']>): SafeHtml {
+  const name = html`<strong><bdi>${maker.name}</bdi></strong>`;
+  const back = maker.redirectHost
+    ? html` After your answer you go back to <strong>${maker.redirectHost}</strong>.`
+    : '';
+  const verdict = maker.verified
+    ? 'The operator has verified it.'
+    : 'The operator has not verified it: trust it only if you know its maker.';
+  return html`<p class="${maker.verified ? 'maker' : 'maker warning'}">
+    Made by ${name}, a member of this site.${back} ${verdict}
+  </p>`;
 }
 
 function error(data: ErrorPageData): string {

@@ -70,7 +70,12 @@ export interface ConsentPageData {
    * A member made the application on the developer page: their name (as their latest sign-in gave
    * it), and whether the operator verified it. Absent for the operator's own applications.
    */
-  maker?: { name: string; verified: boolean };
+  maker?: {
+    name: string;
+    verified: boolean;
+    /** Where the browser goes back to after the decision (a browser's request): the redirect URI's host, or its scheme. */
+    redirectHost?: string;
+  };
   /** What the application says it does, in its maker's words (a member's application). */
   description?: string;
   /** The application's home page, an https URL, in its maker's words. */

@@ -90,6 +90,8 @@ export interface PendingDevice extends PendingCommon {
 export interface DeveloperDraft {
   /** The page to go back to after the sign-in: the form's own page. */
   returnTo: string;
+  /** The account that filled it in: it comes back for that account only. */
+  userId: string;
   /** The form's fields as the member sent them (names and URIs, never a secret). */
   fields: Record<string, string>;
 }

@@ -186,16 +186,18 @@ export async function checkReach(ctx: AuthorizeContext, user: SessionUser): Prom
 }
 
 /** What the consent page says of a member's application: who made it, whether the operator vouches for it, and its own words. */
-async function memberMade({ server, client }: AuthorizeContext): Promise<Partial<ConsentPageData>> {
+async function memberMade({ server, client, pending }: AuthorizeContext): Promise<Partial<ConsentPageData>> {
   const described = {
     ...(client.description ? { description: client.description } : {}),
     ...(client.homepageUri ? { homepageUri: client.homepageUri } : {}),
   };
   if (client.ownerId == null) return described;
-  return {
-    ...described,
-    maker: { name: await makerName(server, client.ownerId), verified: client.verified === true },
+  const maker = {
+    name: await makerName(server, client.ownerId),
+    verified: client.verified === true,
+    ...(pending.kind === 'redirect' ? { redirectHost: redirectHostOf(pending.redirectUri) } : {}),
   };
+  return { ...described, maker };
 }
 
 /**

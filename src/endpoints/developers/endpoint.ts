@@ -154,7 +154,9 @@ async function identifyMember(ctx: DeveloperContext): Promise<void> {
 /** Step of `GET /developers/app`: the query's `client_id`, read as a form's parameters are. */
 function readQuery(ctx: DeveloperContext): void {
   const clientId = new URL(ctx.req.originalUrl, ctx.server.urls.origin).searchParams.getAll('client_id');
-  ctx.params = new Map(clientId.length === 1 ? [['client_id', clientId[0]!]] : []);
+  // A NUL names no client (and PostgreSQL refuses it in text): not found, like any other.
+  const one = clientId.length === 1 && !clientId[0]!.includes('\u0000') ? clientId[0]! : undefined;
+  ctx.params = new Map(one === undefined ? [] : [['client_id', one]]);
 }
 
 /**
@@ -253,17 +255,28 @@ async function showApp(ctx: DeveloperContext): Promise<void> {
   const notice = session.state.developerNotice;
   if (notice !== undefined) delete session.write().developerNotice;
   ctx.answer = page(
-    await appPage(ctx, ctx.app, {
-      ...(draft !== undefined ? { notice: SIGNED_IN_AGAIN } : notice === undefined ? {} : { notice }),
-    }),
+    await appPage(
+      ctx,
+      ctx.app,
+      { ...(draft !== undefined ? { notice: SIGNED_IN_AGAIN } : notice === undefined ? {} : { notice }) },
+      // The change form the member sent before signing in again, filled in as they left it.
+      draft?.name === undefined ? undefined : valuesOf(new Map(Object.entries(draft)), ctx.app),
+    ),
   );
 }
 
 async function updateApp(ctx: DeveloperContext): Promise<void> {
   const { server, params, member, app } = ctx;
   if (app.disabled) return refuseOnApp(ctx, new MemberAppRefused(SUSPENDED, 403));
+  let checked;
   try {
-    const checked = checkMemberInput(server, member, inputOf(params, app));
+    checked = checkMemberInput(server, member, inputOf(params, app));
+  } catch (err) {
+    return refuseOnApp(ctx, err);
+  }
+  // Where the application sends codes is worth a secret: a change needs a recent sign-in too.
+  if (!(await recentSignIn(ctx, appUrl(ctx, app.clientId)))) return;
+  try {
     await updateMemberApp(server, app, checked, eventContext(ctx.req));
   } catch (err) {
     return refuseOnApp(ctx, err);
@@ -272,7 +285,7 @@ async function updateApp(ctx: DeveloperContext): Promise<void> {
   ctx.answer = redirect(appUrl(ctx, app.clientId), 303);
 }
 
-const SUSPENDED = 'The operator has suspended this application: it cannot be changed.';
+const SUSPENDED = 'The operator has suspended this application: it cannot be changed or deleted.';
 
 async function rotateSecret(ctx: DeveloperContext): Promise<void> {
   const { server, params, app } = ctx;
@@ -302,9 +315,12 @@ async function rotateSecret(ctx: DeveloperContext): Promise<void> {
 
 async function deleteApp(ctx: DeveloperContext): Promise<void> {
   const { server, params, app } = ctx;
+  // A suspended application stays, with its owner's suspension, for the operator to see.
+  if (app.disabled) return refuseOnApp(ctx, new MemberAppRefused(SUSPENDED, 403));
   if (params.get('confirm') !== 'yes') {
     return refuseOnApp(ctx, new MemberAppRefused('Tick the box to confirm the deletion.'));
   }
+  if (!(await recentSignIn(ctx, appUrl(ctx, app.clientId)))) return;
   await deleteMemberApp(server, app, eventContext(ctx.req));
   ctx.session!.write().developerNotice = app.applicationName;
   ctx.answer = redirect(server.urls.developers, 303);

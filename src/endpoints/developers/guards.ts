@@ -28,7 +28,10 @@ export async function recentSignIn(ctx: DeveloperContext, returnTo: string): Pro
     ctx.answer = page(developerError(ctx, 403, 'Sign in again first', message), 403);
     return false;
   }
-  ctx.session!.write().developerDraft = { returnTo, fields: draftFields(ctx.params) };
+  const session = ctx.session!;
+  session.write().developerDraft = { returnTo, userId: user.id, fields: draftFields(ctx.params) };
+  // The sign-in is for this form: an authorization pending in this browser would take it over.
+  session.clearPending();
   const provider = findProvider(server, user.provider);
   ctx.answer = provider
     ? redirect(loginUrl(server, provider.identifier, 'developers'), 303)

@@ -84,6 +84,8 @@ export async function appPage(
   ctx: DeveloperContext,
   app: ClientRecord,
   said: { secret?: string; notice?: string; error?: string },
+  /** The change form's values, when not the stored ones (a draft kept across a sign-in). */
+  editValues: DeveloperAppValues = storedValues(app),
 ): Promise<string> {
   const { server, user } = ctx;
   const { urls, options } = server;
@@ -111,7 +113,7 @@ export async function appPage(
     edit: {
       action: `${urls.developers}/app/update`,
       fields: formFields(ctx, false, app.clientId),
-      values: storedValues(app),
+      values: editValues,
       scopes: scopeChoices(ctx),
       teams: [...new Set([...ctx.member.teams, ...(app.allowedTeams ?? [])])],
     },

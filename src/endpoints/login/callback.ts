@@ -163,7 +163,8 @@ export async function signIn(ctx: CallbackContext): Promise<void> {
   const claims = claimsOfLogin(ctx);
   await server.storage.users.saveClaims?.(account.id, claims);
   // A sign-in again before a secret is made keeps the form the member filled in.
-  const draft = purpose === 'developers' ? ctx.session!.state.developerDraft : undefined;
+  const kept = purpose === 'developers' ? ctx.session!.state.developerDraft : undefined;
+  const draft = kept?.userId === account.id ? kept : undefined;
   const state = await ctx.session!.regenerate();
   if (draft !== undefined) state.developerDraft = draft;
   state.user = {

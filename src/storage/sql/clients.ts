@@ -27,10 +27,7 @@ export function sqlClientStore({ db, prepare }: SqlContext): Required<ClientStor
     async list(filter = {}) {
       let query = db.selectFrom('oauth_clients').select(COLUMNS.oauth_clients);
       if (filter.ownerId !== undefined) query = query.where('owner_id', '=', filter.ownerId);
-      const rows = await query
-        .orderBy('created_at')
-        .orderBy('client_id')
-        .execute();
+      const rows = await query.orderBy('created_at').orderBy('client_id').execute();
       return rows.map(toClient);
     },
     async update(clientId, changes) {

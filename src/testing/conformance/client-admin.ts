@@ -114,7 +114,11 @@ export function clientAdminTests(suite: ConformanceSuite): void {
       const other = clientRecord(now, { ownerId: freshId('member') });
       await admin().create(other);
       const expected = without(client, 'previousSecret');
-      sameRecord(await admin().find(client.clientId), expected, "clients.find must return a member's client as created");
+      sameRecord(
+        await admin().find(client.clientId),
+        expected,
+        "clients.find must return a member's client as created",
+      );
       const listed = (await admin().list({ ownerId })).filter((c) => c.ownerId === ownerId);
       equal(listed.length, 1, 'clients.list({ ownerId }) must include each client of that owner');
       sameRecord(listed[0], expected, 'clients.list({ ownerId }) must return every field of each client');

@@ -45,9 +45,9 @@ describe('hostile form fields', () => {
     [
       'a right-to-left override in the name',
       { ...WEB_APP, name: 'Stats\u202Egpj.exe' },
-      /no control characters/,
+      /no control or invisible characters/,
     ],
-    ['a zero-width space in the name', { ...WEB_APP, name: 'Pay\u200Bpal' }, /no control characters/],
+    ['a zero-width space in the name', { ...WEB_APP, name: 'Pay\u200Bpal' }, /no control or invisible characters/],
     ['a javascript: redirect URI', { ...WEB_APP, redirect_uri: 'javascript:alert(1)' }, /https/],
     ['an http redirect URI off loopback', { ...WEB_APP, redirect_uri: 'http://stats.example/cb' }, /https/],
     [

@@ -61,7 +61,7 @@ describe('members the host signed in', () => {
     const member = newBrowser(t).set('x-user', 'bea').set('x-teams', 'builders');
     const consent = await member.get('/oauth/authorize').query(query);
     expect(consent.status).toBe(200);
-    expect(consent.text).toContain('Made by <strong>maker</strong>');
+    expect(consent.text).toContain('Made by <strong><bdi>maker</bdi></strong>');
     expect((await answerConsent({ ...t, agent: member }, consent.text, 'allow')).status).toBe(303);
     const outsider = newBrowser(t).set('x-user', 'otto').set('x-teams', 'artists');
     const refused = await outsider.get('/oauth/authorize').query(query);

@@ -61,7 +61,9 @@ async function browserTrusts(app: TestApp, url: URL, applicationName: string): P
   const consent = await app.agent.get(pathOf(url.href));
   expect(consent.status).toBe(200);
   expect(consent.text).toContain(`Do you trust ${applicationName}?`);
-  expect(consent.text).toMatch(/Made by <strong>[^<]*\/user\/alice<\/strong>, a member of this site/);
+  expect(consent.text).toMatch(
+    /Made by <strong><bdi>[^<]*\/user\/alice<\/bdi><\/strong>, a member of this site/,
+  );
   expect(consent.text).toContain('The operator has not verified it');
   const decided = await answerConsent(app, consent.text, 'allow');
   expect(decided.status).toBe(303);

@@ -147,7 +147,9 @@ describe('creating an application', () => {
       scope: 'realms',
       state: 's',
     });
-    expect(consent.text).toMatch(/Made by <strong>[^<]*\/user\/alice<\/strong>, a member of this site/);
+    expect(consent.text).toMatch(
+      /Made by <strong><bdi>[^<]*\/user\/alice<\/bdi><\/strong>, a member of this site/,
+    );
     expect(consent.text).toContain('The operator has not verified it');
     expect(consent.text).toContain('Charts of your realms');
     expect(consent.text).toContain('href="https://stats.example/"');
