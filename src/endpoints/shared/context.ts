@@ -5,6 +5,7 @@ import type { SessionUser } from '../../session/state.js';
 import type { Request, Response } from 'express';
 import type { Answer } from '../../http/answer.js';
 import type { RedirectTarget } from '../../http/redirect.js';
+import type { Trace } from './trace.js';
 
 /** Where a request was answered, as `server.error` events name it. */
 export type EndpointName = ServerErrorEvent['endpoint'];
@@ -32,6 +33,8 @@ export interface Context {
   redirectTarget?: RedirectTarget;
   /** What the request is answered with: set by the step that answers, usually the last. */
   answer?: Answer;
+  /** The request's trace, when its tracing channel has a subscriber (src/endpoints/shared/trace.ts). */
+  readonly trace?: Trace;
 }
 
 /**

@@ -1,6 +1,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
-import { OAuthError } from '../../errors/oauth-error.js';
+import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
+import { traceChannel, traced, type RequestTrace } from '../../observability/channels.js';
+import { describeRequest, traceNameOf, type Trace } from './trace.js';
 import { send } from '../../http/answer.js';
 import type { Context, Endpoint, Step } from './context.js';
 import { setNoStore, setPageHeaders } from '../../http/headers.js';
@@ -21,7 +23,21 @@ export function handle<C extends Context>(
 ): RequestHandler {
   const { steps, kind } = endpoint;
   const extend = endpoint.context ?? ((ctx: Context) => ctx as C);
-  return function pipeline(req: Request, res: Response, next: NextFunction): void {
+  const channel = traceChannel(traceNameOf(endpoint.name));
+  const run = (req: Request, res: Response, next: NextFunction, trace?: Trace): void =>
+    pipeline(req, res, next, trace);
+  // With a subscriber on the endpoint's tracing channel, the request runs inside it.
+  return function traceable(req: Request, res: Response, next: NextFunction): void {
+    if (!channel.hasSubscribers) return run(req, res, next);
+    const context: RequestTrace & { error?: unknown } = { endpoint: endpoint.name };
+    traced(
+      channel,
+      context,
+      () => new Promise<void>((resolve, reject) => run(req, res, next, { context, resolve, reject })),
+      (err) => err as Error,
+    ).catch(() => {});
+  };
+  function pipeline(req: Request, res: Response, next: NextFunction, trace?: Trace): void {
     if (req.method === 'HEAD' && kind === 'page') {
       res.status(405).set('Allow', 'GET').end();
       return;
@@ -35,6 +51,7 @@ export function handle<C extends Context>(
       req,
       res,
       endpoint: endpoint as unknown as Endpoint<never>,
+      ...(trace === undefined ? {} : { trace }),
     });
     let ran: void | Promise<void>;
     try {
@@ -49,7 +66,7 @@ export function handle<C extends Context>(
       () => finish(ctx, next),
       (err: unknown) => presentError(ctx, err),
     );
-  };
+  }
 }
 
 function wrongMethod(method: Endpoint<never>['method']): OAuthError {
@@ -84,12 +101,36 @@ function sendOrPass(ctx: Context, next: NextFunction): void {
   if (answer === undefined) {
     return presentError(ctx, new Error(`endpoint ${ctx.endpoint.path} ended without an answer`));
   }
-  if (answer.kind === 'next') return next();
+  if (answer.kind === 'next') {
+    settle(ctx);
+    return next();
+  }
   try {
     send(ctx.res, answer);
   } catch (err) {
-    presentError(ctx, err);
+    return presentError(ctx, err);
   }
+  settle(ctx);
+}
+
+/**
+ * Ends a traced request's trace (a subscriber on its channel): what it was, as far as the request
+ * knows it, in bounded words. `error`: the code it was refused with.
+ */
+function settle(ctx: Context, error?: string): void {
+  const { trace } = ctx;
+  if (trace === undefined) return;
+  const { context } = trace;
+  Object.assign(context, describeRequest(ctx));
+  if (!ctx.res.headersSent && ctx.answer?.kind === 'next') {
+    context.outcome = 'success';
+  } else {
+    context.status = ctx.res.statusCode;
+    context.outcome = error === undefined ? 'success' : 'error';
+  }
+  if (error === undefined) return trace.resolve();
+  context.errorCode = error;
+  trace.reject(new Error(`${ctx.endpoint.name} refused: ${error}`));
 }
 
 /**
@@ -100,6 +141,7 @@ function sendOrPass(ctx: Context, next: NextFunction): void {
 function presentError(ctx: Context, err: unknown): void {
   try {
     presentErrorOf(ctx, err);
+    if (ctx.trace !== undefined) settle(ctx, toOAuthError(err).code);
   } catch {
     const { res } = ctx;
     if (res.headersSent) {
@@ -109,5 +151,8 @@ function presentError(ctx: Context, err: unknown): void {
     res.statusCode = 500;
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.end('Internal Server Error');
+  }
+  if (ctx.trace !== undefined && ctx.res.headersSent && ctx.trace.context.outcome === undefined) {
+    settle(ctx, 'server_error');
   }
 }

@@ -1,0 +1,175 @@
+import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
+
+/*
+ * Tracing without a dependency: Node's `diagnostics_channel` tracing channels, one per endpoint
+ * and one per outbound call, named `openid-oauth-bridge:<name>`. A subscriber sees `start`, `end`,
+ * `asyncStart`, `asyncEnd` and `error` for each request or call, with a context object whose
+ * fields are bounded: names the library chooses, an error code, a kind, a provider's configured
+ * name. Never a token, code, secret, cookie or a raw client id. With no subscriber, a request
+ * pays for one `hasSubscribers` check.
+ */
+
+/** What each endpoint's channel is named for. */
+export type EndpointTraceName =
+  | 'authorize'
+  | 'token'
+  | 'introspect'
+  | 'revoke'
+  | 'bearer'
+  | 'device'
+  | 'userinfo'
+  | 'register'
+  | 'login'
+  | 'logout'
+  | 'applications'
+  | 'developers'
+  | 'jwks';
+
+/** What each outbound call's channel is named for. */
+export type OutboundTraceName =
+  | 'openid_discovery'
+  | 'openid_verification'
+  | 'client_document_fetch'
+  | 'steam_web_api';
+
+/** The context a request's channel publishes: filled in as the request goes, final at `asyncEnd`. */
+export interface RequestTrace {
+  /** The endpoint, by the name `server.error` events give it (`token`, `authorization`, `consent`, …). */
+  endpoint: string;
+  /** The token endpoint's `grant_type`, when it is one this server knows (others: `other`). */
+  grantType?: string;
+  /** How the request ended: answered, passed on to the host's route (`requireBearer`), or refused. */
+  outcome?: 'success' | 'error';
+  /** The OAuth error code it was refused with (`invalid_grant`, `server_error`, …). */
+  errorCode?: string;
+  /** The HTTP status answered; absent when `requireBearer` passed the request on. */
+  status?: number;
+  /** The client's kind, once the request knows its client. */
+  clientKind?: ClientKind;
+  /** The configured provider a login is at, by its name. */
+  provider?: string;
+}
+
+/** The kinds a client is counted by: bounded, whatever the number of clients. */
+export type ClientKind = 'confidential' | 'public' | 'document' | 'dynamic' | 'member';
+
+/** The context an outbound call's channel publishes. */
+export interface OutboundTrace {
+  call: OutboundTraceName;
+  /** The configured provider the call is for, by its name, when there is one. */
+  provider?: string;
+  outcome?: 'success' | 'error';
+  /** Why it failed, in a word (`timeout`, `refused`, `status`, `invalid`, `network`). */
+  reason?: string;
+}
+
+const PREFIX = 'openid-oauth-bridge:';
+
+const channels = new Map<string, TracingChannel<object, object>>();
+
+/** The tracing channel `openid-oauth-bridge:<name>`: the one a subscriber subscribes to. */
+export function traceChannel(name: EndpointTraceName | OutboundTraceName): TracingChannel<object, object> {
+  let channel = channels.get(name);
+  if (channel === undefined) {
+    channel = tracingChannel(`${PREFIX}${name}`);
+    channels.set(name, channel);
+  }
+  return channel;
+}
+
+/** Every channel's name, for a subscriber that wants them all (metrics, OpenTelemetry). */
+export const TRACE_NAMES: readonly (EndpointTraceName | OutboundTraceName)[] = [
+  'authorize',
+  'token',
+  'introspect',
+  'revoke',
+  'bearer',
+  'device',
+  'userinfo',
+  'register',
+  'login',
+  'logout',
+  'applications',
+  'developers',
+  'jwks',
+  'openid_discovery',
+  'openid_verification',
+  'client_document_fetch',
+  'steam_web_api',
+];
+
+/**
+ * Runs `run` inside `channel` as `tracePromise` does (`start` with the stores bound, `end`, then
+ * `asyncStart`/`asyncEnd`, or `error`), but the `error` subscribers see `safeError(err)` in
+ * `context.error`, never what was thrown: an error of a call or of a storage may carry a URL with a
+ * token, a SQL statement, a cookie. What `run` resolves or rejects with reaches the caller as is.
+ */
+export function traced<C extends { error?: unknown }, T>(
+  channel: TracingChannel<object, object>,
+  context: C,
+  run: () => Promise<T>,
+  safeError: (err: unknown) => Error,
+): Promise<T> {
+  return channel.start.runStores(context, () => {
+    let promise: Promise<T>;
+    try {
+      promise = run();
+    } catch (err) {
+      context.error = safeError(err);
+      channel.error.publish(context);
+      channel.end.publish(context);
+      throw err;
+    }
+    channel.end.publish(context);
+    return promise.then(
+      (result) => {
+        channel.asyncStart.publish(context);
+        channel.asyncEnd.publish(context);
+        return result;
+      },
+      (err: unknown) => {
+        context.error = safeError(err);
+        channel.error.publish(context);
+        channel.asyncStart.publish(context);
+        channel.asyncEnd.publish(context);
+        throw err;
+      },
+    );
+  });
+}
+
+/**
+ * Runs an outbound call inside its channel: `asyncEnd` with `outcome`, or `error` with an error that
+ * says only `trace.reason`. With no subscriber, just runs it.
+ */
+export function traceOutbound<T>(trace: OutboundTrace, call: () => Promise<T>): Promise<T> {
+  const channel = traceChannel(trace.call);
+  if (!channel.hasSubscribers) return call();
+  const context: OutboundTrace & { error?: unknown } = trace;
+  return traced(
+    channel,
+    context,
+    () =>
+      call().then(
+        (result) => {
+          trace.outcome = 'success';
+          return result;
+        },
+        (err: unknown) => {
+          trace.outcome = 'error';
+          trace.reason ??= reasonOf(err);
+          throw err;
+        },
+      ),
+    () => new Error(`${trace.call} failed: ${trace.reason ?? 'failed'}`),
+  );
+}
+
+/** A word for why an outbound call failed: bounded, never its message. */
+function reasonOf(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  const name = (err as { name?: unknown } | null)?.name;
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || name === 'TimeoutError') return 'timeout';
+  if (code === 'ECONNREFUSED') return 'refused';
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? 'network' : 'failed';
+}

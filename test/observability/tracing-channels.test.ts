@@ -1,0 +1,68 @@
+/**
+ * Tracing without a dependency (issue 41): a `diagnostics_channel.tracingChannel` subscriber sees
+ * start, end and asyncEnd for every token request, error for each refused one, with bounded fields
+ * only; with no subscriber, nothing is traced.
+ */
+import { tracingChannel } from 'node:diagnostics_channel';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../support/app.js';
+import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';
+
+let t: TestApp;
+afterEach(() => t?.close());
+
+type Seen = { event: string; context: Record<string, unknown> };
+
+function subscribe(name: string) {
+  const seen: Seen[] = [];
+  const record = (event: string) => (context: object) =>
+    void seen.push({ event, context: { ...(context as Record<string, unknown>) } });
+  const handlers = {
+    start: record('start'),
+    end: record('end'),
+    asyncStart: record('asyncStart'),
+    asyncEnd: record('asyncEnd'),
+    error: record('error'),
+  };
+  const channel = tracingChannel(`openid-oauth-bridge:${name}`);
+  channel.subscribe(handlers);
+  return { seen, stop: () => channel.unsubscribe(handlers) };
+}
+
+describe('the token endpoint on its tracing channel', () => {
+  it('publishes start, end and asyncEnd for each request, error for a refused one, with bounded fields', async () => {
+    t = await createTestApp();
+    const { code } = await obtainCode(t);
+    const { seen, stop } = subscribe('token');
+    try {
+      const tokens = (await exchangeCode(t, code)).body as { access_token: string; refresh_token: string };
+      expect((await refreshWith(t, tokens.refresh_token)).status).toBe(200);
+      expect((await exchangeCode(t, code)).status).toBe(400); // replayed
+      const events = seen.map((s) => s.event);
+      expect(events.filter((e) => e === 'start')).toHaveLength(3);
+      expect(events.filter((e) => e === 'asyncEnd')).toHaveLength(3);
+      expect(events.filter((e) => e === 'error')).toHaveLength(1);
+      const ends = seen.filter((s) => s.event === 'asyncEnd').map((s) => s.context);
+      expect(ends[0]).toMatchObject({
+        endpoint: 'token',
+        grantType: 'authorization_code',
+        outcome: 'success',
+        status: 200,
+        clientKind: 'confidential',
+      });
+      expect(ends[1]).toMatchObject({ grantType: 'refresh_token', outcome: 'success' });
+      expect(ends[2]).toMatchObject({ outcome: 'error', errorCode: 'invalid_grant', status: 400 });
+      const published = JSON.stringify(seen);
+      for (const secret of [code, tokens.access_token, tokens.refresh_token, t.codeClient.clientSecret]) {
+        expect(published).not.toContain(secret);
+      }
+      expect(published).not.toContain(t.codeClient.clientId);
+    } finally {
+      stop();
+    }
+    // Unsubscribed: nothing more.
+    const before = seen.length;
+    await refreshWith(t, 'nothing');
+    expect(seen).toHaveLength(before);
+  });
+});
