@@ -18,6 +18,7 @@ const ENTRIES = {
   'openid-oauth-bridge/openid': 'src/openid/index.ts',
   'openid-oauth-bridge/testing': 'src/testing/index.ts',
   'openid-oauth-bridge/redis': 'src/storage/redis/index.ts',
+  'openid-oauth-bridge/observability': 'src/observability/index.ts',
 } as const;
 
 /**
