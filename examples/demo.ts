@@ -2,7 +2,8 @@
  * `npm run demo`: the whole flow on this machine, as three servers bound to 127.0.0.1.
  *
  * - PORT (default 3000): the "existing app" with openid-oauth-bridge mounted (./existing-app.ts),
- *   with its API at /v1/realms and an MCP server at /mcp (./realms-mcp.ts), two resources;
+ *   with its API at /v1/realms and an MCP server at /mcp (./realms-mcp.ts), two resources, and
+ *   the developer page at /developers, where members register their own applications;
  * - PORT+1: a client application that uses both grants (./client-app.ts);
  * - PORT+2: the development OpenID 2.0 provider, where any user name logs in without a password.
  *
@@ -182,6 +183,7 @@ async function main(): Promise<void> {
 openid-oauth-bridge demo
 
   Authorization server  ${publicUrl}  (GET / is the root resource; the API is GET /v1/realms)
+  Developer page        ${publicUrl}/developers  (members sign in and register their own applications)
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
   Database              ${databaseUrl.startsWith('sqlite:') ? databaseUrl : `${storage.dialect}, from DATABASE_URL (not shown: it may hold a password)`}

@@ -9,6 +9,7 @@ import express, { type RequestHandler } from 'express';
 import {
   bearerOf,
   createAuthorizationServer,
+  developerRouter,
   metadataRouter,
   oauthRouter,
   requireBearer,
@@ -89,6 +90,11 @@ export function createExistingApp(options: ExistingAppOptions): {
   // - POST /oauth/introspect (RFC 7662): here only for a client's own tokens; list the client ids
   //   of separate resource servers in `resourceServers` to let them check every token.
   api.use(oauthRouter(server));
+  // The developer page (docs/developer-page.md): members sign in at a provider, as they do to
+  // authorize, and register their own applications at GET /developers, each with a secret shown
+  // once. Its limits are the server's `developerApps` option (here the defaults: 10 applications
+  // a member, at most 100 members for an application the operator has not verified).
+  api.use(developerRouter(server));
 
   // The app's own API, the default resource (requireBearer without `resource` protects it).
   const realms = memoryRealms();

@@ -3,7 +3,8 @@
  * cannot lag behind the code again. The options are read from the options types with the
  * TypeScript compiler (`AuthorizationServerOptions`, down to each documented nested option such
  * as `oidc.keySecret`, and `OAuthRouterOptions`); the routes are those the routers hand to the
- * route table, captured at run time with OpenID Connect on.
+ * route table (`oauthRouter`, `metadataRouter`, `developerRouter`), captured at run time with
+ * OpenID Connect on.
  *
  * A name counts as named when a code span of the reference is it, or, in the reference's
  * shorthand, a code span `.name` follows a code span `prefix.other` on the same line
@@ -28,7 +29,7 @@ vi.mock('../../src/http/routes.js', async (importOriginal) => {
   };
 });
 
-const { createAuthorizationServer, memoryStorage, oauthRouter, metadataRouter } =
+const { createAuthorizationServer, developerRouter, memoryStorage, oauthRouter, metadataRouter } =
   await import('../../src/index.js');
 
 /** The server's options are declared in this file; the walk starts there. */
@@ -59,7 +60,9 @@ function optionNames(): string[] {
       const array = checker.isArrayType(member);
       const element = array ? checker.getTypeArguments(member as ts.TypeReference)[0]! : member;
       const symbol = element.getSymbol();
-      const inOptions = symbol?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(OPTIONS_FOLDER));
+      const inOptions = symbol?.declarations?.some((d) =>
+        d.getSourceFile().fileName.startsWith(OPTIONS_FOLDER),
+      );
       const options = symbol?.name.endsWith('Options') && symbol.flags & ts.SymbolFlags.Interface;
       if (options && inOptions) return { type: element, array };
     }
@@ -95,7 +98,7 @@ function codeSpans(text: string): Set<string> {
 
 /**
  * Every route the routers mount, with OpenID Connect and dynamic registration on (their endpoints
- * are mounted only then).
+ * are mounted only then), and the developer page's, which `oauthRouter` leaves out.
  */
 function routes(): { method: string; path: string }[] {
   const server = createAuthorizationServer({
@@ -109,6 +112,7 @@ function routes(): { method: string; path: string }[] {
   captured.length = 0;
   oauthRouter(server);
   metadataRouter(server);
+  developerRouter(server);
   return [...new Map(captured.map((route) => [route.path, route])).values()];
 }
 
@@ -130,7 +134,12 @@ describe('docs/reference.md follows the code', () => {
     );
     expect(options).not.toContain('oidc');
     expect(routes().map((r) => r.path)).toEqual(
-      expect.arrayContaining(['/oauth/token', '/oauth/userinfo', '/oauth/register']),
+      expect.arrayContaining([
+        '/oauth/token',
+        '/oauth/userinfo',
+        '/oauth/register',
+        '/developers/app/rotate',
+      ]),
     );
     const sample = codeSpans('| `device.codeTtl`, `.interval` | `providers[].icon`, `.sreg` |');
     expect([...sample]).toEqual([

@@ -45,6 +45,7 @@ declare function myStorage(): import('openid-oauth-bridge').Storage;
 declare function myEphemeralStore(): import('openid-oauth-bridge').EphemeralStore;
 declare const auditLog: { write(event: unknown): void };
 declare const metrics: { increment(name: string, tags?: Record<string, string>): void };
+declare const mailer: { send(message: { to: string; subject: string; text: string }): Promise<void> };
 declare function realmsOf(userId: string): unknown;
 declare function statsOf(userId: string): unknown;
 declare const providers: import('openid-oauth-bridge').ProviderOptions[];

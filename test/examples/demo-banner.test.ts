@@ -65,3 +65,26 @@ it("the demo's banner says how to rotate its signing keys, and that command work
   const { stdout } = await promisify(execFile)('sh', ['-c', command!], { cwd: root, env });
   expect(stdout).toMatch(/\bactive\b.*\byes\b/);
 }, 90_000);
+
+/**
+ * The demo mounts the developer page (issue 40), and its banner says where: the URL it prints
+ * answers, to a visitor not signed in, the provider selection for the developer page, with the
+ * demo's development provider among the choices.
+ */
+it("the demo's banner names the developer page, which asks a visitor to choose a provider", async () => {
+  const demo = await startDemo();
+  try {
+    const url =
+      /^ {2}Developer page {8}(\S+) {2}\(members sign in and register their own applications\)$/m.exec(
+        demo.output(),
+      )?.[1];
+    expect(url, demo.output()).toBe(`${demo.serverUrl}/developers`);
+    const page = await fetch(url!, { redirect: 'manual' });
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('Sign in to continue to the developer page');
+    expect(html).toMatch(/<a href="[^"]*\/oauth\/login\?[^"]*for=developers">Development provider<\/a>/);
+  } finally {
+    await demo.stop();
+  }
+}, 60_000);

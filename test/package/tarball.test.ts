@@ -4,10 +4,14 @@
  * @types/express besides the package. Also loads both builds in one process (the dual-package
  * hazard). Dependencies come from npm's cache, so the test runs offline.
  */
+import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { freePort, runCodeFlow, runProgram } from '../examples/run-example.js';
+import { Browser, firstForm, firstLink, signInAtDevelopmentProvider } from '../support/browser.js';
+import { developerPageTryIt } from './developer-page-try-it.js';
 import { pack, ROOT, type Packed } from './packed.js';
 import { readmeQuickStart } from './readme-quick-start.js';
 
@@ -21,6 +25,7 @@ let tsApp: string;
 let readmeEsmApp: string;
 let readmeCjsApp: string;
 const quickStart = readmeQuickStart();
+const tryIt = developerPageTryIt();
 
 /**
  * The storage driver's native addon. `npm ci --ignore-scripts` (offline, as CI runs it) skips the
@@ -52,7 +57,8 @@ beforeAll(async () => {
   copyNativeAddons(readmeEsmApp);
   copyNativeAddons(readmeCjsApp);
 }, 180_000);
-afterAll(() => packed?.dispose());
+// Deleting the apps' node_modules took from 5 to over 20 s here, past the default hook timeout.
+afterAll(() => packed?.dispose(), 60_000);
 
 const rootUrls = (port = '\\d+') => ({
   oauth: {
@@ -262,6 +268,117 @@ describe("the README's own quick start, installed from the tarball with the driv
       } finally {
         await second.stop();
       }
+    },
+  );
+});
+
+describe("docs/developer-page.md's try-it, from the tarball", () => {
+  it('names express and the tarball, the program to save, and the requests to send', () => {
+    expect(tryIt.packages).toEqual(['express']);
+    expect(tryIt.file).toBe('app.mjs');
+    expect(Object.fromEntries(tryIt.authorize.searchParams)).toEqual({
+      response_type: 'code',
+      client_id: 'CLIENT_ID',
+      redirect_uri: tryIt.redirectUri,
+      scope: 'realms:read',
+    });
+  });
+
+  it(
+    'a member signs in at the development provider, creates a confidential app on the pages, and gets a token with its secret',
+    { timeout: 60_000 },
+    async () => {
+      // The app docs/developer-page.md makes (`npm init -y`: CommonJS; express and the tarball) is
+      // the CommonJS app; the program is an .mjs file in it.
+      const app = cjsApp;
+      writeFileSync(join(app, tryIt.file), tryIt.program);
+      // The page's port (3000) may be taken here: a free one instead, through PORT.
+      const port = await freePort();
+      const onPort = (text: string) => text.replaceAll('localhost:3000', `localhost:${port}`);
+      const program = runProgram(tryIt.file, [tryIt.file], app, { PORT: String(port) });
+      onTestFinished(() => program.stop().then(() => undefined));
+      const [, printed] = await program.waitFor(/developer page: (\S+)/);
+      const developers = onPort(tryIt.developersUrl.href);
+      expect(printed).toBe(developers);
+
+      const baseUrl = `http://localhost:${port}`;
+      const browser = new Browser(baseUrl);
+      const get = (url: string) => browser.request(`http://127.0.0.1:${port}`, url);
+      const post = (url: string, fields: Record<string, string>) =>
+        browser.request(`http://127.0.0.1:${port}`, url, {
+          method: 'POST',
+          // What a browser sends with a form of the page: its own origin.
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: baseUrl },
+          body: new URLSearchParams(fields),
+        });
+
+      // 1. The developer page: choose the development provider, sign in as alice.
+      const selection = await get(developers);
+      const selectionHtml = await selection.text();
+      expect(selection.status).toBe(200);
+      expect(selectionHtml).toContain('Development provider');
+      const toProvider = await get(firstLink(selectionHtml)!);
+      expect(toProvider.status).toBe(302);
+      const callback = await get(
+        await signInAtDevelopmentProvider(toProvider.headers.get('location')!, 'alice'),
+      );
+      expect(callback.status).toBe(303);
+      expect(callback.headers.get('location')).toBe(developers);
+
+      // 2. Create an application: web, confidential, the page's redirect URI and scope.
+      const list = await (await get(developers)).text();
+      expect(list).toContain(`href="${baseUrl}/developers/new"`);
+      const form = firstForm(await (await get('/developers/new')).text())!;
+      const scope = tryIt.authorize.searchParams.get('scope')!;
+      const created = await post(form.action, {
+        ...form.fields,
+        name: 'My app',
+        kind: 'web',
+        client_type: 'confidential',
+        redirect_uri: tryIt.redirectUri,
+        [`scope.${scope}`]: 'on',
+      });
+      const createdHtml = await created.text();
+      expect(created.status, createdHtml).toBe(200);
+
+      // 3. The client id, and the secret shown this once.
+      const clientId = /<code id="client-id">([^<]+)<\/code>/.exec(createdHtml)?.[1];
+      const clientSecret = /<code class="secret" id="client-secret">([^<]+)<\/code>/.exec(createdHtml)?.[1];
+      expect(clientId).toBeDefined();
+      expect(clientSecret).toMatch(/^[\w-]{40,}$/);
+
+      // 4. The authorization URL, signed in already: the consent page names the maker; trust it.
+      const consent = await get(onPort(tryIt.authorize.href).replace('CLIENT_ID', clientId!));
+      const consentHtml = await consent.text();
+      expect(consent.status).toBe(200);
+      expect(consentHtml).toMatch(/Made by <strong>[^<]*\/user\/alice<\/strong>/);
+      expect(consentHtml).toContain('The operator has not verified it');
+      const decision = firstForm(consentHtml)!;
+      const decided = await post(decision.action, { ...decision.fields, decision: 'allow' });
+      expect(decided.status).toBe(303);
+      const back = new URL(decided.headers.get('location')!);
+      expect(back.origin + back.pathname).toBe(tryIt.redirectUri);
+      const code = back.searchParams.get('code')!;
+
+      // 5. The two curl commands, as the page writes them.
+      const sh = async (command: string) => (await promisify(execFile)('sh', ['-c', command])).stdout;
+      const tokens = JSON.parse(
+        await sh(
+          onPort(tryIt.tokenCommand)
+            .replace('code=CODE', `code=${code}`)
+            .replace('CLIENT_ID:CLIENT_SECRET', `${clientId}:${clientSecret}`),
+        ),
+      ) as Record<string, unknown>;
+      const answered = JSON.parse(tryIt.tokenAnswer.replaceAll('…', '')) as Record<string, unknown>;
+      expect(Object.keys(tokens)).toEqual(Object.keys(answered));
+      expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 3600, scope });
+      const api = JSON.parse(
+        await sh(onPort(tryIt.apiCommand).replace('ACCESS_TOKEN', tokens.access_token as string)),
+      ) as unknown;
+      expect(api).toEqual({ user: expect.any(String), realms: ['Ravenholm'] });
+
+      // Back on the page, the application counts its one member.
+      expect(await (await get(developers)).text()).toContain('1 member authorized it');
     },
   );
 });
