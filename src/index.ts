@@ -78,6 +78,8 @@ export type {
   EphemeralStore,
   ClientStore,
   ClientRecord,
+  ClientChanges,
+  ClientListFilter,
   UserStore,
   UserRecord,
   GrantStore,

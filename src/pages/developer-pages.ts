@@ -120,22 +120,37 @@ export function developerApp(data: DeveloperAppPageData): string {
         }
       </dl>
       ${data.rotate ? rotateForm(data.rotate, app.previousSecretUntil) : ''}
-      <h2>Change it</h2>
-      <form method="post" action="${data.edit.action}">
-        ${hiddenFields(data.edit)} ${appFields(data.edit.values, data.edit.scopes, data.edit.teams, false)}
-        <button class="primary" type="submit">Save the changes</button>
-      </form>
-      <h2>Delete it</h2>
-      <form method="post" action="${data.delete.action}">
-        ${hiddenFields(data.delete)}
-        <label class="choice"
-          ><input type="checkbox" name="confirm" value="yes" required /> Delete ${app.applicationName}: every
-          member's access ends at once, and it cannot be undone.</label
-        >
-        <button class="secondary" type="submit">Delete ${app.applicationName}</button>
-      </form>
+      ${data.edit ? editForm(data.edit) : ''}
+      ${data.delete ? deleteForm(data.delete, app.applicationName) : ''}
+      ${
+        app.status === 'suspended'
+          ? html`<p class="warning">
+              The operator has suspended this application: it cannot be changed or deleted.
+            </p>`
+          : ''
+      }
       <p><a href="${data.backUrl}">Back to your applications</a></p>`,
   );
+}
+
+function editForm(form: NonNullable<DeveloperAppPageData['edit']>): SafeHtml {
+  return html`<h2>Change it</h2>
+    <form method="post" action="${form.action}">
+      ${hiddenFields(form)} ${appFields(form.values, form.scopes, form.teams, false)}
+      <button class="primary" type="submit">Save the changes</button>
+    </form>`;
+}
+
+function deleteForm(form: DeveloperForm, name: string): SafeHtml {
+  return html`<h2>Delete it</h2>
+    <form method="post" action="${form.action}">
+      ${hiddenFields(form)}
+      <label class="choice"
+        ><input type="checkbox" name="confirm" value="yes" required /> Delete ${name}: every member's access
+        ends at once, and it cannot be undone.</label
+      >
+      <button class="secondary" type="submit">Delete ${name}</button>
+    </form>`;
 }
 
 function rotateForm(

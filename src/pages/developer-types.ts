@@ -107,10 +107,14 @@ export interface DeveloperAppPageData {
   error?: string;
   /** What a client needs besides its id and secret: the server's endpoints. */
   endpoints: { issuer: string; authorization: string; token: string; deviceAuthorization: string };
-  /** The change form, filled in with the stored values. */
-  edit: DeveloperForm & { values: DeveloperAppValues; scopes: ScopeDescription[]; teams: string[] };
-  /** The rotation form, for a confidential application: how long the old secret may keep working. */
+  /** The change form, filled in with the stored values; absent for a suspended application. */
+  edit?: DeveloperForm & { values: DeveloperAppValues; scopes: ScopeDescription[]; teams: string[] };
+  /**
+   * The rotation form, for a confidential application (not suspended): how long the old secret
+   * may keep working.
+   */
   rotate?: DeveloperForm & { overlapChoices: { minutes: number; label: string }[] };
-  delete: DeveloperForm;
+  /** The deletion form; absent for a suspended application. */
+  delete?: DeveloperForm;
   backUrl: string;
 }

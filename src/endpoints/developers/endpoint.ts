@@ -293,6 +293,14 @@ async function rotateSecret(ctx: DeveloperContext): Promise<void> {
   if (isPublicClient(app))
     return refuseOnApp(ctx, new MemberAppRefused('A public application has no secret.'));
   const overlap = Number(params.get('overlap') ?? '0');
+  // A refused overlap is said before the form's one-time id is spent: it can be sent again.
+  const max = server.options.developerApps.maxSecretOverlapMinutes;
+  if (!Number.isInteger(overlap) || overlap < 0 || overlap > max) {
+    return refuseOnApp(
+      ctx,
+      new MemberAppRefused(`The old secret may keep working for at most ${max} minutes.`),
+    );
+  }
   if (!(await recentSignIn(ctx, appUrl(ctx, app.clientId)))) return;
   if (!(await firstSubmission(ctx))) return;
   let secret;

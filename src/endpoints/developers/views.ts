@@ -110,14 +110,18 @@ export async function appPage(
       token: urls.token,
       deviceAuthorization: urls.deviceAuthorization,
     },
-    edit: {
-      action: `${urls.developers}/app/update`,
-      fields: formFields(ctx, false, app.clientId),
-      values: editValues,
-      scopes: scopeChoices(ctx),
-      teams: [...new Set([...ctx.member.teams, ...(app.allowedTeams ?? [])])],
-    },
-    ...(isPublicClient(app)
+    ...(app.disabled
+      ? {}
+      : {
+          edit: {
+            action: `${urls.developers}/app/update`,
+            fields: formFields(ctx, false, app.clientId),
+            values: editValues,
+            scopes: scopeChoices(ctx),
+            teams: [...new Set([...ctx.member.teams, ...(app.allowedTeams ?? [])])],
+          },
+        }),
+    ...(isPublicClient(app) || app.disabled
       ? {}
       : {
           rotate: {
@@ -126,7 +130,11 @@ export async function appPage(
             overlapChoices: overlapChoices(max),
           },
         }),
-    delete: { action: `${urls.developers}/app/delete`, fields: formFields(ctx, false, app.clientId) },
+    ...(app.disabled
+      ? {}
+      : {
+          delete: { action: `${urls.developers}/app/delete`, fields: formFields(ctx, false, app.clientId) },
+        }),
     backUrl: urls.developers,
   };
   return server.pages.developerApp(data);

@@ -94,6 +94,9 @@ function wayBack(ctx: Context, error: OAuthError): Pick<ErrorPageData, 'backUrl'
       backLabel: 'Return to the application',
     };
   }
+  if (ctx.endpoint.name.startsWith('developers')) {
+    return { backUrl: server.urls.developers, backLabel: 'Back to your applications' };
+  }
   if (ctx.session?.state.pending !== undefined) {
     return { backUrl: server.urls.resume, backLabel: 'Start again' };
   }

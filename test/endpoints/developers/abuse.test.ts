@@ -296,6 +296,9 @@ describe('limits', () => {
     const realms = () => t.agent.get('/v1/realms').set('Authorization', `Bearer ${access_token}`);
     expect((await realms()).status).toBe(200);
 
+    // The rotation form, as the page showed it before the suspension.
+    const before = await t.agent.get('/developers/app').query({ client_id: credentials.clientId });
+    const rotate = formEndingWith(before.text, '/developers/app/rotate');
     // The operator suspends the member: every application of theirs is disabled.
     const [app] = await memberApps();
     expect((await suspendClientsOf(t.storage, app!.ownerId!)).suspended).toEqual([credentials.clientId]);
@@ -313,7 +316,8 @@ describe('limits', () => {
     const { res } = await createApp(t, { ...WEB_APP, name: 'Another', client_type: 'public' });
     expect(res.status).toBe(403);
     const page = await t.agent.get('/developers/app').query({ client_id: credentials.clientId });
-    const rotate = formEndingWith(page.text, '/developers/app/rotate');
+    expect(page.text).toContain('it cannot be changed or deleted');
+    expect(page.text).not.toContain('/developers/app/rotate');
     const rotated = await postForm(t, t.agent, rotate.action, formBody(rotate, { overlap: '0' }));
     expect(rotated.status).toBe(403);
     expect(rotated.text).not.toContain('id="client-secret"');

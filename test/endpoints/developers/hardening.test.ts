@@ -95,8 +95,8 @@ describe('suspension', () => {
     await developerApp();
     await signInAsMember(t);
     const { clientId } = credentialsOf((await createApp(t)).res.text);
-    await t.storage.clients.update!(clientId, { disabled: true });
     const form = await appForm(clientId, '/developers/app/delete');
+    await t.storage.clients.update!(clientId, { disabled: true });
     const refused = await postForm(t, t.agent, form.action, formBody(form, { confirm: 'yes' }));
     expect(refused.status).toBe(403);
     expect(await t.storage.clients.find(clientId)).not.toBeNull();
