@@ -27,10 +27,7 @@ export type EndpointTraceName =
 
 /** What each outbound call's channel is named for. */
 export type OutboundTraceName =
-  | 'openid_discovery'
-  | 'openid_verification'
-  | 'client_document_fetch'
-  | 'steam_web_api';
+  'openid_discovery' | 'openid_verification' | 'client_document_fetch' | 'steam_web_api';
 
 /** The context a request's channel publishes: filled in as the request goes, final at `asyncEnd`. */
 export interface RequestTrace {
