@@ -3,6 +3,7 @@ import type { Logger } from '../events/emitter.js';
 import type { Storage } from '../storage/types.js';
 import type { ProfileUnavailableEvent } from '../events/types.js';
 import { boundedFetch, FetchRefusedError } from '../net/bounded-fetch.js';
+import { traceOutbound } from '../observability/channels.js';
 import type { ProfileFacts, ProfileSource } from './openid/provider-policy.js';
 import { ephemeralKeys } from '../storage/keys.js';
 
@@ -18,6 +19,16 @@ export interface ProfileReader extends EventTarget {
 }
 
 type Outcome = { facts: ProfileFacts } | { unavailable: ProfileUnavailableEvent['reason'] };
+
+/** How a read that found no profile is traced: a private profile is an answer, not a failure. */
+const UNAVAILABLE: Record<ProfileUnavailableEvent['reason'], string | undefined> = {
+  private: undefined,
+  timeout: 'timeout',
+  too_large: 'too_large',
+  bad_status: 'status',
+  malformed: 'invalid',
+  error: 'failed',
+};
 
 /**
  * The public profile of an account from its provider's {@link ProfileSource} (Steam's Web API),
@@ -37,7 +48,14 @@ export async function readProfile(
   const key = ephemeralKeys.profile(provider, accountKey);
   const cached = await server.storage.ephemeral.get(key, server.clock());
   const outcome =
-    cached === null ? await fetchProfile(server, source, accountKey) : (JSON.parse(cached) as Outcome);
+    cached === null
+      ? await traceOutbound(
+          // The one profile source is Steam's Web API; traced without the URL, which holds the key.
+          { call: 'steam_web_api', provider },
+          () => fetchProfile(server, source, accountKey),
+          (read) => ('unavailable' in read ? UNAVAILABLE[read.unavailable] : undefined),
+        )
+      : (JSON.parse(cached) as Outcome);
   if (cached === null) {
     const now = server.clock();
     const lifetime =

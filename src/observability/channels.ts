@@ -33,6 +33,14 @@ export type OutboundTraceName =
 export interface RequestTrace {
   /** The endpoint, by the name `server.error` events give it (`token`, `authorization`, `consent`, …). */
   endpoint: string;
+  /** The request's HTTP method (`GET`, `POST`, …). */
+  method?: string;
+  /**
+   * The route the request matched: where the host mounted the router, then the endpoint's own
+   * path (`/oauth/token`); a template, never the request's URL or query. Absent for `bearer`,
+   * which guards the host's own routes.
+   */
+  route?: string;
   /** The token endpoint's `grant_type`, when it is one this server knows (others: `other`). */
   grantType?: string;
   /** How the request ended: answered, passed on to the host's route (`requireBearer`), or refused. */
@@ -56,7 +64,11 @@ export interface OutboundTrace {
   /** The configured provider the call is for, by its name, when there is one. */
   provider?: string;
   outcome?: 'success' | 'error';
-  /** Why it failed, in a word (`timeout`, `refused`, `status`, `invalid`, `network`). */
+  /**
+   * Why it failed, in a word: `timeout` (past its deadline), `network` (not reached), `refused`
+   * (a URL or address this server does not call), `status` (an HTTP status it cannot use),
+   * `too_large`, `invalid` (an answer it cannot use), else `failed`.
+   */
   reason?: string;
 }
 
@@ -137,20 +149,34 @@ export function traced<C extends { error?: unknown }, T>(
 
 /**
  * Runs an outbound call inside its channel: `asyncEnd` with `outcome`, or `error` with an error that
- * says only `trace.reason`. With no subscriber, just runs it.
+ * says only `trace.reason`. `failed` tells a call that resolved but did not do its job (a status
+ * the caller refuses, a document without what it needs) by returning its reason: the channel sees
+ * an error, the caller still gets the result. With no subscriber, just runs it.
  */
-export function traceOutbound<T>(trace: OutboundTrace, call: () => Promise<T>): Promise<T> {
+export function traceOutbound<T>(
+  trace: OutboundTrace,
+  call: () => Promise<T>,
+  failed?: (result: T) => string | undefined,
+): Promise<T> {
   const channel = traceChannel(trace.call);
   if (!channel.hasSubscribers) return call();
   const context: OutboundTrace & { error?: unknown } = trace;
+  let resolved: { result: T } | undefined;
   return traced(
     channel,
     context,
     () =>
       call().then(
         (result) => {
-          trace.outcome = 'success';
-          return result;
+          const reason = failed?.(result);
+          if (reason === undefined) {
+            trace.outcome = 'success';
+            return result;
+          }
+          trace.outcome = 'error';
+          trace.reason = reason;
+          resolved = { result };
+          throw new Error(reason);
         },
         (err: unknown) => {
           trace.outcome = 'error';
@@ -159,14 +185,47 @@ export function traceOutbound<T>(trace: OutboundTrace, call: () => Promise<T>): 
         },
       ),
     () => new Error(`${trace.call} failed: ${trace.reason ?? 'failed'}`),
-  );
+  ).catch((err: unknown) => {
+    if (resolved !== undefined) return resolved.result;
+    throw err;
+  });
 }
+
+/**
+ * The word an outbound call's failure is traced by, from the errors of the layers below (read by
+ * their fields, not imported): the innermost that says why, along `cause`. Never a message.
+ */
+const REASONS: Readonly<Record<string, string>> = {
+  // FetchRefusedError.reason (src/net)
+  timeout: 'timeout',
+  network: 'network',
+  not_allowed: 'refused',
+  address: 'refused',
+  too_large: 'too_large',
+  bad_status: 'status',
+  // OpenIdLoginError.kind (src/login/openid)
+  invalid_response: 'invalid',
+  provider_unreachable: 'network',
+  // Node's (any other `E…` code: `network`)
+  ETIMEDOUT: 'timeout',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  TimeoutError: 'timeout',
+};
 
 /** A word for why an outbound call failed: bounded, never its message. */
 function reasonOf(err: unknown): string {
-  const code = (err as { code?: unknown } | null)?.code;
-  const name = (err as { name?: unknown } | null)?.name;
-  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || name === 'TimeoutError') return 'timeout';
-  if (code === 'ECONNREFUSED') return 'refused';
-  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? 'network' : 'failed';
+  let found = 'failed';
+  let at: unknown = err;
+  for (let depth = 0; depth < 4 && typeof at === 'object' && at !== null; depth++) {
+    const { reason, kind, code, name } = at as Record<string, unknown>;
+    const word = [reason, kind, code, name]
+      .map((field) =>
+        typeof field === 'string' && Object.hasOwn(REASONS, field) ? REASONS[field] : undefined,
+      )
+      .find((w) => w !== undefined);
+    if (word !== undefined) found = word;
+    else if (found === 'failed' && typeof code === 'string' && /^E[A-Z]+$/.test(code)) found = 'network';
+    at = (at as { cause?: unknown }).cause;
+  }
+  return found;
 }

@@ -1,7 +1,8 @@
 /**
  * `openid-oauth-bridge/observability`: what an operator sees of an authorization server. Its
  * tracing channels (Node's `diagnostics_channel`, no dependency), and the names of the channels a
- * subscriber can subscribe to. See docs/operating.md.
+ * subscriber can subscribe to; spans and figures through OpenTelemetry when the host installs
+ * `@opentelemetry/api` and calls {@link openTelemetry}. See docs/operating.md.
  *
  * @packageDocumentation
  */
@@ -14,3 +15,9 @@ export {
   type OutboundTraceName,
   type RequestTrace,
 } from './channels.js';
+export {
+  openTelemetry,
+  type OpenTelemetryInstrumentation,
+  type OpenTelemetryOptions,
+} from './opentelemetry.js';
+export type { Figure, FigureSink } from './figures.js';

@@ -156,6 +156,26 @@ describe('the packed tarball', () => {
     );
   });
 
+  it('loads the observability entry without @opentelemetry/api, which only openTelemetry() asks for (issue 41)', async () => {
+    // The fresh app has no @opentelemetry/api (an optional peer): the builds must not bundle it
+    // either, or openTelemetry() would start instead of saying what to install.
+    expect(existsSync(join(esmApp, 'node_modules', '@opentelemetry'))).toBe(false);
+    const program = `
+      const require = (await import('node:module')).createRequire(import.meta.url);
+      const esm = await import('openid-oauth-bridge/observability');
+      const cjs = require('openid-oauth-bridge/observability');
+      const out = [];
+      for (const entry of [esm, cjs]) {
+        out.push([entry.TRACE_NAMES.length > 0, await entry.openTelemetry().then(() => 'started', (err) => err.message)]);
+      }
+      console.log(JSON.stringify(out));`;
+    const out = JSON.parse(
+      await packed.run(esmApp, process.execPath, ['--input-type=module', '-e', program]),
+    ) as unknown;
+    const refused = [true, expect.stringContaining('npm install @opentelemetry/api')];
+    expect(out).toEqual([refused, refused]);
+  });
+
   it(
     'runs the custom adapter example with the kit from the installed package, as docs/custom-adapter.md says',
     { timeout: 60_000 },

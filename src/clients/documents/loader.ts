@@ -1,6 +1,7 @@
 import { emit, type EventContext, type EventTarget } from '../../events/emit.js';
 import { FetchRefusedError } from '../../net/bounded-fetch.js';
 import { pinnedFetch } from '../../net/pinned-fetch.js';
+import { traceOutbound } from '../../observability/channels.js';
 import type { LoadedClient } from '../../rules/client-kind.js';
 import type { ClientChanges, ClientRecord, Storage } from '../../storage/types.js';
 import {
@@ -163,12 +164,18 @@ async function fetchDocument(
   }
   let res;
   try {
-    res = await pinnedFetch(url, {
-      timeoutMs: options.timeoutMs,
-      maxBytes: options.maxBytes,
-      allowLoopback: options.allowLoopbackOrigins.includes(url.origin),
-      ca: options.ca,
-    });
+    // Traced without the URL: a document's URL is its client's id.
+    res = await traceOutbound(
+      { call: 'client_document_fetch' },
+      () =>
+        pinnedFetch(url, {
+          timeoutMs: options.timeoutMs,
+          maxBytes: options.maxBytes,
+          allowLoopback: options.allowLoopbackOrigins.includes(url.origin),
+          ca: options.ca,
+        }),
+      (answer) => (answer.status === 200 ? undefined : 'status'),
+    );
   } catch (err) {
     if (!(err instanceof FetchRefusedError)) throw err;
     const reason = err.reason === 'address' ? 'address' : 'fetch';

@@ -29,7 +29,12 @@ export function handle<C extends Context>(
   // With a subscriber on the endpoint's tracing channel, the request runs inside it.
   return function traceable(req: Request, res: Response, next: NextFunction): void {
     if (!channel.hasSubscribers) return run(req, res, next);
-    const context: RequestTrace & { error?: unknown } = { endpoint: endpoint.name };
+    const context: RequestTrace & { error?: unknown } = {
+      endpoint: endpoint.name,
+      method: req.method,
+      // The endpoint's path under the host's mount point; a guard's route is the host's.
+      ...(kind === 'guard' ? {} : { route: req.baseUrl + endpoint.path }),
+    };
     traced(
       channel,
       context,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { FetchRefusedError } from '../../net/bounded-fetch.js';
+import { traceOutbound } from '../../observability/channels.js';
 import { readCallbackMessage } from './callback-message.js';
 import { checkAssertionLocally } from './check-assertion.js';
 import { checkAuthentication } from './check-authentication.js';
@@ -106,7 +107,12 @@ export class RelyingParty {
     const identifier = new URL(known.identifier);
     let discovery;
     try {
-      discovery = await discover(identifier, this.#limits(new Set([identifier.origin])));
+      // Traced by the provider's configured name only: its identifier may be a user's own URL.
+      discovery = await traceOutbound(
+        { call: 'openid_discovery', provider: known.name },
+        () => discover(identifier, this.#limits(new Set([identifier.origin]))),
+        (found) => (found.services.length === 0 ? 'invalid' : undefined),
+      );
     } catch (err) {
       if (!(err instanceof FetchRefusedError)) throw err;
       throw new OpenIdLoginError('provider_unreachable', `${known.name} could not be reached.`, {
@@ -232,12 +238,17 @@ export class RelyingParty {
     );
     if (!fresh)
       throw new OpenIdLoginError('replayed', 'This login response was already used. Please sign in again.');
-    await checkAuthentication(message, login.opEndpoint, this.#limits(allowedOrigins));
-    await verifyDiscoveredInformation(
-      assertion.claimedIdForDiscovery,
-      assertion.identity,
-      login.opEndpoint,
-      this.#limits(allowedOrigins),
+    // Stateless mode: check_authentication is the one verification call (no association).
+    await traceOutbound({ call: 'openid_verification', provider: provider.name }, () =>
+      checkAuthentication(message, login.opEndpoint, this.#limits(allowedOrigins)),
+    );
+    await traceOutbound({ call: 'openid_discovery', provider: provider.name }, () =>
+      verifyDiscoveredInformation(
+        assertion.claimedIdForDiscovery,
+        assertion.identity,
+        login.opEndpoint,
+        this.#limits(allowedOrigins),
+      ),
     );
     return identityOf(provider, {
       provider: provider.name,
