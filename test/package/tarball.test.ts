@@ -371,7 +371,7 @@ describe("docs/developer-page.md's try-it, from the tarball", () => {
       const consent = await get(onPort(tryIt.authorize.href).replace('CLIENT_ID', clientId!));
       const consentHtml = await consent.text();
       expect(consent.status).toBe(200);
-      expect(consentHtml).toMatch(/Made by <strong>[^<]*\/user\/alice<\/strong>/);
+      expect(consentHtml).toMatch(/Made by <strong><bdi>[^<]*\/user\/alice<\/bdi><\/strong>/);
       expect(consentHtml).toContain('The operator has not verified it');
       const decision = firstForm(consentHtml)!;
       const decided = await post(decision.action, { ...decision.fields, decision: 'allow' });
