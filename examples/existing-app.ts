@@ -100,11 +100,16 @@ export function createExistingApp(options: ExistingAppOptions): {
   const realms = memoryRealms();
   api.use('/v1/realms', allowBrowserOrigin(options.browserClientOrigin));
   api.get('/v1/realms', requireBearer(server, { scopes: [REALMS_SCOPE] }), async (_req, res) => {
-    const { userId } = bearerOf(res);
+    const { userId, clientId } = bearerOf(res);
+    res.set('Cache-Control', 'no-store');
+    // A client acting as itself (the client credentials grant: a bot, a job) has no member, so no
+    // realms of its own; a route that acts for a member would refuse it here instead.
+    if (userId === null) {
+      res.json({ owner: null, client: clientId, realms: [] });
+      return;
+    }
     const user = await server.storage.users.find?.(userId);
-    res
-      .set('Cache-Control', 'no-store')
-      .json({ owner: user?.identifier ?? null, realms: realms.list(userId) });
+    res.json({ owner: user?.identifier ?? null, realms: realms.list(userId) });
   });
   // The MCP server (./realms-mcp.ts): the same realms as tools for AI assistants.
   api.use(realmsMcpRouter(server, { resource: mcpUrl, realms }));

@@ -280,7 +280,8 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     !client ||
     !inService(client) ||
     client.grantType !== expectedGrant ||
-    (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
+    (pending.kind === 'redirect' &&
+      !clientRedirectUriMatches(client, pending.redirectUri, server.options.profile)) ||
     !scopesCover(client.scopes, pending.scopes) ||
     unofferedScope(server.options.scopes, pending.scopes) !== undefined ||
     !resourceStillOffered(ctx, client)
