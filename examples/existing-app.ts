@@ -14,6 +14,7 @@ import {
   oauthRouter,
   requireBearer,
   type AuthorizationServer,
+  type AuthorizationServerOptions,
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
@@ -37,6 +38,11 @@ export interface ExistingAppOptions {
    * metadata documents are fetched although they are on a loopback address. Default `[]`.
    */
   clientMetadataAllowOrigins?: string[];
+  /**
+   * The server's rules: `'oauth2.1'` drops the implicit grant and requires PKCE and exact
+   * redirect URIs (docs/oauth-2.1.md). Default: the library's, `'oauth2'`.
+   */
+  profile?: AuthorizationServerOptions['profile'];
 }
 
 export function createExistingApp(options: ExistingAppOptions): {
@@ -69,6 +75,7 @@ export function createExistingApp(options: ExistingAppOptions): {
     // some clients registers anew: unused registrations are pruned after a day (storage.prune).
     // The burst limit is per address, and many users may share one (a company's egress).
     dynamicRegistration: { rateLimit: { maxPerMinute: 29 } },
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
   });
 
   const app = express();
