@@ -11,6 +11,7 @@ import express from 'express';
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  authorizeRouter,
   createAuthorizationServer,
   registerClient,
   tokenRouter,
@@ -82,6 +83,39 @@ describe('the oauth2.1 profile refuses what OAuth 2.1 omits, each with the RFC e
     await expect(updateClient(t.server, 'code-client', { grantType: 'implicit' })).rejects.toThrow(
       /no implicit grant/,
     );
+  });
+
+  it('an implicit request begun before a restart with the profile ends refused, at the consent', async () => {
+    // The same storage and session secret served by a server with the profile on, in front of the
+    // test app's own routers once it is set: a restart with the new option.
+    const front: { strict?: express.RequestHandler } = {};
+    t = await createTestApp({}, (app) =>
+      app.use((req, res, next) => (front.strict ? front.strict(req, res, next) : next())),
+    );
+    const consent = await authorizeWithLogin(t, {
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 's',
+    });
+    expect(consent.status).toBe(200);
+    front.strict = authorizeRouter(
+      createAuthorizationServer({
+        baseUrl: t.baseUrl,
+        storage: t.storage,
+        providers: [{ name: 'Development provider', identifier: t.provider.identifier }],
+        session: { secret: 'a test session secret that is long enough' },
+        logger: { warn: () => {}, error: () => {} },
+        profile: 'oauth2.1',
+      }),
+    );
+    const answered = await answerConsent(t, consent.text, 'allow');
+    expect(answered.headers.location!.startsWith(`${IMPLICIT_REDIRECT}#`)).toBe(true);
+    expect(redirectParams(answered.headers.location!)).toMatchObject({
+      error: 'unsupported_response_type',
+      state: 's',
+    });
+    expect(await t.storage.grants.list({ clientId: 'implicit-client' })).toEqual([]);
   });
 
   it('a redirect URI under the registered one: an error page, never a redirect; the default profile accepts it', async () => {
