@@ -500,13 +500,13 @@ function checkResources(resolved: ResolvedOptions): void {
 }
 
 /**
- * OAuth 2.1 (4.3.1) requires a public client's refresh tokens to be sender-constrained or rotated;
+ * OAuth 2.1 requires a public client's refresh tokens to be sender-constrained or rotated;
  * this server rotates them: the `oauth2.1` profile does not start with rotation turned off.
  */
 function checkProfile(resolved: ResolvedOptions): void {
   if (resolved.profile !== 'oauth2.1' || resolved.tokens.rotateRefreshTokens !== false) return;
   throw new TypeError(
-    "openid-oauth-bridge: invalid options\n  tokens.rotateRefreshTokens: false is refused with profile 'oauth2.1', which rotates the refresh tokens of public clients (OAuth 2.1 section 4.3.1); leave it out ('public-clients') or set it to true",
+    "openid-oauth-bridge: invalid options\n  tokens.rotateRefreshTokens: false is refused with profile 'oauth2.1', which rotates the refresh tokens of public clients (OAuth 2.1); leave it out ('public-clients') or set it to true",
   );
 }
 

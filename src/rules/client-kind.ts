@@ -58,7 +58,7 @@ export function isPublicClient(client: Pick<ClientRecord, 'secretHash'>): boolea
 /**
  * Whether the client's authorization requests must carry a PKCE challenge: registered so, or a
  * public code client, whose code nothing else protects (RFC 8252 8.1, RFC 9700 2.1.1); with the
- * `oauth2.1` profile, every code client (OAuth 2.1 section 4.1.1).
+ * `oauth2.1` profile, every code client (OAuth 2.1).
  */
 export function pkceRequired(
   client: Pick<ClientRecord, 'grantType' | 'secretHash' | 'requirePkce'>,
@@ -75,7 +75,7 @@ export function pkceRequired(
  * confidential client keep the exact rule. A client without a redirect URI (the device flow) has none.
  * A client loaded with its metadata document is matched against the document's list instead
  * ({@link listedRedirectUriMatches}). With the `oauth2.1` profile the requested URI must be the
- * registered one exactly (OAuth 2.1 section 2.3.1), the loopback port aside.
+ * registered one exactly (OAuth 2.1), the loopback port aside.
  */
 export function clientRedirectUriMatches(
   client: Pick<LoadedClient, 'redirectUri' | 'grantType' | 'secretHash' | 'document'>,

@@ -166,7 +166,7 @@ export function registeredRedirectUriProblem(
 
 /**
  * Whether `requested` is acceptable for a client registered with `registered` (see the module
- * documentation for the rule). With `exact` (the `oauth2.1` profile: OAuth 2.1 section 2.3.1, RFC
+ * documentation for the rule). With `exact` (the `oauth2.1` profile: OAuth 2.1, RFC
  * 9700 2.1) no path or query may follow the registered URI: the two are compared as strings, byte
  * for byte; `anyLoopbackPort` still lets a native app name its port. Pure and synchronous: it is on
  * every authorization request.

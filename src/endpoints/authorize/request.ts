@@ -111,7 +111,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     );
   }
   if (responseType === 'token' && profile === 'oauth2.1') {
-    // OAuth 2.1 section 10.1: the implicit grant is omitted; a browser app uses the code flow with PKCE.
+    // OAuth 2.1: the implicit grant is omitted; a browser app uses the code flow with PKCE.
     throw new OAuthError(
       'unsupported_response_type',
       'This server has no implicit grant (OAuth 2.1): use response_type=code with PKCE.',

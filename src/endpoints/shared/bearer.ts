@@ -72,8 +72,8 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
  * The two steps that read and check an access token in `Authorization: Bearer` (RFC 6750 2.1; the
  * query and body forms are not accepted, and a request that also carries one of them is
  * `invalid_request`, RFC 6750 2; with the `oauth2.1` profile a token in the query is
- * `invalid_request` whatever else the request carries): a request with no authentication at all gets 401 with a bare
- * challenge; a malformed, unknown, revoked or expired token 401 `invalid_token`; one lacking a
+ * `invalid_request` whatever else the request carries): a request with no authentication at all
+ * gets 401 with a bare challenge; a malformed, unknown, revoked or expired token 401 `invalid_token`; one lacking a
  * required scope 403 `insufficient_scope`, each with its `WWW-Authenticate` challenge. Once they
  * ran, `ctx.bearer` is the caller, with the scopes the consent and the client still allow.
  */
@@ -92,8 +92,8 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
   };
 
   function readBearer(ctx: BearerStepContext): void {
-    // OAuth 2.1 section 5.2: an access token in the URL leaks (logs, Referer): refused outright,
-    // not ignored, so the client's developer learns it (RFC 6750 3.1).
+    // OAuth 2.1 drops the query method: an access token in the URL leaks (logs, Referer). Refused
+    // outright, not ignored, so the client's developer learns it (RFC 6750 3.1).
     if (ctx.server.options.profile === 'oauth2.1' && tokenInQuery(ctx)) {
       throw refuse(
         'invalid_request',

@@ -293,7 +293,7 @@ describe('with the oauth2.1 profile', () => {
       client_secret: t.codeClient.clientSecret,
     });
     expect(refreshed.status).toBe(200);
-    // A confidential client's refresh token stays (OAuth 2.1 4.3.1 asks rotation of public ones).
+    // A confidential client's refresh token stays (OAuth 2.1 asks rotation of public ones).
     expect(refreshed.body.refresh_token).toBe(tokens.body.refresh_token);
   });
 });
