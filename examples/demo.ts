@@ -10,7 +10,9 @@
  * Environment: PORT, PUBLIC_URL (default http://localhost:PORT), DATABASE_URL (default
  * sqlite:./.data/demo.db; postgres://… for PostgreSQL), SESSION_SECRET (default: random per run),
  * OIDC_KEY_SECRET (seals the OpenID Connect signing keys; default: one kept in ./.data, so the
- * keys in the database open again after a restart),
+ * keys in the database open again after a restart; the CLI's `keys rotate` reads the same variable),
+ * OAUTH_PROFILE (`oauth2.1`: no implicit grant, PKCE for every code flow, exact redirect URIs, no
+ * access token in a URL; default: the service specification's OAuth 2.0, docs/oauth-2.1.md),
  * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
  * is then not started), CLIENT_METADATA_ALLOW_ORIGINS (for local testing: comma-separated https
  * origins on this machine whose client metadata documents are fetched; trust their CA with Node's
@@ -43,7 +45,13 @@ import {
 } from '../src/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
-import { createExistingApp, mcpUrlOf, REALMS_SCOPE, REALMS_WRITE_SCOPE } from './existing-app.js';
+import {
+  createExistingApp,
+  mcpUrlOf,
+  REALMS_SCOPE,
+  REALMS_WRITE_SCOPE,
+  type ExistingAppOptions,
+} from './existing-app.js';
 
 /** Everything started so far, stopped in reverse order on exit. */
 const running: { name: string; close: () => Promise<void> }[] = [];
@@ -92,6 +100,7 @@ async function main(): Promise<void> {
   running.push({ name: 'Pruning', close: async () => clearInterval(pruning) });
   const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
   const clientMetadataAllowOrigins = parseOrigins(process.env.CLIENT_METADATA_ALLOW_ORIGINS);
+  const profile = parseProfile(process.env.OAUTH_PROFILE);
   const { app } = createExistingApp({
     publicUrl,
     storage,
@@ -100,6 +109,7 @@ async function main(): Promise<void> {
     oidcKeySecret,
     browserClientOrigin: clientUrl,
     clientMetadataAllowOrigins,
+    ...(profile === undefined ? {} : { profile }),
   });
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
@@ -152,6 +162,14 @@ async function main(): Promise<void> {
     scopes: [REALMS_SCOPE, REALMS_WRITE_SCOPE],
     defaultScopes: [REALMS_SCOPE],
   };
+  // A bot or a job that calls the API as itself, for no member (the client credentials grant):
+  // confidential, no redirect URI, no refresh token; its tokens have no member behind them.
+  const botClient = {
+    applicationName: 'Demo realm bot',
+    clientId: 'demo-bot-client',
+    grantType: 'client_credentials' as const,
+    scopes: [REALMS_SCOPE],
+  };
   const {
     code: issuedCode,
     implicit: issuedImplicit,
@@ -159,6 +177,7 @@ async function main(): Promise<void> {
     device: issuedDevice,
     native: issuedNative,
     mcp: issuedMcp,
+    bot: issuedBot,
   } = await demoClients(storage, databaseUrl, {
     code: codeClient,
     implicit: implicitClient,
@@ -166,6 +185,7 @@ async function main(): Promise<void> {
     device: deviceClient,
     native: nativeClient,
     mcp: mcpClient,
+    bot: botClient,
   });
   const mcpUrl = mcpUrlOf(publicUrl);
 
@@ -193,7 +213,7 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
     client_id      ${issuedCode.clientId}
     client_secret  ${issuedCode.clientSecret}
     redirect_uri   ${codeClient.redirectUri}
-  ${implicitClient.applicationName}, implicit grant
+  ${implicitClient.applicationName}, implicit grant${profile === 'oauth2.1' ? ' (refused: OAUTH_PROFILE=oauth2.1 has no implicit grant)' : ''}
     client_id      ${issuedImplicit.clientId}
     redirect_uri   ${implicitClient.redirectUri}
   ${oidcClient.applicationName}, OpenID Connect (authorization code grant, scopes ${oidcClient.scopes.join(' ')})
@@ -208,6 +228,9 @@ Registered clients (client secrets are stored as hashes; the demo client keeps i
   ${mcpClient.applicationName}, authorization code grant with PKCE, public, for MCP clients (scopes ${mcpClient.scopes.join(' ')}; by default ${mcpClient.defaultScopes.join(' ')})
     client_id      ${issuedMcp.clientId}
     redirect_uri   ${mcpClient.redirectUri}
+  ${botClient.applicationName}, client credentials: acts as itself, for no member (try: curl -u ${issuedBot.clientId}:SECRET -d grant_type=client_credentials ${publicUrl}/oauth/token)
+    client_id      ${issuedBot.clientId}
+    client_secret  ${issuedBot.clientSecret}
 
 MCP server (tools whoami, list_realms, write_realm): ${mcpUrl}
   Claude Code:  claude mcp add --transport http --client-id ${issuedMcp.clientId} --callback-port ${MCP_CALLBACK_PORT} demo-realms ${mcpUrl}
@@ -218,12 +241,22 @@ MCP server (tools whoami, list_realms, write_realm): ${mcpUrl}
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 ${rotateKeysHelp(databaseUrl)}
 
+Profile: ${profile === 'oauth2.1' ? 'oauth2.1 (OAUTH_PROFILE): no implicit grant, PKCE for every code flow, exact redirect URIs' : 'oauth2, the default (OAUTH_PROFILE=oauth2.1 for OAuth 2.1)'}
+
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
 `);
 }
 
+/**
+ * The server's profile from OAUTH_PROFILE: `oauth2.1`, `oauth2`, or unset for the default. Another
+ * value is passed on, for createAuthorizationServer to refuse by name.
+ */
+function parseProfile(value: string | undefined): ExistingAppOptions['profile'] {
+  return value === undefined || value === '' ? undefined : (value as ExistingAppOptions['profile']);
+}
+
 /** The demo's registered clients. */
-const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native', 'mcp'] as const;
+const DEMO_CLIENTS = ['code', 'implicit', 'oidc', 'device', 'native', 'mcp', 'bot'] as const;
 type DemoClient = (typeof DEMO_CLIENTS)[number];
 
 /** How often the demo prunes its database. */

@@ -14,6 +14,7 @@ import {
   oauthRouter,
   requireBearer,
   type AuthorizationServer,
+  type AuthorizationServerOptions,
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
@@ -37,6 +38,11 @@ export interface ExistingAppOptions {
    * metadata documents are fetched although they are on a loopback address. Default `[]`.
    */
   clientMetadataAllowOrigins?: string[];
+  /**
+   * The server's rules: `'oauth2.1'` drops the implicit grant and requires PKCE and exact
+   * redirect URIs (docs/oauth-2.1.md). Default: the library's, `'oauth2'`.
+   */
+  profile?: AuthorizationServerOptions['profile'];
 }
 
 export function createExistingApp(options: ExistingAppOptions): {
@@ -69,6 +75,7 @@ export function createExistingApp(options: ExistingAppOptions): {
     // some clients registers anew: unused registrations are pruned after a day (storage.prune).
     // The burst limit is per address, and many users may share one (a company's egress).
     dynamicRegistration: { rateLimit: { maxPerMinute: 29 } },
+    ...(options.profile === undefined ? {} : { profile: options.profile }),
   });
 
   const app = express();
@@ -100,11 +107,16 @@ export function createExistingApp(options: ExistingAppOptions): {
   const realms = memoryRealms();
   api.use('/v1/realms', allowBrowserOrigin(options.browserClientOrigin));
   api.get('/v1/realms', requireBearer(server, { scopes: [REALMS_SCOPE] }), async (_req, res) => {
-    const { userId } = bearerOf(res);
+    const { userId, clientId } = bearerOf(res);
+    res.set('Cache-Control', 'no-store');
+    // A client acting as itself (the client credentials grant: a bot, a job) has no member, so no
+    // realms of its own; a route that acts for a member would refuse it here instead.
+    if (userId === null) {
+      res.json({ owner: null, client: clientId, realms: [] });
+      return;
+    }
     const user = await server.storage.users.find?.(userId);
-    res
-      .set('Cache-Control', 'no-store')
-      .json({ owner: user?.identifier ?? null, realms: realms.list(userId) });
+    res.json({ owner: user?.identifier ?? null, realms: realms.list(userId) });
   });
   // The MCP server (./realms-mcp.ts): the same realms as tools for AI assistants.
   api.use(realmsMcpRouter(server, { resource: mcpUrl, realms }));

@@ -76,7 +76,10 @@ app.use(oauthRouter(server)); // /oauth/authorize, /oauth/token, ...
 // Every method needs a token for the MCP server; the 401 names its metadata and the scope.
 app.all('/mcp', requireBearer(server, { resource: mcpUrl, scopes: ['notes'] }));
 app.post('/mcp', express.json(), async (req, res) => {
-  const mcp = notesServer(bearerOf(res).userId);
+  const { userId } = bearerOf(res);
+  // A client's own token (client credentials) has no member, so no notes: refused here.
+  if (userId === null) return void res.status(403).json({ error: 'The notes are a member’s.' });
+  const mcp = notesServer(userId);
   const transport = new StreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: true,

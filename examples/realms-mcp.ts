@@ -121,12 +121,23 @@ function realmsMcpServer(server: AuthorizationServer, realms: Realms, caller: Be
     'whoami',
     {
       title: 'Who am I',
-      description: 'The signed-in user (sub, as in ID tokens, and their OpenID identifier) and this client.',
+      description:
+        'The signed-in user (sub, as in ID tokens, and their OpenID identifier) and this client; a client acting as itself has no member.',
       annotations: { readOnlyHint: true },
     },
     async () => {
+      // A client's own token (the client credentials grant): no member, the client is the subject.
+      if (caller.userId === null) {
+        return asText({
+          member: null,
+          sub: caller.clientId,
+          client_id: caller.clientId,
+          scope: caller.scopes.join(' '),
+        });
+      }
       const user = await server.storage.users.find?.(caller.userId);
       return asText({
+        member: { sub: caller.userId, identifier: user?.identifier ?? null },
         sub: caller.userId,
         identifier: user?.identifier ?? null,
         client_id: caller.clientId,
@@ -141,7 +152,7 @@ function realmsMcpServer(server: AuthorizationServer, realms: Realms, caller: Be
       description: "The user's realms, as GET /v1/realms shows them.",
       annotations: { readOnlyHint: true },
     },
-    () => asText({ realms: realms.list(caller.userId) }),
+    () => (caller.userId === null ? noMember() : asText({ realms: realms.list(caller.userId) })),
   );
   mcp.registerTool(
     'write_realm',
@@ -150,9 +161,19 @@ function realmsMcpServer(server: AuthorizationServer, realms: Realms, caller: Be
       description: "Adds a realm to the user's list (needs the realms:write scope).",
       inputSchema: { name: z.string().trim().min(1).max(100).describe('The name of the new realm') },
     },
-    ({ name }) => asText({ realm: realms.add(caller.userId, name) }),
+    ({ name }) => (caller.userId === null ? noMember() : asText({ realm: realms.add(caller.userId, name) })),
   );
   return mcp;
+}
+
+/** A tool that acts for a member, called with a client's own token: a tool error, said plainly. */
+function noMember(): { content: { type: 'text'; text: string }[]; isError: true } {
+  return {
+    ...asText({
+      error: 'This token is the client’s own (client credentials): it has no member, and no realms.',
+    }),
+    isError: true,
+  };
 }
 
 function asText(value: unknown): { content: { type: 'text'; text: string }[] } {

@@ -38,14 +38,14 @@ export function addClientCommands(
     .requiredOption('--name <name>', 'the application name users see on the consent page')
     .option(
       '--redirect-uri <uri>',
-      'the registered redirect URI: https, http on a loopback address, or (with --public) a private-use scheme such as com.example.app:/cb; not for --grant device',
+      'the registered redirect URI: https, http on a loopback address, or (with --public) a private-use scheme such as com.example.app:/cb; not for --grant device or client_credentials',
     )
     .addOption(
       new Option(
         '--grant <grant>',
-        'the grant the client uses: code (web apps; native apps that open a browser), device (CLI tools, bots, consoles: RFC 8628), implicit',
+        'the grant the client uses: code (web apps; native apps that open a browser), device (CLI tools, bots, consoles: RFC 8628), client_credentials (a bot, a job or a service acting as itself, for no member: RFC 6749 4.4; confidential, no redirect URI), implicit',
       )
-        .choices(['code', 'device', 'implicit'])
+        .choices(['code', 'device', 'client_credentials', 'implicit'])
         .default('code'),
     )
     .option(
@@ -210,7 +210,7 @@ export function addClientCommands(
     .addOption(
       new Option(
         '--grant <grant>',
-        'another grant: to implicit the secret is dropped; from implicit a new secret is issued and shown once (unless --public); to device the redirect URI is dropped',
+        'another grant: to implicit the secret is dropped; from implicit a new secret is issued and shown once (unless --public); to device the redirect URI is dropped (a client_credentials client keeps its grant: register a new one)',
       ).choices(['code', 'device', 'implicit']),
     )
     .option('--public', 'make the client public: its secret is dropped (a code client then must use PKCE)')

@@ -59,7 +59,7 @@ export function describeClient(client: ClientRecord): string {
   return [
     `client_id         ${json.client_id}`,
     `application_name  ${json.application_name}`,
-    `redirect_uri      ${json.redirect_uri || '(none: device flow)'}`,
+    `redirect_uri      ${json.redirect_uri || (client.grantType === 'client_credentials' ? '(none: acts as itself)' : '(none: device flow)')}`,
     `grant             ${grantName(client)}`,
     `client type       ${json.public ? 'public (no secret)' : 'confidential (has a secret)'}`,
     `scope             ${json.scope || '(none)'}`,
@@ -106,11 +106,13 @@ export const GRANT_NAMES = {
   authorization_code: 'code',
   implicit: 'implicit',
   device_code: 'device',
+  client_credentials: 'client_credentials',
 } as const;
 export const GRANT_OF_NAME = {
   code: 'authorization_code',
   implicit: 'implicit',
   device: 'device_code',
+  client_credentials: 'client_credentials',
 } as const;
 export type GrantName = keyof typeof GRANT_OF_NAME;
 

@@ -10,6 +10,7 @@ export const SUPPORTED_GRANT_TYPES: readonly ClientGrantType[] = [
   'authorization_code',
   'implicit',
   'device_code',
+  'client_credentials',
 ];
 
 /**
@@ -41,8 +42,17 @@ export function checkClientFields(
   };
   if (!SUPPORTED_GRANT_TYPES.includes(fields.grantType as ClientGrantType)) {
     refuse(
-      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default), 'device_code' or 'implicit'`,
+      `grantType ${JSON.stringify(fields.grantType)} is not supported: use 'authorization_code' (the default), 'device_code', 'client_credentials' or 'implicit'`,
     );
+  }
+  if (fields.grantType === 'implicit' && context.profile === 'oauth2.1') {
+    refuse(
+      "grantType 'implicit' is not offered by a server with profile 'oauth2.1' (OAuth 2.1 has no implicit grant): register an authorization_code client, public if it runs in a browser",
+    );
+  }
+  const clientCredentials = fields.grantType === 'client_credentials';
+  if (clientCredentials && fields.public === true) {
+    refuse('a client_credentials client authenticates with its secret: it cannot be public (RFC 6749 4.4)');
   }
   if (fields.requirePkce && fields.grantType !== 'authorization_code') {
     refuse('requirePkce applies to authorization_code clients only (PKCE protects the code)');
@@ -50,7 +60,8 @@ export function checkClientFields(
   if (fields.requirePkce === false && fields.public === true) {
     refuse('a public code client always uses PKCE: nothing else protects its code (RFC 8252 8.1)');
   }
-  const device = fields.grantType === 'device_code';
+  // Neither sends anything to a browser.
+  const noRedirect = fields.grantType === 'device_code' || clientCredentials;
   const out: ReturnType<typeof checkClientFields> = {};
   if (registering || fields.applicationName !== undefined) {
     const name = typeof fields.applicationName === 'string' ? fields.applicationName.trim() : '';
@@ -59,15 +70,17 @@ export function checkClientFields(
     }
     out.applicationName = name;
   }
-  if (device) {
-    // The device flow sends nothing to a browser: a device client has no redirect URI.
+  if (noRedirect) {
+    // The device flow and a client acting as itself send nothing to a browser: no redirect URI.
     if (fields.redirectUri !== undefined && fields.redirectUri !== '') {
-      refuse('a device_code client has no redirect URI: leave redirectUri out');
+      refuse(`a ${String(fields.grantType)} client has no redirect URI: leave redirectUri out`);
     }
     if (registering) out.redirectUri = '';
   } else if (registering || fields.redirectUri !== undefined) {
     if (fields.redirectUri === undefined) {
-      refuse(`a ${String(fields.grantType)} client needs a redirectUri (only a device_code client has none)`);
+      refuse(
+        `a ${String(fields.grantType)} client needs a redirectUri (only device_code and client_credentials clients have none)`,
+      );
     }
     const privateUseScheme = fields.grantType === 'authorization_code' && fields.public === true;
     out.redirectUri = checkRedirectUri(fields.redirectUri, 'redirectUri', privateUseScheme);
@@ -98,6 +111,11 @@ export function checkClientFields(
   }
   if (fields.allowedTeams !== undefined) {
     const teams = fields.allowedTeams;
+    if (clientCredentials && Array.isArray(teams) && teams.length > 0) {
+      refuse(
+        'allowedTeams gates the members who authorize a client: a client_credentials client acts for none',
+      );
+    }
     if (
       !Array.isArray(teams) ||
       teams.length > 50 ||

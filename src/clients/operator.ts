@@ -102,6 +102,12 @@ export async function transferClient(
       `openid-oauth-bridge: client ${clientId} describes itself in a client metadata document: it cannot be given to a member`,
     );
   }
+  if (ownerId !== null && client.grantType === 'client_credentials') {
+    // The developer page makes applications that act for members; this one acts as itself.
+    throw new TypeError(
+      `openid-oauth-bridge: client ${clientId} is a client_credentials client, the operator's: it cannot be given to a member`,
+    );
+  }
   const updated = await operatorMethod(storage, 'update')(clientId, { ownerId });
   if (!updated) throw new UnknownClientError(clientId);
   return { client: updated, previousOwnerId };

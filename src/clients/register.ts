@@ -65,7 +65,10 @@ function requireClaimsStore(storage: Storage, allowedTeams: readonly string[] | 
 /** What the operator sends back to the applicant. The secret is shown this once only. */
 export interface IssuedClient {
   clientId: string;
-  /** Only for confidential code and device clients; stored hashed, never retrievable again. */
+  /**
+   * Only for confidential clients (code, device and client credentials); stored hashed, never
+   * retrievable again.
+   */
   clientSecret?: string;
 }
 
@@ -76,13 +79,24 @@ export interface IssuedClient {
  */
 export type RegistrationTarget =
   | Storage
-  | { readonly storage: Storage; readonly options: { readonly scopes: Readonly<Record<string, string>> } };
+  | {
+      readonly storage: Storage;
+      readonly options: {
+        readonly scopes: Readonly<Record<string, string>>;
+        /** The server's profile: `'oauth2.1'` refuses implicit clients. */
+        readonly profile?: 'oauth2' | 'oauth2.1';
+      };
+    };
 
 /** The storage and the registration context of a {@link RegistrationTarget}. */
 function targetOf(target: RegistrationTarget, context: RegistrationContext) {
   if (!('options' in target)) return { storage: target, context };
   const offered = Object.keys(target.options.scopes);
-  return { storage: target.storage, context: { offeredScopes: offered, ...context } };
+  const { profile } = target.options;
+  return {
+    storage: target.storage,
+    context: { offeredScopes: offered, ...(profile === undefined ? {} : { profile }), ...context },
+  };
 }
 
 /**
@@ -218,7 +232,8 @@ export interface ClientUpdate {
    * Another grant: to `implicit` the secret is dropped (the client's refresh tokens stop working:
    * a refresh needs the secret); from `implicit` to a code or device grant a new secret is issued,
    * returned once as `clientSecret` (unless `public: true`). To `device_code` the redirect URI is
-   * dropped; from it, give `redirectUri`.
+   * dropped; from it, give `redirectUri`. A `client_credentials` client acts as itself and a
+   * client of another grant for its members: neither turns into the other (register a new client).
    */
   grantType?: ClientGrantType;
   /**
@@ -266,6 +281,13 @@ export async function updateClient(
         ? narrowed(client.defaultScopes, update.scopes)
         : undefined;
   const grantType = update.grantType ?? client.grantType;
+  if ((grantType === 'client_credentials') !== (client.grantType === 'client_credentials')) {
+    // Its grants would change meaning: members' consents kept by a client acting as itself, or
+    // its own grant listed as a member's.
+    throw new TypeError(
+      `openid-oauth-bridge: client ${clientId} cannot change from ${client.grantType} to ${grantType}: a client_credentials client acts as itself and other clients act for members; register a new client instead`,
+    );
+  }
   // A client stays public or confidential unless told; an implicit one turning into a code or
   // device client becomes confidential, as it always did.
   const wasPublic = isPublicClient(client) && client.grantType !== 'implicit';
@@ -273,9 +295,9 @@ export async function updateClient(
   const kindChanges = grantType !== client.grantType || isPublic !== isPublicClient(client);
   // A change of grant or of kind checks the redirect URI the client ends up with.
   const redirectUri =
-    update.redirectUri ??
-    (kindChanges && client.grantType !== 'device_code' ? client.redirectUri : undefined);
-  if (kindChanges && grantType !== 'device_code' && redirectUri === undefined) {
+    update.redirectUri ?? (kindChanges && client.redirectUri !== '' ? client.redirectUri : undefined);
+  const redirects = grantType !== 'device_code' && grantType !== 'client_credentials';
+  if (kindChanges && redirects && redirectUri === undefined) {
     throw new TypeError(`openid-oauth-bridge: a ${grantType} client needs a redirectUri`);
   }
   const checked = checkClientFields(

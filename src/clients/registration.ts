@@ -12,6 +12,11 @@ export interface RegistrationContext {
    * be one of them. Empty or absent: any well-formed scope.
    */
   offeredScopes?: readonly string[];
+  /**
+   * The server's `profile`: with `'oauth2.1'` an implicit client is refused. Absent: the default
+   * profile, under which every grant type registers.
+   */
+  profile?: 'oauth2' | 'oauth2.1';
 }
 
 /**
@@ -27,13 +32,15 @@ export interface ClientRegistration {
    * Base redirect URI (the spec's `redirect_URI`), in canonical form: absolute https, or http on a
    * loopback address (`http://127.0.0.1:8080/cb`, RFC 8252 7.3); for a public code client also a
    * reverse-domain private-use scheme (`com.example.app:/cb`, RFC 8252 7.1). No query, fragment or
-   * wildcard. Required, except for a `device_code` client, which has none.
+   * wildcard. Required, except for a `device_code` or `client_credentials` client, which has none.
    */
   redirectUri?: string;
   /**
    * The grant the client uses: `authorization_code` (the default: web apps, and native apps that
    * open a browser), `device_code` (RFC 8628: command-line tools, bots, consoles, which cannot
-   * receive a redirect) or `implicit`. See docs/native-apps.md.
+   * receive a redirect), `client_credentials` (RFC 6749 4.4: a bot, a job or a service acting as
+   * itself, for no member; confidential, no redirect URI, no refresh token) or `implicit`. See
+   * docs/native-apps.md and docs/client-credentials.md.
    */
   grantType?: ClientGrantType;
   /**
@@ -41,7 +48,7 @@ export interface ClientRegistration {
    * that cannot keep a secret: a desktop or mobile app, a command-line tool. A public code client
    * must use PKCE (S256), may name any port of a loopback IP redirect URI, and has its refresh
    * tokens rotated (RFC 9700 4.14). Code and device clients only; an implicit client is always
-   * public. Default `false`.
+   * public, a `client_credentials` client never. Default `false`.
    */
   public?: boolean;
   /**

@@ -384,6 +384,8 @@ export const optionsSchema = z.strictObject({
   ).optional(),
   /** Require `state` on implicit requests (RFC 9700 2.1): on by default. */
   requireStateForImplicit: z.boolean().default(true),
+  /** The rules kept: OAuth 2.0 as the service specification says (the default), or OAuth 2.1's. */
+  profile: z.enum(['oauth2', 'oauth2.1']).default('oauth2'),
   pages: z.custom<Partial<PageRenderers>>((value) => typeof value === 'object' && value !== null).default({}),
   /** The single time source, epoch milliseconds. */
   clock: fn<() => number>('returning epoch milliseconds').default(() => () => Date.now()),
@@ -448,6 +450,7 @@ export function resolveOptions(input: AuthorizationServerOptions): ResolvedOptio
     if (Object.keys(resolved.scopes).length > 0) resolved.scopes = { ...OIDC_SCOPES, ...resolved.scopes };
   }
   checkResources(resolved);
+  checkProfile(resolved);
   checkDynamicRegistration(resolved);
   checkDeveloperApps(resolved);
   return resolved;
@@ -494,6 +497,17 @@ function checkResources(resolved: ResolvedOptions): void {
       );
     }
   }
+}
+
+/**
+ * OAuth 2.1 requires a public client's refresh tokens to be sender-constrained or rotated;
+ * this server rotates them: the `oauth2.1` profile does not start with rotation turned off.
+ */
+function checkProfile(resolved: ResolvedOptions): void {
+  if (resolved.profile !== 'oauth2.1' || resolved.tokens.rotateRefreshTokens !== false) return;
+  throw new TypeError(
+    "openid-oauth-bridge: invalid options\n  tokens.rotateRefreshTokens: false is refused with profile 'oauth2.1', which rotates the refresh tokens of public clients (OAuth 2.1); leave it out ('public-clients') or set it to true",
+  );
 }
 
 /**

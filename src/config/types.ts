@@ -181,6 +181,20 @@ export interface AuthorizationServerOptions {
   requireStateForImplicit?: boolean;
 
   /**
+   * Which rules the server keeps. `'oauth2'` (the default): OAuth 2.0 as the service specification
+   * describes it, with RFC 9700's advice: the implicit grant, and a redirect URI under the
+   * registered one. `'oauth2.1'` (the MCP authorization specification asks for an OAuth 2.1
+   * authorization server): no implicit grant (`unsupported_response_type`, and no implicit client
+   * registers), PKCE S256 for every code flow (confidential clients too), redirect URIs matched
+   * exactly (a native app's loopback port still free, RFC 8252 7.3), no access token in a query
+   * string (`invalid_request`), and public clients' refresh tokens rotated
+   * (`tokens.rotateRefreshTokens` may not be `false`). See docs/oauth-2.1.md.
+   *
+   * @example 'oauth2.1'
+   */
+  profile?: 'oauth2' | 'oauth2.1';
+
+  /**
    * Replacements for some of the HTML pages (selection, consent, error, applications); the others
    * keep their default. Default `{}`.
    *
@@ -559,6 +573,7 @@ export interface ResolvedOptions {
   accounts?: AccountsHook;
   authenticatedAccount?: AuthenticatedAccountHook;
   requireStateForImplicit: boolean;
+  profile: 'oauth2' | 'oauth2.1';
   pages: Partial<PageRenderers>;
   clock: () => number;
   logger?: Logger;

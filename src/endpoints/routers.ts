@@ -250,7 +250,7 @@ export interface OAuthRouterOptions extends MetadataOptions, IntrospectionRouter
  *
  * @example
  * app.use(oauthRouter(server));
- * app.get('/v1/realms', requireBearer(server), (req, res) => res.json(realmsOf(bearerOf(res).userId)));
+ * app.get('/v1/realms', requireBearer(server), (req, res) => res.json({ user: bearerOf(res).userId }));
  */
 export function oauthRouter(server: AuthorizationServer, options: OAuthRouterOptions = {}): RequestHandler {
   const { discovery = true, applications = true, revocation = true, introspection = true } = options;

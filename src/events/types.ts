@@ -84,11 +84,15 @@ export interface CodeReplayedEvent extends ServerEventBase {
   grantId: string;
 }
 
-/** Access token (and, for the code grant, refresh token) issued for a new grant. */
+/**
+ * Access token (and, for the code and device grants, refresh token) issued for a new grant, or
+ * a client's own access token (`client_credentials`).
+ */
 export interface TokenIssuedEvent extends ServerEventBase {
   type: 'token.issued';
-  grantType: 'authorization_code' | 'device_code' | 'implicit';
+  grantType: 'authorization_code' | 'device_code' | 'implicit' | 'client_credentials';
   clientId: string;
+  /** The user; for a client's own token (`client_credentials`), the client's subject `client:<client_id>`. */
   userId: string;
   grantId: string;
   scopes: string[];

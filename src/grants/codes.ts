@@ -87,7 +87,7 @@ export async function exchangeCode(
     throw invalidGrant('The authorization code is invalid.');
   }
   const code = JSON.parse(entry) as StoredCode;
-  checkCode(code, client, params, now);
+  checkCode(code, client, params, now, deps.options.profile);
   const resources = narrowedResources(deps.resources ?? NO_RESOURCES, client, code.resources ?? [], {
     value: params.resource,
     repeated: false,
@@ -118,7 +118,13 @@ export async function exchangeCode(
 }
 
 /** The checks of RFC 6749 4.1.3 and RFC 7636 4.6 on a code that is still unused. */
-function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange, now: number): void {
+function checkCode(
+  code: StoredCode,
+  client: ClientRecord,
+  params: CodeExchange,
+  now: number,
+  profile: 'oauth2' | 'oauth2.1' = 'oauth2',
+): void {
   if (code.clientId !== client.clientId)
     throw invalidGrant('The authorization code was issued to another client.');
   if (now >= code.expiresAt) throw invalidGrant('The authorization code has expired.');
@@ -133,7 +139,7 @@ function checkCode(code: StoredCode, client: ClientRecord, params: CodeExchange,
   } else if (verifier !== undefined) {
     // RFC 9700 4.8.2: a verifier for a code issued without a challenge is a downgrade attempt.
     throw invalidGrant('This code was issued without a code_challenge.');
-  } else if (pkceRequired(client)) {
+  } else if (pkceRequired(client, profile)) {
     throw invalidGrant('This client must use PKCE.');
   }
 }

@@ -21,6 +21,8 @@ export interface GrantDeps {
        */
       readonly rotateRefreshTokens: boolean | 'public-clients';
     };
+    /** The server's `profile`; absent (the CLI's): the default, `'oauth2'`. */
+    readonly profile?: 'oauth2' | 'oauth2.1';
   };
   readonly events: ServerEvents;
   /** The resources tokens are issued for (RFC 8707); absent: none (the CLI's). */

@@ -6,6 +6,15 @@ import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import type { GrantDeps } from './deps.js';
 import { standingScopes, type Subject } from './tokens.js';
 
+/**
+ * The subject a `client_credentials` client's own grant and tokens name in place of a user:
+ * `client:<client_id>`. No member is it: the applications page never lists it, and a member's
+ * revocation never reaches it.
+ */
+export function clientSubject(clientId: string): string {
+  return `client:${clientId}`;
+}
+
 /** What the rules of this file need: no token options. */
 export type GrantStoreDeps = Pick<GrantDeps, 'storage' | 'clock' | 'events'>;
 
@@ -53,6 +62,12 @@ export async function recordConsent(
   client?: ClientRecord,
   /** The resources (RFC 8707) the user trusts the client with, added to those of the grant. */
   resources: readonly string[] = [],
+  /**
+   * The id of the grant this consent starts, when none stands: by default a new random one. Racing
+   * callers that agreed on one (a client's first tokens, `src/grants/client-credentials.ts`) start
+   * the same grant.
+   */
+  newGrantId: string = randomId(),
 ): Promise<RecordedConsent> {
   const now = deps.clock();
   const registered = client ?? (await deps.storage.clients.find(clientId));
@@ -77,7 +92,7 @@ export async function recordConsent(
   let grant: GrantRecord = standing
     ? merge(standing)
     : {
-        grantId: randomId(),
+        grantId: newGrantId,
         userId,
         clientId,
         scopes: [...new Set(scopes)],
@@ -170,7 +185,8 @@ export async function revokeGrant(
  * Ends a user's trust in an application: revokes the grant of `userId` for `clientId`, and with
  * it every token and code issued under it. The next authorization asks for consent again. The
  * applications page (`by: 'user'`) and the CLI's `grants revoke` (`by: 'operator'`) both call
- * it; it reports one `consent.revoked` event. Resolves whether there was a standing grant.
+ * it; it reports one `consent.revoked` event. Resolves whether there was a standing grant. A
+ * client's own grant (client credentials) is never a member's to revoke: `by: 'user'` leaves it.
  */
 export async function revokeApplication(
   deps: GrantStoreDeps,
@@ -179,6 +195,7 @@ export async function revokeApplication(
   by: 'user' | 'operator',
   context: EventContext = {},
 ): Promise<boolean> {
+  if (by === 'user' && userId === clientSubject(clientId)) return false;
   const grant = await standingGrant(deps, userId, clientId);
   if (!grant || !(await revokeGrant(deps, grant))) return false;
   emit(deps, { type: 'consent.revoked', userId, clientId, grantId: grant.grantId, by, ...context });

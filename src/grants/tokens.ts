@@ -19,6 +19,7 @@ export interface TokenResponse {
 /** Who a token is for and under which grant. */
 export interface Subject {
   clientId: string;
+  /** The user; for a client's own token (client credentials), the client's own subject, `client:<client_id>`. */
   userId: string;
   scopes: string[];
   grantId: string;
@@ -71,6 +72,26 @@ export async function saveAccessToken(
   const issued = newToken(deps, 'access_token', subject, origin, now);
   await deps.storage.tokens.save(issued.record);
   return issued;
+}
+
+/**
+ * Whom a token speaks for: a user (`kind: 'user'`, `sub` the user's id: the library's, or the
+ * host's account id), or the client itself (`kind: 'client'`, `sub` its `client_id`): an access
+ * token of the client credentials grant, which no member authorized. Read from the token's
+ * `origin`, set when it was issued: where a token is issued or read (introspection,
+ * `requireBearer`, a self-contained token's claims), this is the one place that tells them apart.
+ */
+export function tokenSubject(token: Pick<TokenRecord, 'origin' | 'userId' | 'clientId'>): TokenSubject {
+  return token.origin === 'client_credentials'
+    ? { kind: 'client', sub: token.clientId }
+    : { kind: 'user', sub: token.userId };
+}
+
+/** What {@link tokenSubject} says of a token. */
+export interface TokenSubject {
+  kind: 'user' | 'client';
+  /** The subject identifier: the user's id, or the client's `client_id`. */
+  sub: string;
 }
 
 /**
@@ -171,7 +192,7 @@ export async function issueBehindCommit(
  * reversible steps: a failure leaves the code usable and the retry writes it again. A client
  * registered by the operator has none, and nothing is written.
  */
-async function markUsed(
+export async function markUsed(
   deps: GrantDeps,
   client: Pick<ClientRecord, 'clientId' | 'unusedExpiresAt'>,
 ): Promise<void> {

@@ -57,12 +57,15 @@ export function isPublicClient(client: Pick<ClientRecord, 'secretHash'>): boolea
 
 /**
  * Whether the client's authorization requests must carry a PKCE challenge: registered so, or a
- * public code client, whose code nothing else protects (RFC 8252 8.1, RFC 9700 2.1.1).
+ * public code client, whose code nothing else protects (RFC 8252 8.1, RFC 9700 2.1.1); with the
+ * `oauth2.1` profile, every code client (OAuth 2.1).
  */
 export function pkceRequired(
   client: Pick<ClientRecord, 'grantType' | 'secretHash' | 'requirePkce'>,
+  profile: 'oauth2' | 'oauth2.1' = 'oauth2',
 ): boolean {
-  return client.requirePkce === true || (client.grantType === 'authorization_code' && isPublicClient(client));
+  if (client.requirePkce === true) return true;
+  return client.grantType === 'authorization_code' && (profile === 'oauth2.1' || isPublicClient(client));
 }
 
 /**
@@ -71,16 +74,21 @@ export function pkceRequired(
  * any port (RFC 8252 7.3: a native app listens on whatever port it is given); `localhost` and every
  * confidential client keep the exact rule. A client without a redirect URI (the device flow) has none.
  * A client loaded with its metadata document is matched against the document's list instead
- * ({@link listedRedirectUriMatches}).
+ * ({@link listedRedirectUriMatches}). With the `oauth2.1` profile the requested URI must be the
+ * registered one exactly (OAuth 2.1), the loopback port aside.
  */
 export function clientRedirectUriMatches(
   client: Pick<LoadedClient, 'redirectUri' | 'grantType' | 'secretHash' | 'document'>,
   requested: string,
+  profile: 'oauth2' | 'oauth2.1' = 'oauth2',
 ): boolean {
   if (client.document !== undefined) return listedRedirectUriMatches(client.document.redirectUris, requested);
   if (client.redirectUri === '') return false;
   const anyPort = client.grantType === 'authorization_code' && isPublicClient(client);
-  return redirectUriMatches(client.redirectUri, requested, { anyLoopbackPort: anyPort });
+  return redirectUriMatches(client.redirectUri, requested, {
+    anyLoopbackPort: anyPort,
+    exact: profile === 'oauth2.1',
+  });
 }
 
 /**

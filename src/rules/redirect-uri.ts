@@ -166,22 +166,28 @@ export function registeredRedirectUriProblem(
 
 /**
  * Whether `requested` is acceptable for a client registered with `registered` (see the module
- * documentation for the rule). Pure and synchronous: it is on every authorization request.
+ * documentation for the rule). With `exact` (the `oauth2.1` profile: OAuth 2.1, RFC
+ * 9700 2.1) no path or query may follow the registered URI: the two are compared as strings, byte
+ * for byte; `anyLoopbackPort` still lets a native app name its port. Pure and synchronous: it is on
+ * every authorization request.
  */
 export function redirectUriMatches(
   registered: string,
   requested: string,
-  options: { anyLoopbackPort?: boolean } = {},
+  options: { anyLoopbackPort?: boolean; exact?: boolean } = {},
 ): boolean {
+  const exact = options.exact === true;
   if (options.anyLoopbackPort && registered.startsWith('http://')) {
     // RFC 8252 7.3: a native app's loopback redirect may name any port; the rest must match.
     const base = withoutLoopbackPort(registered);
     const asked = base && withoutLoopbackPort(requested);
     if (base && asked && base.host === asked.host) {
-      return canonical(requested) && redirectUriMatches(base.uri, asked.uri);
+      return canonical(requested) && redirectUriMatches(base.uri, asked.uri, { exact });
     }
   }
-  if (requested.length > MAX_REDIRECT_URI_LENGTH || !requested.startsWith(registered)) return false;
+  if (requested.length > MAX_REDIRECT_URI_LENGTH) return false;
+  if (exact) return requested === registered;
+  if (!requested.startsWith(registered)) return false;
   if (requested.length === registered.length) return true;
   const continuation = requested.slice(registered.length);
   const atBoundary = registered.endsWith('/') || continuation.startsWith('/') || continuation.startsWith('?');

@@ -5,9 +5,10 @@
 
 /**
  * The grant a client is registered for: `authorization_code` (and refresh), `device_code` (RFC
- * 8628, and refresh) or `implicit`.
+ * 8628, and refresh), `implicit`, or `client_credentials` (RFC 6749 4.4: a confidential client
+ * that acts as itself, for no user; no refresh).
  */
-export type ClientGrantType = 'authorization_code' | 'implicit' | 'device_code';
+export type ClientGrantType = 'authorization_code' | 'implicit' | 'device_code' | 'client_credentials';
 
 /**
  * A registered client application, as the {@link ClientStore} keeps it: registered by the
@@ -23,7 +24,7 @@ export interface ClientRecord {
   applicationName: string;
   /**
    * The registered redirect URI (see the redirect URI rule in docs/reference.md); `''` for a
-   * `device_code` client, which has none.
+   * `device_code` or `client_credentials` client, which has none.
    */
   redirectUri: string;
   /** The grant the client uses. */

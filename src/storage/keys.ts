@@ -27,6 +27,12 @@ export const ephemeralKeys = {
   rateLimit: (key: string) => `rate:${key}`,
   /** A grant revoked recently: a consent racing the revocation must not bring it back. */
   revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,
+  /**
+   * The id of the grant a `client_credentials` client's next tokens start, when none stands:
+   * added once, so that racing first requests start one grant. `basis` names what it follows (the
+   * client's registration, or its grant that was revoked): a new one for each.
+   */
+  clientGrant: (clientId: string, basis: string) => `client-grant:${pair(clientId, basis)}`,
   /** The commit point of a refresh token rotation: exactly one caller adds it. */
   rotated: (tokenHash: string) => `rotated:${tokenHash}`,
   /** An account's public profile as its provider's profile source read it (or why not). */

@@ -131,10 +131,15 @@ export type AccountClaims = Record<string, string | string[]>;
  * every code and token of that user for that client belongs to. There is at most one grant per
  * user and client; revoking it marks it (`revokedAt`) and the next authorization starts a new one
  * with a new `grantId`.
+ *
+ * A `client_credentials` client's tokens belong to a grant of its own, started at its first token
+ * and ended as any other (revoked, or deleted with the client): its `userId` is the client's own
+ * subject, `client:<client_id>`, which no member is.
  */
 export interface GrantRecord {
   /** Unique, never reused: tokens and codes name their grant by it. */
   grantId: string;
+  /** The user; for a `client_credentials` client's own grant, `client:<client_id>`. */
   userId: string;
   clientId: string;
   /** Scopes the user trusted the client with. */
@@ -183,11 +188,12 @@ export interface TokenRecord {
   /** `null`: valid until revoked (refresh tokens, by default). */
   expiresAt: number | null;
   /**
-   * How it was issued: `authorization_code`, `device_code`, `refresh_token` or `implicit` (access
-   * tokens in a redirect fragment). Refresh tokens: `authorization_code`, `device_code` or
-   * `refresh_token` (rotation).
+   * How it was issued: `authorization_code`, `device_code`, `refresh_token`, `implicit` (access
+   * tokens in a redirect fragment) or `client_credentials` (a client's own access token: its
+   * subject is the client, and `userId` is the client's own subject, `client:<client_id>`).
+   * Refresh tokens: `authorization_code`, `device_code` or `refresh_token` (rotation).
    */
-  origin: 'authorization_code' | 'device_code' | 'refresh_token' | 'implicit';
+  origin: 'authorization_code' | 'device_code' | 'refresh_token' | 'implicit' | 'client_credentials';
   /** Refresh tokens: when rotation replaced it; presented again, it reveals a leak. */
   rotatedAt: number | null;
 }

@@ -2,12 +2,13 @@
  * Native apps (RFC 8252): public code clients without a secret, PKCE required, loopback redirects
  * on any port and private-use URI schemes, refresh tokens rotated. openid-client 6, unmodified, is
  * the native app: it listens on an ephemeral loopback port, as a desktop app or a CLI that opens
- * the browser does; the person's part (sign-in, consent) is the test's browser.
+ * the browser does; the person's part (sign-in, consent) is the test's browser. Its flow runs with
+ * the `oauth2.1` profile too (issue 42): exact redirect URIs keep the loopback port free.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as client from 'openid-client';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { registerClient, updateClient } from '../../src/index.js';
 import { pkceRequired } from '../../src/rules/client-kind.js';
 import { createTestApp, type TestApp } from '../support/app.js';
@@ -15,8 +16,10 @@ import { answerConsent, authorizeWithLogin } from '../support/flow.js';
 
 let t: TestApp;
 let listener: Server | undefined;
+/** The server's profile: the default, unless a suite sets another. */
+let profile: 'oauth2' | 'oauth2.1' = 'oauth2';
 beforeEach(async () => {
-  t = await createTestApp({ scopes: { realms: 'See your realms' } });
+  t = await createTestApp({ scopes: { realms: 'See your realms' }, profile });
   await registerClient(t.storage, {
     clientId: 'desktop-app',
     applicationName: 'Realm Desktop',
@@ -56,50 +59,56 @@ async function personAuthorizes(url: URL): Promise<string> {
   return res.headers.location!;
 }
 
-describe('a public native app with openid-client 6', () => {
-  it('gets a token on an ephemeral loopback port with PKCE, and its refresh token rotates', async () => {
-    const config = await client.discovery(new URL(t.baseUrl), 'desktop-app', undefined, client.None(), {
-      algorithm: 'oauth2',
-      execute: [client.allowInsecureRequests],
-    });
-    expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('none');
-    const app = await loopbackListener();
-    const verifier = client.randomPKCECodeVerifier();
-    const state = client.randomState();
-    const url = client.buildAuthorizationUrl(config, {
-      redirect_uri: app.redirectUri,
-      scope: 'realms',
-      state,
-      code_challenge: await client.calculatePKCECodeChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
-    const back = await personAuthorizes(url);
-    expect(back.startsWith(`${app.redirectUri}?`)).toBe(true);
-    // The browser follows the redirect to the app's own listener.
-    await fetch(back);
-    const callback = await app.arrived;
-    const tokens = await client.authorizationCodeGrant(config, callback, {
-      pkceCodeVerifier: verifier,
-      expectedState: state,
-    });
-    expect(tokens.token_type).toBe('bearer');
-    const api = await fetch(`${t.baseUrl}/v1/realms`, {
-      headers: { authorization: `Bearer ${tokens.access_token}` },
-    });
-    expect(api.status).toBe(200);
+describe.each(['oauth2', 'oauth2.1'] as const)(
+  'a public native app with openid-client 6 (profile %s)',
+  (used) => {
+    beforeAll(() => void (profile = used));
+    afterAll(() => void (profile = 'oauth2'));
+    it('gets a token on an ephemeral loopback port with PKCE, and its refresh token rotates', async () => {
+      expect(t.server.options.profile).toBe(used);
+      const config = await client.discovery(new URL(t.baseUrl), 'desktop-app', undefined, client.None(), {
+        algorithm: 'oauth2',
+        execute: [client.allowInsecureRequests],
+      });
+      expect(config.serverMetadata().token_endpoint_auth_methods_supported).toContain('none');
+      const app = await loopbackListener();
+      const verifier = client.randomPKCECodeVerifier();
+      const state = client.randomState();
+      const url = client.buildAuthorizationUrl(config, {
+        redirect_uri: app.redirectUri,
+        scope: 'realms',
+        state,
+        code_challenge: await client.calculatePKCECodeChallenge(verifier),
+        code_challenge_method: 'S256',
+      });
+      const back = await personAuthorizes(url);
+      expect(back.startsWith(`${app.redirectUri}?`)).toBe(true);
+      // The browser follows the redirect to the app's own listener.
+      await fetch(back);
+      const callback = await app.arrived;
+      const tokens = await client.authorizationCodeGrant(config, callback, {
+        pkceCodeVerifier: verifier,
+        expectedState: state,
+      });
+      expect(tokens.token_type).toBe('bearer');
+      const api = await fetch(`${t.baseUrl}/v1/realms`, {
+        headers: { authorization: `Bearer ${tokens.access_token}` },
+      });
+      expect(api.status).toBe(200);
 
-    const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
-    expect(refreshed.refresh_token).toBeTruthy();
-    expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
-    // The replaced token presented again has leaked: the grant ends, the new tokens with it.
-    await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
-      error: 'invalid_grant',
+      const refreshed = await client.refreshTokenGrant(config, tokens.refresh_token!);
+      expect(refreshed.refresh_token).toBeTruthy();
+      expect(refreshed.refresh_token).not.toBe(tokens.refresh_token);
+      // The replaced token presented again has leaked: the grant ends, the new tokens with it.
+      await expect(client.refreshTokenGrant(config, tokens.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
+      await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
+        error: 'invalid_grant',
+      });
     });
-    await expect(client.refreshTokenGrant(config, refreshed.refresh_token!)).rejects.toMatchObject({
-      error: 'invalid_grant',
-    });
-  });
-});
+  },
+);
 
 describe('public code clients (RFC 8252)', () => {
   it('asks the person at every authorization, even once trusted: any local program can send the public client_id', async () => {

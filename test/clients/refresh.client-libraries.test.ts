@@ -7,6 +7,8 @@
  * `tokens.requireRedirectUriOnRefresh` restores the strict requirement.
  *
  * The person's part (login at the development provider, consent) is the helpers' browser.
+ * openid-client's and simple-oauth2's flows run with the `oauth2.1` profile too (issue 42): PKCE
+ * everywhere, exact redirect URIs.
  */
 import express from 'express';
 import session from 'express-session';
@@ -43,9 +45,11 @@ async function browserAuthorizes(authorizationUrl: string): Promise<URL> {
 const apiStatus = async (accessToken: string) =>
   (await fetch(`${t.baseUrl}/v1/realms`, { headers: { authorization: `Bearer ${accessToken}` } })).status;
 
-describe('openid-client 6', () => {
+const PROFILES = ['oauth2', 'oauth2.1'] as const;
+
+describe.each(PROFILES)('openid-client 6 (profile %s)', (profile) => {
   it('code with PKCE, refresh without redirect_uri, introspection, revocation', async () => {
-    await start();
+    await start({ profile });
     const config = await client.discovery(
       new URL(t.baseUrl),
       t.codeClient.clientId,
@@ -83,9 +87,9 @@ describe('openid-client 6', () => {
   });
 });
 
-describe('simple-oauth2 5', () => {
+describe.each(PROFILES)('simple-oauth2 5 (profile %s)', (profile) => {
   it('code with PKCE, refresh without redirect_uri, revocation (it has no introspection)', async () => {
-    await start();
+    await start({ profile });
     const oauth = new AuthorizationCode({
       client: { id: t.codeClient.clientId, secret: t.codeClient.clientSecret },
       auth: {

@@ -56,9 +56,9 @@ describe.each([
   ['SQLite', () => sqlite as Storage],
 ])('registerClient on %s storage', (_name, storage) => {
   it('refuses grant types the library does not implement', async () => {
-    for (const grantType of ['client_credentials', 'password', 'refresh_token']) {
+    for (const grantType of ['password', 'refresh_token', 'urn:ietf:params:oauth:grant-type:jwt-bearer']) {
       expect(await refusal(registerClient(storage(), { ...base, grantType: grantType as never }))).toBe(
-        `openid-oauth-bridge: grantType "${grantType}" is not supported: use 'authorization_code' (the default), 'device_code' or 'implicit'`,
+        `openid-oauth-bridge: grantType "${grantType}" is not supported: use 'authorization_code' (the default), 'device_code', 'client_credentials' or 'implicit'`,
       );
     }
   });

@@ -85,7 +85,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
 
   it('an unknown option that resembles none lists the known ones', () => {
     expect(messageFor({ ...valid(), database: 'x' })).toContain(
-      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, developerApps, accounts, authenticatedAccount, requireStateForImplicit, pages, clock, logger, onError',
+      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, developerApps, accounts, authenticatedAccount, requireStateForImplicit, profile, pages, clock, logger, onError',
     );
   });
 

@@ -76,6 +76,7 @@ describe('AuthorizationServerOptions', () => {
       accounts: true,
       authenticatedAccount: true,
       requireStateForImplicit: true,
+      profile: true,
       pages: true,
       clock: true,
       logger: true,

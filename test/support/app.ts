@@ -86,7 +86,13 @@ export async function createTestApp(
   mount?.(app);
   app.use(discoveryRouter(server), authorizeRouter(server), tokenRouter(server), applicationsRouter(server));
   app.get('/v1/realms', requireBearer(server), (_req, res: Response) => {
-    res.json({ realms: [`realm-of-${bearerOf(res).userId}`] });
+    const caller = bearerOf(res);
+    // A client's own token (client credentials) has no member, so no realms of its own.
+    res.json(
+      caller.userId === null
+        ? { realms: [], client: caller.clientId, subject: caller.subject }
+        : { realms: [`realm-of-${caller.userId}`] },
+    );
   });
   http.on('request', app);
 

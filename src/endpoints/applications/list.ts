@@ -17,7 +17,8 @@ export interface AuthorizedApplication {
 
 /**
  * The applications `userId` trusts, oldest first: for a host that draws its own page instead of
- * letting `oauthRouter` serve the applications page (`applications: false`).
+ * letting `oauthRouter` serve the applications page (`applications: false`). A client acting as
+ * itself (client credentials) is never among them: no member authorized it.
  */
 export async function authorizedApplications(
   server: AuthorizationServer,
@@ -28,7 +29,8 @@ export async function authorizedApplications(
   for (const grant of grants) {
     if (grant.revokedAt !== null) continue;
     const client = await server.storage.clients.find(grant.clientId);
-    if (!client) continue;
+    // A client acting as itself (client credentials) was authorized by no member.
+    if (!client || client.grantType === 'client_credentials') continue;
     applications.push({
       clientId: client.clientId,
       applicationName: client.applicationName,

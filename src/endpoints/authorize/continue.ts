@@ -280,7 +280,8 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
     !client ||
     !inService(client) ||
     client.grantType !== expectedGrant ||
-    (pending.kind === 'redirect' && !clientRedirectUriMatches(client, pending.redirectUri)) ||
+    (pending.kind === 'redirect' &&
+      !clientRedirectUriMatches(client, pending.redirectUri, server.options.profile)) ||
     !scopesCover(client.scopes, pending.scopes) ||
     unofferedScope(server.options.scopes, pending.scopes) !== undefined ||
     !resourceStillOffered(ctx, client)
@@ -292,6 +293,15 @@ export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   ctx.client = client;
   // A device's request has no browser to go back to: its errors are pages.
   if (pending.kind === 'redirect') ctx.redirectTarget = redirectTargetOf(server.urls.issuer, pending);
+  // An implicit request that arrived before a restart with the oauth2.1 profile ends as one
+  // arriving now would.
+  if (
+    pending.kind === 'redirect' &&
+    pending.responseType === 'token' &&
+    server.options.profile === 'oauth2.1'
+  ) {
+    throw new OAuthError('unsupported_response_type', 'This server has no implicit grant (OAuth 2.1).');
+  }
 }
 
 /**

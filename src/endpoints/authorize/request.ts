@@ -79,7 +79,15 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
       { redirectable: false },
     );
   }
-  const redirectUri = verifiedRedirectUri(client, params);
+  if (client.grantType === 'client_credentials') {
+    throw new OAuthError(
+      'unauthorized_client',
+      'This client application acts as itself (the client credentials grant): no one signs in to it.',
+      { redirectable: false },
+    );
+  }
+  const { profile } = server.options;
+  const redirectUri = verifiedRedirectUri(client, params, profile);
   const stateParam = params.repeated.has('state') ? null : (params.values.get('state') ?? null);
   ctx.redirectTarget = {
     redirectUri,
@@ -97,7 +105,17 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
   if (responseType === undefined)
     throw new OAuthError('invalid_request', 'The parameter response_type is required.');
   if (responseType !== 'code' && responseType !== 'token') {
-    throw new OAuthError('unsupported_response_type', 'response_type must be code or token.');
+    throw new OAuthError(
+      'unsupported_response_type',
+      profile === 'oauth2.1' ? 'response_type must be code.' : 'response_type must be code or token.',
+    );
+  }
+  if (responseType === 'token' && profile === 'oauth2.1') {
+    // OAuth 2.1: the implicit grant is omitted; a browser app uses the code flow with PKCE.
+    throw new OAuthError(
+      'unsupported_response_type',
+      'This server has no implicit grant (OAuth 2.1): use response_type=code with PKCE.',
+    );
   }
   if (client.grantType !== grantOfResponseType(responseType)) {
     throw new OAuthError(
@@ -114,7 +132,7 @@ export function checkAuthorizationRequest(ctx: AuthorizeContext): void {
     value: optionalParam(params.values, 'resource'),
     repeated: params.repeated.has('resource'),
   });
-  const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client);
+  const { codeChallenge, codeChallengeMethod } = parsePkce(params, responseType, client, profile);
 
   const opIdentifier = optionalParam(params.values, 'opIdentifier');
   const provider = opIdentifier === undefined ? undefined : findProvider(server, opIdentifier);
@@ -192,24 +210,33 @@ function openIdPrompt(
   };
 }
 
-function verifiedRedirectUri(client: LoadedClient, params: ParsedParams): string {
+function verifiedRedirectUri(
+  client: LoadedClient,
+  params: ParsedParams,
+  profile: 'oauth2' | 'oauth2.1',
+): string {
   if (params.repeated.has('redirect_uri')) throw pageError('The parameter redirect_uri must be given once.');
   const redirectUri = params.values.get('redirect_uri');
   if (!redirectUri) throw pageError('The request has no redirect_uri.');
-  if (!clientRedirectUriMatches(client, redirectUri)) {
+  if (!clientRedirectUriMatches(client, redirectUri, profile)) {
     throw pageError('The redirect_uri is not registered for this client application.');
   }
   return redirectUri;
 }
 
-function parsePkce(params: ParsedParams, responseType: 'code' | 'token', client: LoadedClient) {
+function parsePkce(
+  params: ParsedParams,
+  responseType: 'code' | 'token',
+  client: LoadedClient,
+  profile: 'oauth2' | 'oauth2.1',
+) {
   const codeChallenge = optionalParam(params.values, 'code_challenge') ?? null;
   const method = optionalParam(params.values, 'code_challenge_method');
   if (codeChallenge === null) {
     if (method !== undefined)
       throw new OAuthError('invalid_request', 'code_challenge_method without code_challenge.');
     // RFC 7636 4.4.1: the very error and description a client that requires PKCE expects.
-    if (responseType === 'code' && pkceRequired(client))
+    if (responseType === 'code' && pkceRequired(client, profile))
       throw new OAuthError('invalid_request', 'code challenge required');
     return { codeChallenge, codeChallengeMethod: null };
   }

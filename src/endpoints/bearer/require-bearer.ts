@@ -49,9 +49,14 @@ export interface RequireBearerOptions {
  * storage is unavailable the answer is 503 `temporarily_unavailable` with `Retry-After` and no
  * challenge, never 401: the token may well be valid.
  *
+ * A client's own token (the client credentials grant) passes too, marked: `bearerOf(res).subject`
+ * is `'client'` and its `userId` `null`; a route that acts for a member refuses it.
+ *
  * @example
  * app.get('/v1/realms', requireBearer(server), (req, res: Response<unknown, BearerLocals>) => {
- *   res.json(realmsOf(res.locals.oauth.userId));
+ *   const { userId } = res.locals.oauth;
+ *   if (userId === null) return res.status(403).json({ error: 'This route acts for a member.' });
+ *   res.json(realmsOf(userId));
  * });
  *
  * @see RFC 6750 sections 2, 2.1, 3, 3.1
@@ -92,6 +97,12 @@ export function requireBearer(
           const { bearer } = ctx;
           (ctx.res.locals as BearerLocals).oauth = bearer;
           if (!options.teams) {
+            ctx.answer = { kind: 'next' };
+            return;
+          }
+          // A client's own token has no member, and no teams.
+          if (bearer.userId === null) {
+            bearer.teams = [];
             ctx.answer = { kind: 'next' };
             return;
           }

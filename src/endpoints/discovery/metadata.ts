@@ -86,6 +86,8 @@ export function authorizationServerMetadata(
   const { urls } = server;
   const scopes = Object.keys(server.options.scopes);
   const documentation = checkDocumentationUrl(options.serviceDocumentation);
+  // OAuth 2.1 has no implicit grant: no `token` response type, no fragment response mode.
+  const implicit = server.options.profile !== 'oauth2.1';
   return {
     issuer: urls.issuer,
     authorization_endpoint: urls.authorization,
@@ -106,9 +108,15 @@ export function authorizationServerMetadata(
         }),
     // Only the operator's configured scopes: clients may be registered with others of their own.
     ...(scopes.length ? { scopes_supported: scopes } : {}),
-    response_types_supported: ['code', 'token'],
-    response_modes_supported: ['query', 'fragment'],
-    grant_types_supported: ['authorization_code', 'implicit', 'refresh_token', DEVICE_CODE_GRANT],
+    response_types_supported: implicit ? ['code', 'token'] : ['code'],
+    response_modes_supported: implicit ? ['query', 'fragment'] : ['query'],
+    grant_types_supported: [
+      'authorization_code',
+      ...(implicit ? ['implicit'] : []),
+      'refresh_token',
+      'client_credentials',
+      DEVICE_CODE_GRANT,
+    ],
     token_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS,
     code_challenge_methods_supported: ['S256'],
     authorization_response_iss_parameter_supported: true,

@@ -1,6 +1,6 @@
 import { teamsOf } from '../../grants/teams.js';
 import { releases } from '../../oidc/id-token.js';
-import { currentScopes, usable } from '../../grants/tokens.js';
+import { currentScopes, tokenSubject, usable } from '../../grants/tokens.js';
 import { json } from '../../http/answer.js';
 import { readClientForm } from '../shared/form.js';
 import { optionalParam, requiredParam } from '../../http/params.js';
@@ -38,8 +38,16 @@ export type IntrospectionResponse =
       /** Seconds since the epoch; absent for a refresh token without expiry. */
       exp?: number;
       iat: number;
-      /** The library's id of the user, the same for every client. */
+      /**
+       * The library's id of the user (the host's account id with `accounts`), the same for every
+       * client; for a client's own token (client credentials), its `client_id`.
+       */
       sub: string;
+      /**
+       * Whom the token speaks for (an extension member, RFC 7662 2.2): `user`, a member who
+       * authorized the client, or `client`, the client itself, for no member (client credentials).
+       */
+      subject_kind: 'user' | 'client';
       iss: string;
       /** The resource (RFC 8707) the token is for, or the resources when several; absent: none. */
       aud?: string | string[];
@@ -89,7 +97,8 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
         }
         // The user's teams, for the resource server (an extension member, RFC 7662 2.2), when
         // the token was granted `profile`, as ID tokens and UserInfo release them.
-        const released = releases(answer.scope?.split(' ') ?? [], 'groups');
+        // A client's own token has no member, and no teams.
+        const released = answer.subject_kind === 'user' && releases(answer.scope?.split(' ') ?? [], 'groups');
         const groups = released ? await teamsOf(server, answer.sub) : [];
         ctx.answer = json(groups.length > 0 ? { ...answer, groups } : answer);
       },
@@ -102,6 +111,7 @@ function describe(server: AuthorizationServer, found: FoundTokenRecord): Introsp
   const { token } = found;
   if (!usable(found, server.clock()) || token.rotatedAt !== null) return INACTIVE;
   const scopes = currentScopes(found);
+  const subject = tokenSubject(token);
   const seconds = (ms: number) => Math.floor(ms / 1000);
   return {
     active: true,
@@ -110,7 +120,8 @@ function describe(server: AuthorizationServer, found: FoundTokenRecord): Introsp
     ...(token.type === 'access_token' ? { token_type: 'Bearer' as const } : {}),
     ...(token.expiresAt === null ? {} : { exp: seconds(token.expiresAt) }),
     iat: seconds(token.createdAt),
-    sub: token.userId,
+    sub: subject.sub,
+    subject_kind: subject.kind,
     iss: server.urls.issuer,
     ...audienceOf(token.resources ?? []),
   };

@@ -1,6 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { json } from '../../http/answer.js';
+import { OAuthError } from '../../errors/oauth-error.js';
 import { endpoint, handle } from '../shared/pipeline.js';
 import { hostClaims, releasedClaims } from '../../oidc/id-token.js';
 import { bearerSteps, type BearerStepContext } from '../shared/bearer.js';
@@ -8,6 +9,8 @@ import { bearerSteps, type BearerStepContext } from '../shared/bearer.js';
 /** Step: the claims of the token's subject that its scopes release, `sub` always. */
 async function answerClaims(ctx: BearerStepContext): Promise<void> {
   const { userId, scopes } = ctx.bearer;
+  // A client's own token is never granted `openid` (no person signs in): this does not happen.
+  if (userId === null) throw new OAuthError('insufficient_scope', 'A client acting as itself has no claims.');
   const saved = (await ctx.server.storage.users.findClaims?.(userId)) ?? undefined;
   const own = await hostClaims(ctx.server, userId, scopes);
   ctx.answer = json({ ...releasedClaims(saved, scopes), ...own, sub: userId });

@@ -1,6 +1,6 @@
 import { hashSecret } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
-import { currentScopes, usable } from '../../grants/tokens.js';
+import { currentScopes, tokenSubject, usable } from '../../grants/tokens.js';
 import type { Context, Step } from './pipeline.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
 import { clientMayUse, type DeclaredResource } from '../../rules/resources.js';
@@ -8,10 +8,24 @@ import { clientMayUse, type DeclaredResource } from '../../rules/resources.js';
 /** What a handler behind `requireBearer`, or an endpoint that takes a bearer token, knows of the caller. */
 export interface BearerContext {
   /**
-   * The account the token was issued to: your own account id when the `accounts` option maps
-   * logins to your users, else the library's user id.
+   * Whom the token speaks for: `'user'`, a member who authorized the client (`userId` is theirs),
+   * or `'client'`, the client itself (`userId` is `null`): a token of the client credentials grant,
+   * which a bot or a job asks for with its own secret, for no member. A route that acts for a
+   * member refuses a client's token:
+   *
+   * @example
+   * const caller = bearerOf(res);
+   * if (caller.userId === null) return res.status(403).json({ error: 'This route acts for a member.' });
+   * res.json(realmsOf(caller.userId));
    */
-  userId: string;
+  subject: 'user' | 'client';
+  /**
+   * The account the token was issued to: your own account id when the `accounts` option maps
+   * logins to your users, else the library's user id. `null` for a client's own token (`subject`
+   * `'client'`): no member stands behind it.
+   */
+  userId: string | null;
+  /** The client the token was issued to; for a client's own token, also its subject. */
   clientId: string;
   scopes: readonly string[];
   /** Epoch milliseconds after which the token stops working. */
@@ -57,8 +71,9 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 /**
  * The two steps that read and check an access token in `Authorization: Bearer` (RFC 6750 2.1; the
  * query and body forms are not accepted, and a request that also carries one of them is
- * `invalid_request`, RFC 6750 2): a request with no authentication at all gets 401 with a bare
- * challenge; a malformed, unknown, revoked or expired token 401 `invalid_token`; one lacking a
+ * `invalid_request`, RFC 6750 2; with the `oauth2.1` profile a token in the query is
+ * `invalid_request` whatever else the request carries): a request with no authentication at all
+ * gets 401 with a bare challenge; a malformed, unknown, revoked or expired token 401 `invalid_token`; one lacking a
  * required scope 403 `insufficient_scope`, each with its `WWW-Authenticate` challenge. Once they
  * ran, `ctx.bearer` is the caller, with the scopes the consent and the client still allow.
  */
@@ -77,6 +92,14 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
   };
 
   function readBearer(ctx: BearerStepContext): void {
+    // OAuth 2.1 drops the query method: an access token in the URL leaks (logs, Referer). Refused
+    // outright, not ignored, so the client's developer learns it (RFC 6750 3.1).
+    if (ctx.server.options.profile === 'oauth2.1' && tokenInQuery(ctx)) {
+      throw refuse(
+        'invalid_request',
+        'The access token must not be sent in the URL: use the Authorization header.',
+      );
+    }
     const header = ctx.req.headers.authorization;
     if (header === undefined || !NAMES_BEARER.test(header)) {
       // RFC 6750 3.1: no error code when the request has no authentication at all.
@@ -101,7 +124,7 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
     if (!found || found.token.type !== 'access_token' || !usable(found, ctx.server.clock())) {
       throw refuse('invalid_token', 'The access token is invalid or has expired.');
     }
-    const { userId, clientId, expiresAt } = found.token;
+    const { clientId, expiresAt } = found.token;
     // RFC 8707: a token works only at the resource it was issued for.
     const audience = found.token.resources ?? [];
     const bound = guarded === null ? audience.length === 0 : !guarded || audience.includes(guarded.resource);
@@ -114,7 +137,11 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
     if (!required.every((scope) => scopes.includes(scope))) {
       throw refuse('insufficient_scope', 'The access token lacks a required scope.');
     }
-    const caller: BearerContext = { userId, clientId, scopes, expiresAt: expiresAt! };
+    const subject = tokenSubject(found.token);
+    const caller: BearerContext =
+      subject.kind === 'client'
+        ? { subject: 'client', userId: null, clientId, scopes, expiresAt: expiresAt! }
+        : { subject: 'user', userId: subject.sub, clientId, scopes, expiresAt: expiresAt! };
     if (guarded) caller.resource = guarded.resource;
     return caller;
   }
@@ -122,13 +149,21 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
   return [readBearer, checkBearer];
 }
 
-/** Whether the request also carries a token in the query or a parsed body (RFC 6750 2.2, 2.3). */
-function otherMethod({ req }: Context): boolean {
+/** Whether the request carries a token in its query (RFC 6750 2.3). */
+function tokenInQuery({ req }: Context): boolean {
   const url = req.originalUrl;
   const query = url.indexOf('?');
-  if (query !== -1 && url.includes('access_token', query)) {
-    if (new URLSearchParams(url.slice(query + 1)).has('access_token')) return true;
-  }
+  return (
+    query !== -1 &&
+    url.includes('access_token', query) &&
+    new URLSearchParams(url.slice(query + 1)).has('access_token')
+  );
+}
+
+/** Whether the request also carries a token in the query or a parsed body (RFC 6750 2.2, 2.3). */
+function otherMethod(ctx: Context): boolean {
+  if (tokenInQuery(ctx)) return true;
+  const { req } = ctx;
   const body = req.body as Record<string, unknown> | undefined;
   return typeof body === 'object' && body !== null && Object.hasOwn(body, 'access_token');
 }

@@ -7,12 +7,12 @@ import { grantTypes, type TokenContext } from './grants.js';
 
 /**
  * The token endpoint (RFC 6749 3.2): `POST /oauth/token` with an
- * `application/x-www-form-urlencoded` body, for the `authorization_code` and `refresh_token`
- * grants. The grant asked for is checked before the client is; then the client, its rate-limit
+ * `application/x-www-form-urlencoded` body, for the `authorization_code`, `refresh_token`,
+ * device code and `client_credentials` grants. The grant asked for is checked before the client is; then the client, its rate-limit
  * counters and the code or refresh token are read at once; failed client authentications are
  * rate limited.
  *
- * @see RFC 6749 sections 4.1.3, 5.1, 5.2, 6
+ * @see RFC 6749 sections 4.1.3, 4.4, 5.1, 5.2, 6
  */
 export const tokenEndpoint = endpoint<TokenContext>({
   name: 'token',
@@ -35,7 +35,7 @@ function chooseGrant(ctx: TokenContext): void {
   if (!chosen) {
     throw new OAuthError(
       'unsupported_grant_type',
-      'grant_type must be authorization_code, refresh_token or urn:ietf:params:oauth:grant-type:device_code.',
+      'grant_type must be authorization_code, refresh_token, client_credentials or urn:ietf:params:oauth:grant-type:device_code.',
     );
   }
   ctx.grantType = chosen;

@@ -1,5 +1,8 @@
-import { clientRedirectUriMatches } from '../../rules/client-kind.js';
+import { clientRedirectUriMatches, isPublicClient } from '../../rules/client-kind.js';
 import { DEVICE_CODE_GRANT, pollDevice } from '../../grants/device.js';
+import { issueClientToken } from '../../grants/client-credentials.js';
+import { clientRequestScopes } from '../../rules/scopes.js';
+import { requestedResource } from '../../rules/resources.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { eventContext } from '../../events/emit.js';
 import { exchangeCode, refreshAccessToken } from '../../grants/index.js';
@@ -64,7 +67,7 @@ const refreshToken: GrantType = {
       server.options.tokens.requireRedirectUriOnRefresh && client.grantType !== 'device_code'
         ? requiredParam(params, 'redirect_uri')
         : optionalParam(params, 'redirect_uri');
-    if (redirectUri !== undefined && !clientRedirectUriMatches(client, redirectUri)) {
+    if (redirectUri !== undefined && !clientRedirectUriMatches(client, redirectUri, server.options.profile)) {
       throw new OAuthError('invalid_grant', 'redirect_uri is not registered for this client.');
     }
     const refresh = {
@@ -92,12 +95,67 @@ const deviceCode: GrantType = {
   },
 };
 
+/**
+ * `grant_type=client_credentials` (RFC 6749 4.4.2): a confidential client registered for it gets
+ * an access token for itself, for no member: `scope` within its scopes (absent: its default
+ * scopes), `resource` as at the authorization endpoint (RFC 8707 2.1), no refresh token.
+ */
+const clientCredentials: GrantType = {
+  names: () => ({}),
+  async handler(ctx) {
+    const { server, client, params } = ctx;
+    registeredFor(ctx, 'client_credentials');
+    // RFC 6749 4.4.2: "The client credentials grant type MUST only be used by confidential
+    // clients." Registration refuses a public one; an adapter's record is not trusted with it.
+    if (isPublicClient(client)) {
+      throw new OAuthError('unauthorized_client', 'A public client cannot use the client credentials grant.');
+    }
+    const scopes = ownScopes(optionalParam(params, 'scope'), client, server.options.scopes);
+    const resource = requestedResource(server.resources, client, {
+      value: optionalParam(params, 'resource'),
+      repeated: false,
+    });
+    const request = { scopes, ...(resource === undefined ? {} : { resources: [resource.resource] }) };
+    ctx.answer = json(await issueClientToken(server, client, request, () => eventContext(ctx.req)));
+  },
+};
+
 /** The grant types of the token endpoint, keyed by `grant_type`. */
 export const grantTypes: Readonly<Record<string, GrantType>> = {
   authorization_code: authorizationCode,
   refresh_token: refreshToken,
+  client_credentials: clientCredentials,
   [DEVICE_CODE_GRANT]: deviceCode,
 };
+
+/**
+ * The scopes of a client's own token: those `scope` names, each registered for the client and
+ * offered, or its default scopes without it. `openid` signs a person in and no person is there: it
+ * is refused when asked for and left out of the defaults.
+ *
+ * @throws OAuthError `invalid_scope`
+ */
+function ownScopes(
+  scope: string | undefined,
+  client: ClientRecord,
+  offered: Readonly<Record<string, string>>,
+): string[] {
+  const scopes = clientRequestScopes(scope, client, offered);
+  if (scope !== undefined && scopes.includes('openid')) {
+    throw new OAuthError(
+      'invalid_scope',
+      'openid signs a person in, and a client acting as itself has none. Refused scope: openid',
+    );
+  }
+  const own = scopes.filter((name) => name !== 'openid');
+  if (own.length === 0) {
+    throw new OAuthError(
+      'invalid_scope',
+      'This client has no scope to ask for by itself: name one in scope.',
+    );
+  }
+  return own;
+}
 
 /** The ID token of a code exchange or a device poll, made by this server ({@link idTokenFor}). */
 function idTokens(ctx: TokenContext) {

@@ -66,16 +66,18 @@ export function tokenTests(suite: ConformanceSuite): void {
       );
     });
 
-    it('an implicit access token round-trips its origin', async () => {
+    it('an implicit or a client credentials access token round-trips its origin', async () => {
       const now = Date.now();
       const { grant } = await enrolled(now);
-      const token = accessTokenRecord(now, grant, { origin: 'implicit', scopes: [] });
-      await storage().tokens.save(token);
-      sameRecord(
-        (await found(token, 'an implicit access token')).token,
-        token,
-        'tokens.find must return origin implicit and empty scopes as saved',
-      );
+      for (const origin of ['implicit', 'client_credentials'] as const) {
+        const token = accessTokenRecord(now, grant, { origin, scopes: [] });
+        await storage().tokens.save(token);
+        sameRecord(
+          (await found(token, `an access token of origin ${origin}`)).token,
+          token,
+          `tokens.find must return origin ${origin} and empty scopes as saved`,
+        );
+      }
     });
 
     it('find matches the hash exactly, and gives null for an unknown one', async () => {

@@ -96,6 +96,7 @@ describe.each(engines)('token introspection on $name storage', ({ skip, open }) 
       iat: Math.floor(stored.createdAt / 1000),
       exp: Math.floor(stored.expiresAt! / 1000),
       sub: user.id,
+      subject_kind: 'user',
       iss: t.baseUrl,
     });
   });
