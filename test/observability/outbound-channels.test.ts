@@ -3,8 +3,8 @@
  * subscriber sees each call to another server start and end, with the provider's configured name
  * and, when it failed, a word for why; never its URL, the error's message or what it answered.
  */
-import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
+import { subscribe as subscribeTo, type Seen } from '../support/channels.js';
 import { FetchRefusedError } from '../../src/net/bounded-fetch.js';
 import { OpenIdLoginError } from '../../src/login/openid/errors.js';
 import { traceOutbound } from '../../src/observability/channels.js';
@@ -19,22 +19,9 @@ afterEach(async () => {
   t = undefined;
 });
 
-type Seen = { event: string; context: Record<string, unknown> };
-
 function subscribe(name: string): Seen[] {
-  const seen: Seen[] = [];
-  const record = (event: string) => (context: object) =>
-    void seen.push({ event, context: { ...(context as Record<string, unknown>) } });
-  const handlers = {
-    start: record('start'),
-    end: record('end'),
-    asyncStart: record('asyncStart'),
-    asyncEnd: record('asyncEnd'),
-    error: record('error'),
-  };
-  const channel = tracingChannel(`openid-oauth-bridge:${name}`);
-  channel.subscribe(handlers);
-  stops.push(() => channel.unsubscribe(handlers));
+  const { seen, stop } = subscribeTo(name);
+  stops.push(stop);
   return seen;
 }
 

@@ -3,31 +3,13 @@
  * start, end and asyncEnd for every token request, error for each refused one, with bounded fields
  * only; with no subscriber, nothing is traced.
  */
-import { tracingChannel } from 'node:diagnostics_channel';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';
+import { subscribe } from '../support/channels.js';
 
 let t: TestApp;
 afterEach(() => t?.close());
-
-type Seen = { event: string; context: Record<string, unknown> };
-
-function subscribe(name: string) {
-  const seen: Seen[] = [];
-  const record = (event: string) => (context: object) =>
-    void seen.push({ event, context: { ...(context as Record<string, unknown>) } });
-  const handlers = {
-    start: record('start'),
-    end: record('end'),
-    asyncStart: record('asyncStart'),
-    asyncEnd: record('asyncEnd'),
-    error: record('error'),
-  };
-  const channel = tracingChannel(`openid-oauth-bridge:${name}`);
-  channel.subscribe(handlers);
-  return { seen, stop: () => channel.unsubscribe(handlers) };
-}
 
 describe('the token endpoint on its tracing channel', () => {
   it('publishes start, end and asyncEnd for each request, error for a refused one, with bounded fields', async () => {
