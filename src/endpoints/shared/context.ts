@@ -5,7 +5,7 @@ import type { SessionUser } from '../../session/state.js';
 import type { Request, Response } from 'express';
 import type { Answer } from '../../http/answer.js';
 import type { RedirectTarget } from '../../http/redirect.js';
-import type { Trace } from './trace.js';
+import type { RequestTrace } from '../../observability/channels.js';
 
 /** Where a request was answered, as `server.error` events name it. */
 export type EndpointName = ServerErrorEvent['endpoint'];
@@ -63,4 +63,11 @@ export interface Endpoint<C extends Context> {
 /** Declares an endpoint, typing its steps against its context. */
 export function endpoint<C extends Context>(definition: Endpoint<C>): Endpoint<C> {
   return definition;
+}
+
+/** A request traced on its endpoint's channel: its context, and how its promise settles. */
+export interface Trace {
+  readonly context: RequestTrace & { error?: unknown };
+  resolve(): void;
+  reject(error: Error): void;
 }

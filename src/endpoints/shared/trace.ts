@@ -3,12 +3,7 @@ import type { ClientRecord } from '../../storage/types.js';
 import { isPublicClient } from '../../rules/client-kind.js';
 import type { Context, EndpointName } from './context.js';
 
-/** A request traced on its endpoint's channel: its context, and how its promise settles. */
-export interface Trace {
-  readonly context: RequestTrace & { error?: unknown };
-  resolve(): void;
-  reject(error: Error): void;
-}
+export type { Trace } from './context.js';
 
 /** The channel each endpoint is traced on: one per endpoint of the RFCs, the pages by their family. */
 const TRACE_NAMES: Record<EndpointName, EndpointTraceName> = {
