@@ -167,6 +167,22 @@ const CONTENDERS = [
     optional: true,
     workloads: ['code'],
   },
+  {
+    id: 'oidc-provider-oidc-rs256',
+    label: 'oidc-provider 9, openid (RS256 ID token)',
+    file: 'oidc-provider.mjs',
+    env: { BENCH_OIDC: 'RS256' },
+    optional: true,
+    workloads: ['code'],
+  },
+  {
+    id: 'oidc-provider-oidc-es256',
+    label: 'oidc-provider 9, openid (ES256 ID token)',
+    file: 'oidc-provider.mjs',
+    env: { BENCH_OIDC: 'ES256' },
+    optional: true,
+    workloads: ['code'],
+  },
   // Resource indicators (issue 39): the realms API a declared resource, its tokens bound to it.
   {
     id: 'library-memory-resource',
@@ -566,7 +582,8 @@ function report(row) {
  * `realms` requests spread over the stored tokens, so a lookup is not always the same hot key.
  */
 function loadFor(workload, child, { tokens, codes }) {
-  const check = new Check(workload);
+  // A contender with OpenID Connect on must answer the code exchange with an ID token.
+  const check = new Check(workload, { idToken: child.contender?.env?.BENCH_OIDC !== undefined });
   const json = {
     'content-type': 'application/x-www-form-urlencoded',
     authorization: basicAuth(CLIENT_ID, CLIENT_SECRET),
@@ -618,8 +635,9 @@ class Check {
   wrong = 0;
   first;
   ranOut = false;
-  constructor(workload) {
+  constructor(workload, { idToken = false } = {}) {
     this.workload = workload;
+    this.idToken = idToken;
   }
   record(status, body, headers) {
     const problem = this.problem(status, body, headers);
@@ -642,6 +660,8 @@ class Check {
           return 'no access_token';
         if (String(answer.token_type).toLowerCase() !== 'bearer') return 'not a bearer token';
         if (this.workload === 'code' && typeof answer.refresh_token !== 'string') return 'no refresh_token';
+        if (this.workload === 'code' && this.idToken && typeof answer.id_token !== 'string')
+          return 'no id_token';
         return undefined;
       }
       case 'authorize': {
@@ -700,7 +720,7 @@ async function start(contender, env) {
       setTimeout(() => reject(new Error('not ready after 15 minutes')), 900_000).unref(),
     ),
   ]);
-  return Object.assign(child, { port: ready.port, headers: ready.headers ?? {} });
+  return Object.assign(child, { contender, port: ready.port, headers: ready.headers ?? {} });
 }
 
 async function stop(child) {

@@ -21,6 +21,7 @@
  * hashed; seeded tokens and codes are the provider's own models, saved with the fixtures'
  * values as their ids.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import express from 'express';
 import Provider from 'oidc-provider';
 import { codeCount, listen, ready, tokenCount, workload } from '../lib/contender.mjs';
@@ -39,6 +40,20 @@ import {
 } from '../lib/fixtures.mjs';
 
 const API = 'https://api.bench.example/';
+/**
+ * BENCH_OIDC=RS256|ES256 (`oidc-provider-oidc-rs256`, …): OpenID Connect on, every code granting
+ * `openid`, so each exchange signs an ID token with a key of that algorithm, as the library's
+ * `library-memory-oidc-*` rows do.
+ */
+const OIDC = process.env.BENCH_OIDC;
+const SCOPES = OIDC ? `openid ${SCOPE}` : SCOPE;
+const signingKey = () => {
+  const { privateKey } =
+    OIDC === 'ES256'
+      ? generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      : generateKeyPairSync('rsa', { modulusLength: 2048 });
+  return { ...privateKey.export({ format: 'jwk' }), alg: OIDC, use: 'sig', kid: 'bench' };
+};
 const epoch = () => Math.floor(Date.now() / 1000);
 
 /** One Map for every model, with the grant index that revocation by grant needs. */
@@ -101,9 +116,11 @@ const provider = new Provider('http://127.0.0.1', {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: 'client_secret_basic',
+      ...(OIDC ? { id_token_signed_response_alg: OIDC } : {}),
     },
   ],
-  scopes: [SCOPE],
+  ...(OIDC ? { jwks: { keys: [signingKey()] } } : {}),
+  scopes: OIDC ? ['openid', SCOPE] : [SCOPE],
   routes: { authorization: '/oauth/authorize', token: '/oauth/token' },
   cookies: { keys: ['bench-cookie-key-0123456789abcdefghijklmnopqrstuvwxyz'] },
   findAccount: async (_ctx, accountId) => ({ accountId, claims: async () => ({ sub: accountId }) }),
@@ -138,7 +155,7 @@ provider.proxy = false;
 
 const client = await provider.Client.find(CLIENT_ID);
 const grant = new provider.Grant({ accountId: USER, clientId: CLIENT_ID });
-grant.addOIDCScope(SCOPE);
+grant.addOIDCScope(SCOPES);
 grant.addResourceScope(API, SCOPE);
 const grantId = await grant.save();
 const resourceServer = { identifier: () => API, audience: API, scope: SCOPE, accessTokenFormat: 'opaque' };
@@ -177,9 +194,10 @@ for (let i = 0; i < codeCount; i++) {
       accountId: USER,
       client,
       grantId,
-      scope: SCOPE,
+      scope: SCOPES,
       resource: API,
       redirectUri: REDIRECT_URI,
+      ...(OIDC ? { authTime: epoch() } : {}),
       expiresIn: 6 * 3600,
     }),
   );
