@@ -43,7 +43,9 @@ export async function pack(): Promise<Packed> {
     try {
       const { stdout } = await exec(command, args, {
         cwd,
-        timeout: 90_000,
+        // `npm pack` builds first (tsup, three entries and their types): over 90 s once on this
+        // 2-core machine while other work ran. A hung command still ends, within the hook's time.
+        timeout: 240_000,
         maxBuffer: 16 * 1024 * 1024,
         env: { ...process.env, npm_config_update_notifier: 'false' },
       });

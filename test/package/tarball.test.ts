@@ -56,7 +56,7 @@ beforeAll(async () => {
   ]);
   copyNativeAddons(readmeEsmApp);
   copyNativeAddons(readmeCjsApp);
-}, 180_000);
+}, 420_000);
 // Deleting the apps' node_modules took from 5 to over 20 s here, past the default hook timeout.
 afterAll(() => packed?.dispose(), 60_000);
 
