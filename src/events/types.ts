@@ -295,8 +295,6 @@ export interface ServerErrorEvent extends ServerEventBase {
    * outage. Absent for a write after a commit point that failed: the request succeeded.
    */
   status?: number;
-  /** The request's id, as sent back in `X-Request-Id` and given to the logger and `onError`. */
-  requestId?: string;
   /**
    * What was thrown, as thrown (usually by the storage adapter or a login strategy). The library
    * adds no request data to it; an adapter's own errors are the adapter's to keep free of secrets.
