@@ -6,10 +6,12 @@
 
 import type { AppEvent } from './app-events.js';
 import type { ServerEventBase } from './base.js';
+import type { KeyEvent } from './key-events.js';
 
 export type { ServerEventBase } from './base.js';
 
 export type * from './app-events.js';
+export type * from './key-events.js';
 
 /** A user logged in at a provider (the OpenID assertion was verified). */
 export interface LoginSucceededEvent extends ServerEventBase {
@@ -326,6 +328,7 @@ export type ServerEvent =
   | DeviceUserCodeRejectedEvent
   | TeamRefusedEvent
   | AppEvent
+  | KeyEvent
   | ServerErrorEvent;
 
 /** The name of an event, e.g. `'token.issued'`. */

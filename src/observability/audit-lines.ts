@@ -45,6 +45,8 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
   'app.secret_rotated': ['ownerId', 'clientId', 'previousValidUntil'],
   'app.deleted': ['ownerId', 'clientId'],
   'app.reach_capped': ['userId', 'ownerId', 'clientId', 'reach'],
+  // The key's public id, as the JWKS publishes it.
+  'signing_key.created': ['kid', 'alg', 'state'],
   // Never the error: what an adapter or a strategy threw may quote anything.
   'server.error': ['endpoint', 'status'],
 };
@@ -53,7 +55,8 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
  * The events an audit trail writes unless told otherwise: logins, consents given, refused and
  * withdrawn, every grant (a code, tokens, a refresh, a device approved), every revocation, a
  * replayed code or refresh token, clients registered, saved from their documents or changed by
- * their members, clients failing to authenticate, user codes refused, teams refused. Left out:
+ * their members, clients failing to authenticate, user codes refused, teams refused, signing keys
+ * the server made. Left out:
  * what is not a decision about access (`device.requested`, `client_document.refused`,
  * `profile.unavailable`, `server.error`); add them with `types`.
  */
@@ -81,6 +84,7 @@ export const AUDIT_EVENT_TYPES: readonly ServerEventType[] = Object.freeze([
   'app.secret_rotated',
   'app.deleted',
   'app.reach_capped',
+  'signing_key.created',
 ]);
 
 /** The types given, checked: an unknown name is a mistake to report now, not a silent gap. */
