@@ -92,9 +92,14 @@ export function auditTrail(
   };
   output.watch(failed);
 
+  const handed = inFlight();
   const write = (event: ServerEvent) => {
     const stream = output.current();
-    if (!stream.writable) return void dropped++;
+    if (!stream.writable) {
+      // Ended or destroyed by its owner, or failed: said once, then counted.
+      failed(new Error('the output is no longer writable'));
+      return void dropped++;
+    }
     if (stream.writableLength > limit) {
       if (!told.behind)
         say('warn', `the output is behind by over ${limit} bytes; lines are dropped (and counted)`);
@@ -102,9 +107,12 @@ export function auditTrail(
       return void dropped++;
     }
     told.behind = false;
-    if (dropped > 0) stream.write(`${droppedLine(event.at, dropped)}\n`);
+    const count = dropped;
     dropped = 0;
-    stream.write(`${auditLine(event)}\n`);
+    stream.write(
+      `${count > 0 ? `${droppedLine(event.at, count)}\n` : ''}${auditLine(event)}\n`,
+      handed.add(),
+    );
   };
   const listener = write as (event: unknown) => void;
   for (const type of types) server.events.on(type, listener);
@@ -119,9 +127,29 @@ export function auditTrail(
     close() {
       if (!closing) {
         for (const type of types) server.events.off(type, listener);
-        closing = output.close();
+        closing = handed.settled().then(() => output.close());
       }
       return closing;
+    },
+  };
+}
+
+/**
+ * The lines handed to the output and not yet written (each write's callback, called once it is
+ * written or failed): what {@link AuditTrail.close} waits for, whatever the output buffers.
+ */
+function inFlight() {
+  let count = 0;
+  let waiting: (() => void) | undefined;
+  return {
+    add(): () => void {
+      count++;
+      return () => {
+        if (--count === 0) waiting?.();
+      };
+    },
+    settled(): Promise<void> {
+      return count === 0 ? Promise.resolve() : new Promise((resolve) => (waiting = resolve));
     },
   };
 }
@@ -185,17 +213,8 @@ function streamOutput(stream: Writable): Output {
       stream.on('error', onError);
     },
     reopen: () => false,
-    // The stream is the host's: it is not ended, only waited for until what was handed over left.
+    // The stream is the host's: it is not ended; its lines were written when close() comes here.
     async close() {
-      if (stream.writableNeedDrain && stream.writable) {
-        await new Promise<void>((resolve) => {
-          const done = () => {
-            stream.off('drain', done).off('error', done).off('close', done);
-            resolve();
-          };
-          stream.on('drain', done).on('error', done).on('close', done);
-        });
-      }
       if (failed) stream.off('error', failed);
     },
   };

@@ -164,6 +164,35 @@ describe('auditTrail to a stream', () => {
     ]);
   });
 
+  it('close() resolves once the lines handed over are written, however slow the output', async () => {
+    const { server } = await setUp();
+    const held: (() => void)[] = [];
+    const slow = new Writable({ write: (_chunk, _encoding, done) => void held.push(() => done()) });
+    const audit = auditTrail(server, { stream: slow });
+    emit(server, { type: 'login.succeeded', userId: 'u1', provider: 'Example ID' });
+    let closed = false;
+    const closing = audit.close().then(() => (closed = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    held.shift()!();
+    await closing;
+    expect(closed).toBe(true);
+  });
+
+  it('says once that a stream its owner ended takes no more lines', async () => {
+    const { server, logger } = await setUp();
+    const stream = new PassThrough();
+    stream.resume();
+    const audit = auditTrail(server, { stream });
+    stream.end();
+    for (const userId of ['u1', 'u2'])
+      emit(server, { type: 'login.succeeded', userId, provider: 'Example ID' });
+    await audit.close();
+    expect(logger.lines.map((l) => l.message)).toEqual([
+      'audit trail: cannot write; lines are dropped (and counted) until it is reopened',
+    ]);
+  });
+
   it('logs a failing output once; the requests go on, and later lines are dropped', async () => {
     const { server, logger, failLogin } = await setUp();
     const broken = new Writable({ write: (_chunk, _encoding, done) => done(new Error('EPIPE')) });
