@@ -24,7 +24,7 @@
  *
  * The database keeps clients, users, grants (the users' consents) and tokens across restarts. The
  * demo client keeps its credentials next to it (./.data/demo-clients.json), as a real client keeps
- * its secret.
+ * its secret. The audit trail, a JSON line per security-relevant event, goes to ./.data/audit.jsonl.
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
@@ -40,9 +40,11 @@ import {
   launchpad,
   steam,
   ubuntuOne,
+  type AuthorizationServer,
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
+import { auditTrail } from '../src/observability/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
 import {
@@ -101,7 +103,7 @@ async function main(): Promise<void> {
   const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
   const clientMetadataAllowOrigins = parseOrigins(process.env.CLIENT_METADATA_ALLOW_ORIGINS);
   const profile = parseProfile(process.env.OAUTH_PROFILE);
-  const { app } = createExistingApp({
+  const { app, server } = createExistingApp({
     publicUrl,
     storage,
     providers,
@@ -111,6 +113,7 @@ async function main(): Promise<void> {
     clientMetadataAllowOrigins,
     ...(profile === undefined ? {} : { profile }),
   });
+  startAuditTrail(server);
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
   // readable; the secret is random, shown here once and stored only as a hash.
@@ -206,6 +209,7 @@ openid-oauth-bridge demo
   Developer page        ${publicUrl}/developers  (members sign in and register their own applications)
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
+  Audit trail           ${AUDIT_FILE}  (a JSON line per login, consent, grant and revocation; no secret)
   Database              ${databaseUrl.startsWith('sqlite:') ? databaseUrl : `${storage.dialect}, from DATABASE_URL (not shown: it may hold a password)`}
 
 Registered clients (client secrets are stored as hashes; the demo client keeps its own copy):
@@ -316,6 +320,20 @@ async function demoClients(
 
 /** Where the demo keeps the secret that seals its OpenID Connect signing keys. */
 const KEY_SECRET_FILE = '.data/demo-oidc-key-secret';
+
+/** The demo's audit trail, in its data folder whatever the database (docs/operating.md, Audit trail). */
+const AUDIT_FILE = '.data/audit.jsonl';
+
+/**
+ * Writes the server's security-relevant events to {@link AUDIT_FILE}, closed after the servers
+ * stopped. No `SIGHUP` handler for `reopen()`, as a server under logrotate has: here the signal
+ * is a closed terminal, which must still stop the demo.
+ */
+function startAuditTrail(server: AuthorizationServer): void {
+  mkdirSync(dirname(AUDIT_FILE), { recursive: true });
+  const audit = auditTrail(server, { file: AUDIT_FILE });
+  running.push({ name: 'Audit trail', close: () => audit.close() });
+}
 
 /**
  * The demo's key secret: made once, then read back, so the keys in its database open again (an

@@ -8,8 +8,9 @@ import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime
 import { OAuthError } from './errors/oauth-error.js';
 import { declaredResources } from './rules/resources.js';
 import { KeySecretError, keyRing, SIGNING_ALGORITHMS } from './oidc/keys.js';
-import type { Storage } from './storage/types.js';
+import type { SigningKeyRecord, Storage } from './storage/types.js';
 import { ServerEvents } from './events/emitter.js';
+import { emit } from './events/emit.js';
 import { RelyingParty } from './login/openid/relying-party.js';
 import { OpenIdStrategy } from './login/openid/strategy.js';
 import { defaultPages } from './pages/default-pages.js';
@@ -145,6 +146,12 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
                 `oidc.keySecret does not open the stored signing key ${err.kid}: give this instance the oidc.keySecret the keys were sealed with (the same on every instance); until then the JWKS and every ID token answer server_error`,
               );
             },
+            // Made while answering a request, but for the server: no request's address or id.
+            onMade: (made) => {
+              for (const { kid, alg, state } of made) {
+                if (state !== 'retired') emit(server, { type: 'signing_key.created', kid, alg, state });
+              }
+            },
           }),
         }
       : {}),
@@ -177,7 +184,11 @@ function oidcRuntime(
   oidc: NonNullable<ResolvedOptions['oidc']>,
   storage: Storage,
   clock: () => number,
-  told: { onStale: (error: unknown) => void; onWrongSecret: (error: KeySecretError) => void },
+  told: {
+    onStale: (error: unknown) => void;
+    onWrongSecret: (error: KeySecretError) => void;
+    onMade: (made: SigningKeyRecord[]) => void;
+  },
 ): OidcRuntime {
   if (oidc.keys !== undefined) {
     return {
@@ -191,7 +202,7 @@ function oidcRuntime(
     keySecret: oidc.keySecret!,
     algorithm: oidc.signingAlgorithm,
   };
-  const ring = keyRing(source, storage, clock, told.onStale);
+  const ring = keyRing(source, storage, clock, told.onStale, told.onMade);
   // Keys made before a change of `signingAlgorithm` still sign until rotated: both are announced.
   return {
     keys: { current: () => ring.current().catch(refuseWrongSecret(told.onWrongSecret)) },

@@ -1,4 +1,4 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { DISPATCH, LISTENED, type ServerEvents } from './emitter.js';
 import type { ServerEvent, ServerEventBase, ServerEventInput, ServerEventType } from './types.js';
 
@@ -35,10 +35,18 @@ export interface EventTarget {
 export type EventContext = Omit<ServerEventBase, 'at'>;
 
 /**
- * The fields of an event that come from the request: its address. The one place to add more
- * (a request id, say).
+ * The fields of an event that come from the request: its address, and its id. The id is the one
+ * the endpoint's pipeline chose when the request came in (`X-Request-Id` on the response, see
+ * src/http/request-id.ts), read back here so that every event of the request carries it without
+ * each call site passing it. The one place to add more.
  */
 export function eventContext(req: Request | undefined): EventContext {
-  const ip = req?.ip;
-  return ip === undefined ? {} : { ip };
+  if (req === undefined) return {};
+  const ip = req.ip;
+  // Express links the response to its request; a bare request (a host's own call) has none.
+  const requestId = (req.res as Response | undefined)?.getHeader('X-Request-Id');
+  return {
+    ...(ip === undefined ? {} : { ip }),
+    ...(typeof requestId === 'string' ? { requestId } : {}),
+  };
 }

@@ -6,10 +6,12 @@
 
 import type { AppEvent } from './app-events.js';
 import type { ServerEventBase } from './base.js';
+import type { KeyEvent } from './key-events.js';
 
 export type { ServerEventBase } from './base.js';
 
 export type * from './app-events.js';
+export type * from './key-events.js';
 
 /** A user logged in at a provider (the OpenID assertion was verified). */
 export interface LoginSucceededEvent extends ServerEventBase {
@@ -295,8 +297,6 @@ export interface ServerErrorEvent extends ServerEventBase {
    * outage. Absent for a write after a commit point that failed: the request succeeded.
    */
   status?: number;
-  /** The request's id, as sent back in `X-Request-Id` and given to the logger and `onError`. */
-  requestId?: string;
   /**
    * What was thrown, as thrown (usually by the storage adapter or a login strategy). The library
    * adds no request data to it; an adapter's own errors are the adapter's to keep free of secrets.
@@ -328,6 +328,7 @@ export type ServerEvent =
   | DeviceUserCodeRejectedEvent
   | TeamRefusedEvent
   | AppEvent
+  | KeyEvent
   | ServerErrorEvent;
 
 /** The name of an event, e.g. `'token.issued'`. */

@@ -21,3 +21,13 @@ export {
   type OpenTelemetryOptions,
 } from './opentelemetry.js';
 export type { Figure, FigureSink } from './figures.js';
+
+// The audit trail: the security-relevant events as JSON lines (auditTrail).
+export {
+  auditTrail,
+  type AuditSource,
+  type AuditTrail,
+  type AuditTrailOptions,
+  type AuditTrailTarget,
+} from './audit.js';
+export { AUDIT_EVENT_TYPES } from './audit-lines.js';

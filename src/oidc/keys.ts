@@ -250,6 +250,8 @@ export function keyRing(
   clock: () => number,
   /** Told each time reading the keys again failed and the keys read before are used. */
   onStale: (error: unknown) => void = () => undefined,
+  /** Told of the keys this instance made (the first ones, or a missing next key), once saved. */
+  onMade: (made: SigningKeyRecord[]) => void = () => undefined,
 ) {
   let current: { set: KeySet; readAt: number } | undefined;
   let loading: Promise<KeySet> | undefined;
@@ -259,7 +261,7 @@ export function keyRing(
     let records = await source.store.list();
     await checkSecretOpens(records, source.keySecret);
     if (!signingRecord(records) || !records.some((record) => record.state === 'next')) {
-      records = await bootstrap(source, storage, clock, records);
+      records = await bootstrap(source, storage, clock, records, onMade);
     }
     const record = signingRecord(records)!;
     const privateJwk = await unseal(record, source.keySecret);
@@ -297,12 +299,20 @@ async function bootstrap(
   storage: Storage,
   clock: () => number,
   records: SigningKeyRecord[],
+  onMade: (made: SigningKeyRecord[]) => void,
 ): Promise<SigningKeyRecord[]> {
   const now = clock();
   if (await storage.ephemeral.add('oidc-keys:making', '1', now + 30_000, now)) {
-    if (!signingRecord(records)) return rotateKeys(source.store, source.keySecret, source.algorithm, now);
-    await source.store.save(await newSigningKey(source.algorithm, source.keySecret, 'next', now));
-    return source.store.list();
+    let after: SigningKeyRecord[];
+    if (!signingRecord(records)) {
+      after = await rotateKeys(source.store, source.keySecret, source.algorithm, now);
+    } else {
+      await source.store.save(await newSigningKey(source.algorithm, source.keySecret, 'next', now));
+      after = await source.store.list();
+    }
+    const before = new Set(records.map((record) => record.kid));
+    onMade(after.filter((record) => !before.has(record.kid)));
+    return after;
   }
   for (let attempt = 0; attempt < 50; attempt++) {
     await new Promise((resolve) => setTimeout(resolve, 100));

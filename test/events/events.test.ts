@@ -186,6 +186,7 @@ describe('events of failures', () => {
         clientId: 'code-client',
         endpoint: 'token',
         ip: expect.stringMatching(LOCAL),
+        requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
       },
       {
@@ -193,12 +194,14 @@ describe('events of failures', () => {
         clientId: 'nobody',
         endpoint: 'revocation',
         ip: expect.stringMatching(LOCAL),
+        requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
       },
       {
         type: 'client.authentication_failed',
         endpoint: 'introspection',
         ip: expect.stringMatching(LOCAL),
+        requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
       },
     ]);

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,4 +87,52 @@ it("the demo's banner names the developer page, which asks a visitor to choose a
   } finally {
     await demo.stop();
   }
+}, 60_000);
+
+/**
+ * The demo writes its audit trail under its data folder (issue 41), and its banner says where: a
+ * token issued to the demo's bot is in the file the banner names, with the id of the response
+ * that carried it, and neither the bot's secret nor its token is.
+ */
+it("the demo's banner names its audit trail, which holds a token issued, without the token", async () => {
+  const demo = await startDemo();
+  let token: { access_token: string } | undefined;
+  let requestId: string | null = null;
+  let file: string | undefined;
+  let secret: string | undefined;
+  try {
+    file =
+      /^ {2}Audit trail {11}(\S+) {2}\(a JSON line per login, consent, grant and revocation; no secret\)$/m.exec(
+        demo.output(),
+      )?.[1];
+    expect(file, demo.output()).toBe('.data/audit.jsonl');
+    const bot =
+      /client credentials: acts as itself.*\n {4}client_id {6}(\S+)\n {4}client_secret {2}(\S+)/.exec(
+        demo.output(),
+      );
+    expect(bot, demo.output()).not.toBeNull();
+    secret = bot![2]!;
+    const res = await fetch(`${demo.serverUrl}/oauth/token`, {
+      method: 'POST',
+      headers: { Authorization: `Basic ${Buffer.from(`${bot![1]}:${secret}`).toString('base64')}` },
+      body: new URLSearchParams({ grant_type: 'client_credentials' }),
+    });
+    expect(res.status).toBe(200);
+    token = (await res.json()) as { access_token: string };
+    requestId = res.headers.get('x-request-id');
+  } finally {
+    // Stopping the demo closes the trail: every line handed over is in the file.
+    await demo.stop();
+  }
+  const root = fileURLToPath(new URL('../../', import.meta.url));
+  const text = readFileSync(join(root, file!), 'utf8');
+  const lines = text
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+  expect(lines.filter((line) => line.request_id === requestId)).toEqual([
+    expect.objectContaining({ type: 'token.issued', grant_type: 'client_credentials' }),
+  ]);
+  expect(text).not.toContain(token!.access_token);
+  expect(text).not.toContain(secret);
 }, 60_000);

@@ -343,6 +343,7 @@ describe('Launchpad teams', () => {
         allowedTeams: ['team-a'],
         flow: 'authorization',
         ip: expect.stringContaining('127.0.0.1'),
+        requestId: refused.headers['x-request-id'],
         at: expect.any(Number),
       },
     ]);
