@@ -1,6 +1,6 @@
 import type { Logger, ServerEvents } from '../events/emitter.js';
 import type { LastUse, UsageBatch, UsageCount, UsageKind, UsageStore } from '../storage/types.js';
-import { usageDay } from '../storage/usage-types.js';
+import { USAGE_KINDS, usageDay } from '../storage/usage-types.js';
 
 /** What the recorder needs: the store it writes to, the server's clock, logger and events. */
 export interface UsageRecorderDeps {
@@ -34,8 +34,8 @@ export interface UsageRecorder {
 
 /** What is held for one client until the next write. */
 interface Held {
-  /** `${day} ${kind}` → count. */
-  counts: Map<string, number>;
+  /** Per UTC day, a count per kind. */
+  days: Map<string, Record<UsageKind, number>>;
   /** The client's latest use. */
   at: number;
   /** Each member's latest use with this client. */
@@ -70,33 +70,46 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
     return day.name;
   };
 
-  /** Adds `count` uses of `key` (a day and kind) to the client's entry; false when none can be held. */
-  const add = (
-    clientId: string,
-    key: string | undefined,
-    count: number,
-    at: number,
-    accounts: Iterable<[string, number]>,
-  ) => {
+  /** The client's entry, its last use moved to `at`; `undefined` when no more can be held. */
+  const entryOf = (clientId: string, at: number): Held | undefined => {
     let entry = held.get(clientId);
     if (entry === undefined) {
-      if (size >= ceiling) {
-        dropped += count;
-        return;
-      }
-      entry = { counts: new Map(), at, accounts: new Map() };
+      if (size >= ceiling) return undefined;
+      entry = { days: new Map(), at, accounts: new Map() };
       held.set(clientId, entry);
       size++;
+    } else if (at > entry.at) {
+      entry.at = at;
     }
-    if (key !== undefined) entry.counts.set(key, (entry.counts.get(key) ?? 0) + count);
-    if (at > entry.at) entry.at = at;
-    for (const [userId, used] of accounts) {
-      const known = entry.accounts.get(userId);
-      if (known === undefined) {
-        if (size >= ceiling) continue;
-        size++;
+    return entry;
+  };
+  const countIn = (entry: Held, dayName: string, kind: UsageKind, count: number) => {
+    let counts = entry.days.get(dayName);
+    if (counts === undefined) entry.days.set(dayName, (counts = { token: 0, refresh: 0, bearer: 0 }));
+    counts[kind] += count;
+  };
+  const usedBy = (entry: Held, userId: string, at: number) => {
+    const known = entry.accounts.get(userId);
+    if (known === undefined) {
+      if (size >= ceiling) return;
+      size++;
+    } else if (known >= at) {
+      return;
+    }
+    entry.accounts.set(userId, at);
+  };
+
+  /** Puts a failed batch back under what was counted meanwhile: the next write adds them all. */
+  const putBack = (taken: Map<string, Held>) => {
+    for (const [clientId, back] of taken) {
+      const entry = entryOf(clientId, back.at);
+      for (const [dayName, counts] of back.days) {
+        for (const kind of USAGE_KINDS) {
+          if (entry === undefined) dropped += counts[kind];
+          else if (counts[kind] > 0) countIn(entry, dayName, kind, counts[kind]);
+        }
       }
-      if (known === undefined || used > known) entry.accounts.set(userId, used);
+      if (entry !== undefined) for (const [userId, at] of back.accounts) usedBy(entry, userId, at);
     }
   };
 
@@ -111,7 +124,13 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
 
   const recorder: UsageRecorder = {
     record(kind, clientId, userId, at) {
-      add(clientId, `${dayOf(at)} ${kind}`, 1, at, userId === null ? [] : [[userId, at]]);
+      const entry = entryOf(clientId, at);
+      if (entry === undefined) {
+        dropped++;
+      } else {
+        countIn(entry, dayOf(at), kind, 1);
+        if (userId !== null) usedBy(entry, userId, at);
+      }
       schedule();
       if (size >= maxPending && flight === undefined && !failing) void recorder.flush();
     },
@@ -138,11 +157,7 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
         },
         (error: unknown) => {
           failing = true;
-          // Put back under what was counted meanwhile: the next write adds them all.
-          for (const [clientId, entry] of taken) {
-            add(clientId, undefined, 0, entry.at, entry.accounts);
-            for (const [key, count] of entry.counts) add(clientId, key, count, entry.at, []);
-          }
+          putBack(taken);
           deps
             .logger()
             .warn(
@@ -194,9 +209,10 @@ function batchOf(taken: Map<string, Held>): UsageBatch {
   const counts: UsageCount[] = [];
   const lastUse: LastUse[] = [];
   for (const [clientId, entry] of taken) {
-    for (const [key, count] of entry.counts) {
-      const [day, kind] = key.split(' ') as [string, UsageKind];
-      counts.push({ clientId, day, kind, count });
+    for (const [day, perKind] of entry.days) {
+      for (const kind of USAGE_KINDS) {
+        if (perKind[kind] > 0) counts.push({ clientId, day, kind, count: perKind[kind] });
+      }
     }
     lastUse.push({ clientId, userId: null, at: entry.at });
     for (const [userId, at] of entry.accounts) lastUse.push({ clientId, userId, at });
