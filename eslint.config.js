@@ -63,7 +63,7 @@ export default tseslint.config(
   },
   {
     files: [
-      'src/{rules,net,errors,crypto,events,pages,storage,session,oidc,clients,login,grants,http,observability}/**/*.ts',
+      'src/{rules,net,errors,crypto,events,pages,storage,session,oidc,clients,login,grants,http,observability,usage}/**/*.ts',
     ],
     rules: {
       'no-restricted-imports': [

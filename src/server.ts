@@ -19,6 +19,7 @@ import { AdapterSessionStore } from './session/adapter-store.js';
 import { hostLoginSession, loginSession } from './session/login-session.js';
 import { ephemeralNonces } from './login/nonces.js';
 import { documentClients } from './clients/documents/loader.js';
+import { usageRecorder } from './usage/recorder.js';
 
 export type {
   AuthorizationServer,
@@ -121,10 +122,11 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
   const warned = new Set<string>();
   let toldWrongSecret = false;
 
+  const events = new ServerEvents(() => server.logger);
   const server: AuthorizationServer = {
     options,
     storage,
-    events: new ServerEvents(() => server.logger),
+    events,
     urls,
     resources: declaredResources(options.resources),
     pages: { ...defaultPages, ...options.pages },
@@ -167,6 +169,18 @@ export function createAuthorizationServer(input: AuthorizationServerOptions): Au
               return server.logger;
             },
             offeredScopes: () => Object.keys(options.scopes),
+          }),
+        }
+      : {}),
+    // Per-app usage: counted in memory, written in batches (docs/operating.md, "Per-app usage").
+    ...(options.usage !== false && storage.usage !== undefined
+      ? {
+          usage: usageRecorder({
+            store: storage.usage,
+            clock,
+            logger: () => server.logger,
+            events,
+            ...options.usage,
           }),
         }
       : {}),

@@ -6,8 +6,11 @@
 import { createAuthorizationServer, memoryStorage } from 'openid-oauth-bridge';
 import { SCOPE, sha256 } from './fixtures.mjs';
 
-/** Resolves the server once every plaintext in `tokens` is stored as a live access token. */
-export async function bearerOnlyServer(tokens) {
+/**
+ * Resolves the server once every plaintext in `tokens` is stored as a live access token;
+ * `options` are added to the server's (`{ usage: false }`, say).
+ */
+export async function bearerOnlyServer(tokens, options = {}) {
   const storage = memoryStorage();
   const now = Date.now();
   // A token works only with its client and its standing grant.
@@ -52,5 +55,6 @@ export async function bearerOnlyServer(tokens) {
     providers: [{ name: 'Unused', identifier: 'http://127.0.0.1:2/' }],
     session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
     scopes: { [SCOPE]: 'See the list of your realms' },
+    ...options,
   });
 }

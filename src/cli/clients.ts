@@ -18,9 +18,10 @@ import {
 import type { Storage } from '../storage/types.js';
 import type { Cli } from './cli.js';
 import { checkOfferedScopes, offeredScopesOption } from './scopes.js';
+import { addUsageCommand, duration, unusedClients } from './usage.js';
 
 /**
- * `clients add|list|show|update|rotate-secret|disable|enable|remove`; resolves the `clients`
+ * `clients add|list|show|usage|update|rotate-secret|disable|enable|remove`; resolves the `clients`
  * command, where the commands on members' clients are added too (src/cli/member-apps.ts).
  */
 export function addClientCommands(
@@ -151,15 +152,43 @@ export function addClientCommands(
         "only members' clients (made on the developer page, or given to a member)",
       ).conflicts('owner'),
     )
-    .action((options: { owner?: string; members?: boolean }) =>
+    .option(
+      '--unused-for <duration>',
+      'only the clients not used for this long (30d, 12h; a client never used: since it was registered), with their last use',
+      duration,
+    )
+    .action((options: { owner?: string; members?: boolean; unusedFor?: number }) =>
       withStorage(false, async (storage) => {
         const owner = options.owner === OPERATOR ? null : options.owner;
-        const all =
+        const listed =
           owner !== undefined
             ? await clientsOwnedBy(storage, owner)
             : options.members === true
               ? await memberClients(storage)
               : await operatorMethod(storage, 'list')();
+        if (options.unusedFor !== undefined) {
+          const unused = await unusedClients(storage, listed, options.unusedFor, Date.now());
+          print(
+            unused.map(({ client, lastUsedAt }) => ({
+              ...clientJson(client),
+              last_used_at: isoOrNull(lastUsedAt),
+            })),
+            unused.length === 0
+              ? 'Every client was used in that time.'
+              : table(
+                  ['client_id', 'application_name', 'owner', 'status', 'last_used'],
+                  unused.map(({ client, lastUsedAt }) => [
+                    client.clientId,
+                    client.applicationName,
+                    ownerName(client),
+                    clientStatus(client),
+                    isoOrNull(lastUsedAt) ?? 'never',
+                  ]),
+                ),
+          );
+          return;
+        }
+        const all = listed;
         const none =
           owner === undefined
             ? options.members === true
@@ -289,6 +318,8 @@ export function addClientCommands(
       },
     );
 
+  addUsageCommand(clients, { withStorage, print });
+
   const onClient = clientCommand.bind(null, clients, { withStorage, migrateOption });
 
   onClient(
@@ -331,6 +362,8 @@ export function addClientCommands(
   );
   return clients;
 }
+
+const isoOrNull = (at: number | null) => (at === null ? null : new Date(at).toISOString());
 
 /**
  * A command on one existing client that writes: `<client_id>`, `--migrate`, then `run`, which

@@ -105,13 +105,22 @@ export function createProgram(
   program
     .command('prune')
     .description(
-      'delete expired ephemeral entries, tokens that can no longer work and old revoked grants, in batches (safe to run from several hosts)',
+      'delete expired ephemeral entries, tokens that can no longer work, old revoked grants and old per-app usage, in batches (safe to run from several hosts)',
     )
     .option('--batch-size <n>', 'rows deleted per statement', positiveInteger, 1000)
+    .option(
+      '--usage-retention-days <n>',
+      'per-app usage (day counts, last uses) older than this is deleted',
+      positiveInteger,
+      400,
+    )
     .addOption(migrateOption())
-    .action((options: { batchSize: number; migrate?: boolean }) =>
+    .action((options: { batchSize: number; usageRetentionDays: number; migrate?: boolean }) =>
       withStorage(options.migrate === true, async (storage) => {
-        const removed = await storage.prune(Date.now(), { batchSize: options.batchSize });
+        const removed = await storage.prune(Date.now(), {
+          batchSize: options.batchSize,
+          usageRetentionMs: options.usageRetentionDays * 86_400_000,
+        });
         const summary = Object.entries(removed)
           .map(([kind, count]) => `${count} ${kind}`)
           .join(', ');

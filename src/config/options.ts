@@ -370,6 +370,16 @@ export const optionsSchema = z.strictObject({
       maxCreatedPerHour: z.number().int().min(1).max(1000).default(5),
     })
     .prefault({}),
+  /** Per-app usage: counted in memory, written every `flushSeconds` (see UsageOptions). */
+  usage: z
+    .union([
+      z.literal(false),
+      z.strictObject({
+        flushSeconds: z.number().int().min(1).max(3600).default(60),
+        maxPending: z.number().int().min(10).max(1_000_000).default(10_000),
+      }),
+    ])
+    .prefault({}),
   /**
    * Maps every verified login to your own account (or refuses it): tokens, consents, events and
    * `requireBearer` then carry your account id. Default: one library user per claimed identifier.

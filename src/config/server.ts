@@ -6,6 +6,7 @@ import type { KeySet } from '../oidc/keys.js';
 import type { Storage } from '../storage/types.js';
 import type { ResourceSet } from '../rules/resources.js';
 import type { DocumentClients } from '../clients/documents/loader.js';
+import type { UsageRecorder } from '../usage/recorder.js';
 import type { Logger, ResolvedOptions } from './options.js';
 
 /** Absolute URLs of the endpoints, derived from `baseUrl` once. */
@@ -90,6 +91,12 @@ export interface AuthorizationServer {
    * @internal
    */
   readonly clientDocuments?: DocumentClients;
+  /**
+   * Per-app usage, when the storage has a `usage` store and the `usage` option is not `false`:
+   * counts held in memory and written every `usage.flushSeconds`. `flush()` writes them now;
+   * `closeGracefully(http, { server })` writes the last ones at shutdown.
+   */
+  readonly usage?: UsageRecorder;
 }
 
 /** What OpenID Connect needs at run time. */

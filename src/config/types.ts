@@ -19,6 +19,8 @@ export type {
   DynamicRegistrationOptions,
   InitialAccessTokenCheck,
 } from './registration-options.js';
+export type { UsageOptions } from './usage-options.js';
+import type { UsageOptions } from './usage-options.js';
 import type { ClientMetadataDocument } from '../clients/documents/document.js';
 
 /**
@@ -155,6 +157,16 @@ export interface AuthorizationServerOptions {
    * @example { maxAppsPerMember: 3, requireApproval: true, unverifiedReach: 50 }
    */
   developerApps?: DeveloperAppsOptions;
+
+  /**
+   * Per-app usage (last use, and day counts of tokens issued, refreshes and bearer uses), kept
+   * when the storage has a `usage` store (the built-in adapters have one): counted in memory and
+   * written in batches, never on a request. `false`: nothing is counted. Shown on the applications
+   * and developer pages and by the CLI (`clients usage`). See docs/operating.md, "Per-app usage".
+   *
+   * @example { flushSeconds: 30 }
+   */
+  usage?: false | UsageOptions;
 
   /**
    * Maps every verified login to your own account, or refuses it with a message shown to the
@@ -570,6 +582,7 @@ export interface ResolvedOptions {
     maxSecretOverlapMinutes: number;
     maxCreatedPerHour: number;
   };
+  usage: false | { flushSeconds: number; maxPending: number };
   accounts?: AccountsHook;
   authenticatedAccount?: AuthenticatedAccountHook;
   requireStateForImplicit: boolean;

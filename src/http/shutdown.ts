@@ -7,6 +7,11 @@ export interface CloseGracefullyOptions {
    * anything else with a `close()` to run last.
    */
   storage?: { close(): Promise<void> | void };
+  /**
+   * The authorization server, whose per-app usage counts held in memory are written once the
+   * last request has finished, before `storage` is closed.
+   */
+  server?: { readonly usage?: { close(): Promise<void> } };
   /** Requests still running after this long are cut off, in ms. Default 10000. */
   timeoutMs?: number;
 }
@@ -23,7 +28,8 @@ const IDLE_SWEEP_MS = 25;
 /**
  * Shuts an HTTP server down without cutting off a request: stops accepting connections, lets
  * every request in flight finish (closing each keep-alive connection once it is idle), then
- * closes `storage` (the connection pool or the SQLite file). After `timeoutMs` the remaining
+ * writes `server`'s per-app usage counts and closes `storage` (the connection pool or the SQLite
+ * file). After `timeoutMs` the remaining
  * connections are cut. Nothing it starts outlives it, so the process can exit on its own.
  *
  * Call it on SIGTERM, after the load balancer stopped sending traffic (see docs/operating.md,
@@ -32,7 +38,7 @@ const IDLE_SWEEP_MS = 25;
  * @example
  * const http = app.listen(3000);
  * process.once('SIGTERM', () => {
- *   void closeGracefully(http, { storage, timeoutMs: 10_000 });
+ *   void closeGracefully(http, { server, storage, timeoutMs: 10_000 });
  * });
  */
 export async function closeGracefully(
@@ -61,6 +67,7 @@ export async function closeGracefully(
     clearTimeout(deadline);
     http.off('request', closeAfterResponse);
   }
+  await options.server?.usage?.close();
   await options.storage?.close();
   return { timedOut };
 }

@@ -225,7 +225,8 @@ function signOut(data: SignOutPageData): string {
 }
 
 /** When the user trusted the application, and when they gave it more access, if they did. */
-function authorizedLine(app: { authorizedAt: number; updatedAt: number }): SafeHtml {
+function authorizedLine(app: { authorizedAt: number; updatedAt: number; lastUsedAt?: number }): SafeHtml {
   const more = app.updatedAt > app.authorizedAt ? html` · more access given ${when(app.updatedAt)}` : '';
-  return html`Authorized ${when(app.authorizedAt)}${more}`;
+  const used = app.lastUsedAt === undefined ? '' : html` · last used ${when(app.lastUsedAt)}`;
+  return html`Authorized ${when(app.authorizedAt)}${more}${used}`;
 }

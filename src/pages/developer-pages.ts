@@ -27,6 +27,7 @@ export function developers(data: DevelopersPageData): string {
               <h2><a href="${app.url}">${app.applicationName}</a></h2>
               <p>${statusBadges(app)}</p>
               <p class="muted">${reachLine(app)}</p>
+              ${app.usage ? html`<p class="muted">${usageLine(app.usage)}</p>` : ''}
             </li>`,
         )}
       </ul>`
@@ -291,6 +292,18 @@ function statusBadges(app: DeveloperAppSummary): SafeHtml {
   return html`${status}
     ${app.verified ? html`<span class="badge ok">Verified</span>` : html`<span class="badge">Not verified</span>`}
     <span class="badge">${app.kind}</span>`;
+}
+
+/** Its last use and 30-day counts (per-app usage). */
+function usageLine(usage: NonNullable<DeveloperAppSummary['usage']>): SafeHtml {
+  const { token, refresh, bearer } = usage.last30Days;
+  const last = usage.lastUsedAt === undefined ? 'Not used yet' : `Last used ${when(usage.lastUsedAt)}`;
+  const counts = [
+    `${token} ${token === 1 ? 'token' : 'tokens'} issued`,
+    `${refresh} ${refresh === 1 ? 'refresh' : 'refreshes'}`,
+    `${bearer} bearer ${bearer === 1 ? 'use' : 'uses'}`,
+  ];
+  return html`${last} · last 30 days: ${counts.join(', ')}`;
 }
 
 function reachLine(app: DeveloperAppSummary): SafeHtml {

@@ -27,6 +27,11 @@ export interface DeveloperAppSummary {
   createdAt: number;
   /** Its own page. */
   url: string;
+  /**
+   * Its usage, when the server keeps it: its last use (absent: none yet) and its counts over the
+   * last 30 days (tokens issued, refreshes, bearer uses).
+   */
+  usage?: { lastUsedAt?: number; last30Days: { token: number; refresh: number; bearer: number } };
 }
 
 /** The developer page: the member's applications, and the way to create one. */

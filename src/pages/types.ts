@@ -128,6 +128,11 @@ export interface ApplicationsPageData {
     authorizedAt: number;
     /** When the user last gave consent to it (epoch ms). */
     updatedAt: number;
+    /**
+     * When it last used the user's account: a token issued, refreshed or accepted (epoch ms, up
+     * to `usage.flushSeconds` behind); absent: not since the server keeps usage.
+     */
+    lastUsedAt?: number;
   }[];
   /** The revoke form's target (POST), with fields `client_id` and `csrf`. */
   revokeAction: string;

@@ -8,7 +8,10 @@ import type {
   Storage,
   TokenRecord,
   UserRecord,
+  UsageStore,
 } from './types.js';
+import { memoryUsageStore } from './memory-usage.js';
+import { DEFAULT_USAGE_RETENTION_MS } from './usage-types.js';
 
 /** The memory adapter: the whole contract, operator and optional methods included. */
 export interface MemoryStorage extends Storage {
@@ -16,6 +19,7 @@ export interface MemoryStorage extends Storage {
   clients: Required<Storage['clients']>;
   users: Required<Storage['users']>;
   keys: KeyStore;
+  usage: UsageStore;
   prune: NonNullable<Storage['prune']>;
 }
 
@@ -40,6 +44,7 @@ export function memoryStorage(): MemoryStorage {
   const keys = new Map<string, SigningKeyRecord>();
   const claimsBySubject = new Map<string, AccountClaims>();
   const ephemeral = memoryEphemeralStore();
+  const { prune: pruneUsage, ...usage } = memoryUsageStore();
 
   const pairKey = (a: string, b: string) => `${a.length}:${a}${b}`;
   const grantById = (grantId: string) => {
@@ -157,6 +162,7 @@ export function memoryStorage(): MemoryStorage {
         keys.set(key.kid, copy(key));
       },
     },
+    usage,
     async prune(now, options = {}) {
       const retention = options.revokedGrantRetentionMs ?? 30 * 86_400_000;
       let clientCount = 0;
@@ -196,6 +202,7 @@ export function memoryStorage(): MemoryStorage {
         tokens: tokenCount,
         grants: grantCount,
         clients: clientCount,
+        usage: pruneUsage(now, options.usageRetentionMs ?? DEFAULT_USAGE_RETENTION_MS),
       };
     },
   };

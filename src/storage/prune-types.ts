@@ -12,6 +12,11 @@ export interface PruneResult {
    * an adapter that leaves it out removes none.
    */
   clients?: number;
+  /**
+   * Usage rows (day counts and last uses) older than `usageRetentionMs`. Optional: an adapter
+   * without `usage` leaves it out.
+   */
+  usage?: number;
 }
 
 /** How `Storage.prune` deletes: its batch size and how long revoked grants are kept. */
@@ -20,4 +25,9 @@ export interface PruneOptions {
   batchSize?: number;
   /** How long a revoked grant is kept (for the CLI and audits), in ms. Default 30 days. */
   revokedGrantRetentionMs?: number;
+  /**
+   * How long usage is kept, in ms: day counts of days before the day of `now - usageRetentionMs`,
+   * and last uses at or before that time, are deleted. Default 400 days.
+   */
+  usageRetentionMs?: number;
 }

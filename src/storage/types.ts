@@ -26,6 +26,7 @@ import type { KeyStore } from './key-store.js';
 
 import type { PruneOptions, PruneResult } from './prune-types.js';
 import type { ClientRecord, ClientStore } from './client-types.js';
+import type { UsageStore } from './usage-types.js';
 
 export type { KeyStore, SigningKeyRecord } from './key-store.js';
 export type { PruneOptions, PruneResult } from './prune-types.js';
@@ -36,6 +37,7 @@ export type {
   ClientRecord,
   ClientStore,
 } from './client-types.js';
+export type { LastUse, UsageBatch, UsageCount, UsageKind, UsageStore } from './usage-types.js';
 
 /** A counter of {@link EphemeralStore.increment}. */
 export interface EphemeralCounter {
@@ -229,11 +231,16 @@ export interface Storage {
   /** Optional: required with OpenID Connect on and keys kept by the library. */
   keys?: KeyStore;
   /**
+   * Optional: per-app usage (day counts and last use), written in batches by the library's
+   * recorder, never on a request; without it nothing is counted.
+   */
+  usage?: UsageStore;
+  /**
    * Optional. Deletes what is no longer needed at `now`: expired ephemeral entries, tokens that
    * can no longer work (expired, of a revoked or replaced grant, of a removed client), grants
    * revoked longer ago than the retention, and self-registered clients never used whose
-   * `unusedExpiresAt` is at or before `now`, with their grants. Safe to run from several
-   * instances at once.
+   * `unusedExpiresAt` is at or before `now`, with their grants, and (with `usage`) usage older
+   * than its retention. Safe to run from several instances at once.
    */
   prune?(now: number, options?: PruneOptions): Promise<PruneResult>;
   /**

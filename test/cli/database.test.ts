@@ -41,7 +41,13 @@ describe.each(engines)('openid-oauth-bridge migrate and prune on $name', ({ skip
     expect(await ephemeral.add('nonce:fresh', '1', now + 60_000, now)).toBe(true);
     const result = await runCli(['--database-url', databaseUrl, '--json', 'prune', '--batch-size', '1']);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout).removed).toEqual({ ephemeral: 2, tokens: 0, grants: 0, clients: 0 });
+    expect(JSON.parse(result.stdout).removed).toEqual({
+      ephemeral: 2,
+      tokens: 0,
+      grants: 0,
+      clients: 0,
+      usage: 0,
+    });
     expect(await ephemeral.add('nonce:fresh', '1', now + 60_000, now)).toBe(false);
     await storage.close();
   });

@@ -45,6 +45,7 @@ export type Checks = [
     Equal<Keys<AuthorizationServerOptions['dynamicRegistration']>, Keys<SchemaInput['dynamicRegistration']>>
   >,
   Expect<Equal<Keys<AuthorizationServerOptions['developerApps']>, Keys<SchemaInput['developerApps']>>>,
+  Expect<Equal<Keys<AuthorizationServerOptions['usage']>, Keys<SchemaInput['usage']>>>,
   Expect<
     Equal<Keys<AuthorizationServerOptions['providers'][number]>, Keys<SchemaInput['providers'][number]>>
   >,
@@ -73,6 +74,7 @@ describe('AuthorizationServerOptions', () => {
       rateLimit: true,
       dynamicRegistration: true,
       developerApps: true,
+      usage: true,
       accounts: true,
       authenticatedAccount: true,
       requireStateForImplicit: true,

@@ -126,6 +126,16 @@ const SCHEMA: Record<string, TableSchema> = {
     keys: ['unique (provider, identifier)'],
     indexes: [],
   },
+  oauth_usage: {
+    columns: ['client_id text not null', 'day text not null', 'kind text not null', 'count bigint not null'],
+    keys: ['primary key (client_id, day, kind)'],
+    indexes: ['oauth_usage_day (day)'],
+  },
+  oauth_usage_last: {
+    columns: ['client_id text not null', 'user_id text not null', 'last_used_at bigint not null'],
+    keys: ['primary key (client_id, user_id)'],
+    indexes: ['oauth_usage_last_last_used_at (last_used_at)', 'oauth_usage_last_user_id (user_id)'],
+  },
 };
 
 /** One column as SCHEMA lists it. */

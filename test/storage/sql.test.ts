@@ -181,12 +181,13 @@ describe.each(engines)('SQL adapter on $name', ({ skip, url }) => {
         'revoked-lately',
         'standing',
       ]);
-      expect(await second.prune(NOW)).toEqual({ ephemeral: 0, tokens: 0, grants: 0, clients: 0 });
+      expect(await second.prune(NOW)).toEqual({ ephemeral: 0, tokens: 0, grants: 0, clients: 0, usage: 0 });
       expect(await second.prune(NOW, { revokedGrantRetentionMs: DAY })).toEqual({
         ephemeral: 0,
         tokens: 0,
         grants: 1,
         clients: 0,
+        usage: 0,
       });
       await expect(first.prune(NOW, { batchSize: 0 })).rejects.toThrow(/batchSize/);
     } finally {
@@ -347,10 +348,17 @@ describe('database URLs', () => {
         'grants.save': () => storage.grants.save(grant('g', 'u', 'c')),
         'tokens.save': () => storage.tokens.save(token('t', 'g', 'c', null)),
         'tokens.find': () => storage.tokens.find('t'),
+        'usage.add': () =>
+          storage.usage.add({
+            counts: [{ clientId: 'c', day: '2026-01-01', kind: 'bearer', count: 1 }],
+            lastUse: [],
+          }),
+        'usage.counts': () => storage.usage.counts({ since: '2026-01-01' }),
+        'usage.lastUse': () => storage.usage.lastUse({}),
         prune: () => storage.prune(NOW),
       };
       const methods = (
-        ['ephemeral', 'clients', 'users', 'grants', 'tokens', 'keys', 'reader'] as const
+        ['ephemeral', 'clients', 'users', 'grants', 'tokens', 'keys', 'usage', 'reader'] as const
       ).flatMap((domain) =>
         Object.entries(storage[domain])
           .filter(([, value]) => typeof value === 'function')

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { eventContext } from '../../events/emit.js';
 import { revokeApplication as revokeGrantOf } from '../../grants/grant.js';
 import type { AuthorizationServer } from '../../config/server.js';
+import { lastUsesOf } from '../../usage/summary.js';
 
 /** An application the user trusts, as the authorized-applications page shows it. */
 export interface AuthorizedApplication {
@@ -13,6 +14,8 @@ export interface AuthorizedApplication {
   authorizedAt: number;
   /** When the user last gave consent to it, for more scopes or again (epoch ms). */
   updatedAt: number;
+  /** When it last used the user's account (per-app usage, epoch ms); absent: not since usage is kept. */
+  lastUsedAt?: number;
 }
 
 /**
@@ -24,7 +27,10 @@ export async function authorizedApplications(
   server: AuthorizationServer,
   userId: string,
 ): Promise<AuthorizedApplication[]> {
-  const grants = await server.storage.grants.list({ userId });
+  const [grants, lastUses] = await Promise.all([
+    server.storage.grants.list({ userId }),
+    lastUsesOf(server.storage, userId),
+  ]);
   const applications: AuthorizedApplication[] = [];
   for (const grant of grants) {
     if (grant.revokedAt !== null) continue;
@@ -37,6 +43,7 @@ export async function authorizedApplications(
       scopes: grant.scopes.map((name) => ({ name, description: server.options.scopes[name] ?? name })),
       authorizedAt: grant.createdAt,
       updatedAt: grant.updatedAt,
+      ...(lastUses.has(client.clientId) ? { lastUsedAt: lastUses.get(client.clientId)! } : {}),
     });
   }
   return applications;

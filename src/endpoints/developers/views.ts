@@ -1,3 +1,4 @@
+import { usageSummary } from '../../usage/summary.js';
 import { kindOf, scopeAllowance } from '../../clients/members.js';
 import { reachOf } from '../../clients/member-reach.js';
 import { generateSecret } from '../../crypto/secrets.js';
@@ -64,7 +65,10 @@ export function scopeChoices({ server }: Context) {
 
 export async function summaryOf(ctx: DeveloperContext, app: ClientRecord): Promise<DeveloperAppSummary> {
   const { server } = ctx;
-  const reach = await reachOf(server, app.clientId);
+  const [reach, usage] = await Promise.all([
+    reachOf(server, app.clientId),
+    usageSummary(server.storage, app.clientId, server.clock()),
+  ]);
   const cap = server.options.developerApps.unverifiedReach;
   return {
     clientId: app.clientId,
@@ -77,6 +81,7 @@ export async function summaryOf(ctx: DeveloperContext, app: ClientRecord): Promi
     ...(cap !== false && app.verified !== true ? { reachCap: cap } : {}),
     createdAt: app.createdAt,
     url: appUrl(ctx, app.clientId),
+    ...(usage === undefined ? {} : { usage }),
   };
 }
 

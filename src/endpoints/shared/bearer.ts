@@ -117,6 +117,8 @@ export function bearerSteps(challenge: BearerChallenge): Step<BearerStepContext>
     // An adapter written in JavaScript may answer without a promise.
     return Promise.resolve(ctx.server.storage.tokens.find(ctx.tokenHash)).then((found) => {
       ctx.bearer = callerOf(ctx, found);
+      // Per-app usage: counted in memory, never a write here (src/usage/recorder.ts).
+      ctx.server.usage?.record('bearer', ctx.bearer.clientId, ctx.bearer.userId, ctx.server.clock());
     });
   }
 

@@ -20,13 +20,15 @@ import { sqlStorageReader } from './read.js';
 import type { Database } from './schema.js';
 import { sqlTokenStore } from './tokens.js';
 import { sqlUserStore } from './users.js';
+import { sqlUsageStore } from './usage.js';
+import type { UsageStore } from '../usage-types.js';
 
 export type { SqlDialectName } from './context.js';
 
 /**
  * The SQL adapter: the whole storage contract, operator and optional methods included (the
  * reader answers several reads in one statement), with pruning and migrations. Tables: `oauth_ephemeral` (the ephemeral store), `oauth_clients`,
- * `oauth_users`, `oauth_grants` and `oauth_tokens`.
+ * `oauth_users`, `oauth_grants`, `oauth_tokens`, and `oauth_usage` with `oauth_usage_last` (per-app usage).
  */
 export interface SqlStorage extends Storage {
   readonly dialect: SqlDialectName;
@@ -34,6 +36,7 @@ export interface SqlStorage extends Storage {
   clients: Required<ClientStore>;
   users: Required<UserStore>;
   keys: KeyStore;
+  usage: UsageStore;
   reader: NonNullable<Storage['reader']>;
   /**
    * Deletes expired ephemeral entries, grants revoked longer ago than the retention, and tokens
@@ -82,6 +85,7 @@ export function createSqlStorage(
     grants: sqlGrantStore(ctx),
     tokens,
     keys: sqlKeyStore(ctx),
+    usage: sqlUsageStore(ctx),
     reader: sqlStorageReader(ctx, { ephemeral, clients, tokens }),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 

@@ -23,9 +23,12 @@ export const migrations: Record<string, Migration> = {
       await createGrants(db);
       await createTokens(db);
       await createSigningKeys(db);
+      await createUsage(db);
     },
     async down(db: Kysely<unknown>) {
       for (const table of [
+        'oauth_usage_last',
+        'oauth_usage',
         'oauth_signing_keys',
         'oauth_tokens',
         'oauth_grants',
@@ -195,6 +198,45 @@ async function createTokens(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'bigint')
     .addColumn('origin', 'text', (col) => col.notNull())
     .addColumn('rotated_at', 'bigint')
+    .execute();
+}
+
+/**
+ * Per-app usage, written in batches by the recorder (never on a request): day counts keyed by
+ * client, day and kind, which an upsert adds to; and the last use of each client (`user_id` `''`)
+ * and of each account with it. Prune deletes by `day` and by `last_used_at`; the applications page
+ * reads a member's rows by `user_id`.
+ */
+async function createUsage(db: Kysely<unknown>): Promise<void> {
+  await db.schema
+    .createTable('oauth_usage')
+    .ifNotExists()
+    .addColumn('client_id', 'text', (col) => col.notNull())
+    .addColumn('day', 'text', (col) => col.notNull())
+    .addColumn('kind', 'text', (col) => col.notNull())
+    .addColumn('count', 'bigint', (col) => col.notNull())
+    .addPrimaryKeyConstraint('oauth_usage_pk', ['client_id', 'day', 'kind'])
+    .execute();
+  await db.schema.createIndex('oauth_usage_day').ifNotExists().on('oauth_usage').column('day').execute();
+  await db.schema
+    .createTable('oauth_usage_last')
+    .ifNotExists()
+    .addColumn('client_id', 'text', (col) => col.notNull())
+    .addColumn('user_id', 'text', (col) => col.notNull())
+    .addColumn('last_used_at', 'bigint', (col) => col.notNull())
+    .addPrimaryKeyConstraint('oauth_usage_last_pk', ['client_id', 'user_id'])
+    .execute();
+  await db.schema
+    .createIndex('oauth_usage_last_user_id')
+    .ifNotExists()
+    .on('oauth_usage_last')
+    .column('user_id')
+    .execute();
+  await db.schema
+    .createIndex('oauth_usage_last_last_used_at')
+    .ifNotExists()
+    .on('oauth_usage_last')
+    .column('last_used_at')
     .execute();
 }
 

@@ -1,5 +1,6 @@
 import { type Expression, type ExpressionBuilder, type SqlBool, sql } from 'kysely';
 import type { PruneOptions, PruneResult } from '../types.js';
+import { DEFAULT_USAGE_RETENTION_MS, firstKeptDay } from '../usage-types.js';
 import type { SqlContext } from './context.js';
 import type { Database } from './schema.js';
 
@@ -28,7 +29,53 @@ export async function pruneSqlStorage(
     batch,
   );
   const clients = await pruneUnusedClients(ctx, now, batch);
-  return { ephemeral, grants, tokens: await pruneTokens(ctx, now, batch), clients };
+  const tokens = await pruneTokens(ctx, now, batch);
+  return { ephemeral, grants, tokens, clients, usage: await pruneUsage(ctx, now, options, batch) };
+}
+
+/** Usage older than its retention: day counts before its first kept day, last uses at or before it. */
+async function pruneUsage(
+  ctx: SqlContext,
+  now: number,
+  options: PruneOptions,
+  batch: number,
+): Promise<number> {
+  const { db, postgres } = ctx;
+  const retention = options.usageRetentionMs ?? DEFAULT_USAGE_RETENTION_MS;
+  const firstDay = firstKeptDay(now, retention);
+  let total = 0;
+  // Chosen by the day's index and deleted by primary key, as deleteInBatches does (whose keys are
+  // one column; these are composite).
+  for (;;) {
+    const chosen = db
+      .selectFrom('oauth_usage')
+      .select(['client_id', 'day', 'kind'])
+      .where('day', '<', firstDay)
+      .limit(batch)
+      .$if(postgres, (qb) => qb.forUpdate().skipLocked());
+    const result = await db
+      .deleteFrom('oauth_usage')
+      .where((eb) =>
+        eb(eb.refTuple('client_id', 'day', 'kind'), 'in', chosen.$asTuple('client_id', 'day', 'kind')),
+      )
+      .executeTakeFirst();
+    total += Number(result.numDeletedRows);
+    if (Number(result.numDeletedRows) < batch) break;
+  }
+  for (;;) {
+    const chosen = db
+      .selectFrom('oauth_usage_last')
+      .select(['client_id', 'user_id'])
+      .where('last_used_at', '<=', now - retention)
+      .limit(batch)
+      .$if(postgres, (qb) => qb.forUpdate().skipLocked());
+    const result = await db
+      .deleteFrom('oauth_usage_last')
+      .where((eb) => eb(eb.refTuple('client_id', 'user_id'), 'in', chosen.$asTuple('client_id', 'user_id')))
+      .executeTakeFirst();
+    total += Number(result.numDeletedRows);
+    if (Number(result.numDeletedRows) < batch) return total;
+  }
 }
 
 /**

@@ -106,4 +106,18 @@ export interface Database {
     value: string;
     expires_at: Millis;
   };
+  /** Per-app usage: one count per client, UTC day (`YYYY-MM-DD`) and kind (`token`, `refresh`, `bearer`). */
+  oauth_usage: {
+    client_id: string;
+    day: string;
+    kind: string;
+    /** `bigint`: arrives from `pg` as a string. */
+    count: ColumnType<number | string, number, number>;
+  };
+  /** When each client (`user_id` `''`), and each account with each client, was last used. */
+  oauth_usage_last: {
+    client_id: string;
+    user_id: string;
+    last_used_at: Millis;
+  };
 }

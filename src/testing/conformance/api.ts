@@ -24,9 +24,17 @@ export interface ConformanceTestApi {
  *   (clients managed elsewhere); the kit then needs {@link StorageConformanceOptions.putClient};
  * - `'userFind'`: `users.find`;
  * - `'keys'`: the `keys` store (OpenID Connect signing keys kept by the library);
- * - `'userClaims'`: `users.saveClaims` and `users.findClaims` (OpenID Connect's UserInfo claims).
+ * - `'userClaims'`: `users.saveClaims` and `users.findClaims` (OpenID Connect's UserInfo claims);
+ * - `'usage'`: the `usage` store (per-app usage: day counts and last use).
  */
-export type OptionalPart = 'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind' | 'keys' | 'userClaims';
+export type OptionalPart =
+  | 'prune'
+  | 'ephemeralPrune'
+  | 'clientAdmin'
+  | 'userFind'
+  | 'keys'
+  | 'userClaims'
+  | 'usage';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your

@@ -22,6 +22,7 @@ import { ruleTests } from './rules.js';
 import { removalRaceTests } from './race-removal.js';
 import { tokenTests } from './tokens.js';
 import { userTests } from './users.js';
+import { usageTests } from './usage.js';
 
 export type {
   ConformanceStats,
@@ -51,6 +52,7 @@ const OPTIONAL_METHODS: Record<OptionalPart, (storage: Storage) => unknown[]> = 
   userFind: (storage) => [storage.users.find],
   keys: (storage) => [storage.keys],
   userClaims: (storage) => [storage.users.saveClaims, storage.users.findClaims],
+  usage: (storage) => [storage.usage],
 };
 
 /**
@@ -150,6 +152,7 @@ export function describeStorageConformance<S extends Storage>(
     readerTests(suite);
     keyTests(suite);
     userClaimsTests(suite);
+    usageTests(suite);
     pruneTests(suite);
     ruleTests(suite);
     removalRaceTests(suite);
