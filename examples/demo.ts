@@ -114,6 +114,9 @@ async function main(): Promise<void> {
     ...(profile === undefined ? {} : { profile }),
   });
   startAuditTrail(server);
+  // Closed after the HTTP servers (pushed later) and before the database: the per-app usage
+  // counts still held in memory are written once the last request has finished.
+  running.push({ name: 'Usage counts', close: async () => server.usage?.close() });
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
   // readable; the secret is random, shown here once and stored only as a hash.

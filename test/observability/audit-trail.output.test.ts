@@ -164,6 +164,33 @@ describe('auditTrail to a stream', () => {
     ]);
   });
 
+  it('says at close how many lines were dropped since the last one written', async () => {
+    const { server } = await setUp();
+    const chunks: string[] = [];
+    const held: (() => void)[] = [];
+    const slow = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString('utf8'));
+        held.push(() => done());
+      },
+    });
+    const audit = auditTrail(server, { stream: slow }, { maxBufferedBytes: 10 });
+    for (const userId of ['u1', 'u2', 'u3', 'u4'])
+      emit(server, { type: 'login.succeeded', userId, provider: 'Example ID' });
+    // No event after the burst: close() is the last chance to say the three were dropped.
+    const closing = audit.close();
+    for (let round = 0; round < 5; round++) {
+      while (held.length > 0) held.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closing;
+    const lines = parse(chunks.join(''));
+    expect(lines.map((l) => l.user_id ?? `${String(l.type)}:${String(l.count)}`)).toEqual([
+      'u1',
+      'audit.dropped:3',
+    ]);
+  });
+
   it('close() resolves once the lines handed over are written, however slow the output', async () => {
     const { server } = await setUp();
     const held: (() => void)[] = [];
