@@ -2,7 +2,8 @@
  * `openid-oauth-bridge/observability`: what an operator sees of an authorization server. Its
  * tracing channels (Node's `diagnostics_channel`, no dependency), and the names of the channels a
  * subscriber can subscribe to; spans and figures through OpenTelemetry when the host installs
- * `@opentelemetry/api` and calls {@link openTelemetry}. See docs/operating.md.
+ * `@opentelemetry/api` and calls {@link openTelemetry}; the same figures in the Prometheus text
+ * format with {@link metricsRouter}. See docs/operating.md.
  *
  * @packageDocumentation
  */
@@ -21,3 +22,11 @@ export {
   type OpenTelemetryOptions,
 } from './opentelemetry.js';
 export type { Figure, FigureSink } from './figures.js';
+export { FIGURES } from './series.js';
+export { recordFigures, type FigureSource } from './record.js';
+export {
+  loopbackOnly,
+  metricsRouter,
+  type MetricsRouter,
+  type MetricsRouterOptions,
+} from './metrics-router.js';
