@@ -43,6 +43,7 @@ import {
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
+import { metricsRouter } from '../src/observability/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
 import {
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
   const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
   const clientMetadataAllowOrigins = parseOrigins(process.env.CLIENT_METADATA_ALLOW_ORIGINS);
   const profile = parseProfile(process.env.OAUTH_PROFILE);
-  const { app } = createExistingApp({
+  const { app, server } = createExistingApp({
     publicUrl,
     storage,
     providers,
@@ -111,6 +112,10 @@ async function main(): Promise<void> {
     clientMetadataAllowOrigins,
     ...(profile === undefined ? {} : { profile }),
   });
+  // The figures for Prometheus (docs/operating.md), at /metrics, answered to this machine only.
+  const metrics = metricsRouter(server);
+  app.use(metrics);
+  running.push({ name: 'Metrics', close: async () => metrics.stop() });
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
   // readable; the secret is random, shown here once and stored only as a hash.
@@ -204,6 +209,7 @@ openid-oauth-bridge demo
 
   Authorization server  ${publicUrl}  (GET / is the root resource; the API is GET /v1/realms)
   Developer page        ${publicUrl}/developers  (members sign in and register their own applications)
+  Metrics               http://127.0.0.1:${port}/metrics  (Prometheus text format, answered to this machine only)
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
   Database              ${databaseUrl.startsWith('sqlite:') ? databaseUrl : `${storage.dialect}, from DATABASE_URL (not shown: it may hold a password)`}
