@@ -186,6 +186,13 @@ const CONTENDERS = [
     optional: true,
   },
   {
+    id: 'library-memory-again',
+    label: 'openid-oauth-bridge, memory, again (A/A control)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory' },
+    optional: true,
+  },
+  {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',
     file: 'library.mjs',

@@ -52,7 +52,9 @@ export function metricsRouter(server: FigureSource, options: MetricsRouterOption
   const sink = prometheusSink(Object.values(FIGURES));
   const stop = recordFigures(server, sink);
   const handler: RequestHandler = (req, res, next) => {
-    if (req.path !== path) return next();
+    // Every request of the app may pass here: the URL as a string, not parsed (`req.path`).
+    const { url } = req;
+    if (!url.startsWith(path) || (url.length > path.length && url[path.length] !== '?')) return next();
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.status(405).set('Allow', 'GET, HEAD').end();
       return;
