@@ -5,11 +5,24 @@
  * accepts its text, and no label value holds a token, code, secret or client id the test used.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ServerEvent } from '../../src/index.js';
+import {
+  memoryStorage,
+  StorageUnavailableError,
+  type ServerEvent,
+  type ServerEventOf,
+  type Storage,
+} from '../../src/index.js';
 import { metricsRouter, type MetricsRouter } from '../../src/observability/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { recordEvents } from '../support/endpoints.js';
-import { obtainCode, exchangeCode, refreshWith } from '../support/flow.js';
+import {
+  exchangeCode,
+  obtainCode,
+  obtainTokens,
+  pathOf,
+  refreshWith,
+  signInAtProvider,
+} from '../support/flow.js';
 import { samples, valueOf } from '../support/prometheus-text.js';
 import { checkMetrics, promtoolAvailability } from '../support/promtool.js';
 
@@ -23,18 +36,19 @@ afterEach(async () => {
 });
 
 /** The code client's app, rotating refresh tokens, a client refused after 2 failures, and /metrics. */
-async function appWithMetrics(): Promise<{ t: TestApp; events: ServerEvent[] }> {
+async function appWithMetrics(storage?: Storage): Promise<{ t: TestApp; events: ServerEvent[] }> {
   t = await createTestApp({
     tokens: { rotateRefreshTokens: true },
     rateLimit: { maxFailuresPerClient: 2 },
+    ...(storage === undefined ? {} : { storage }),
   });
   metrics = metricsRouter(t.server);
   t.app.use(metrics);
   return { t, events: recordEvents(t) };
 }
 
-const ofType = (events: readonly ServerEvent[], type: ServerEvent['type']) =>
-  events.filter((e) => e.type === type);
+const ofType = <T extends ServerEvent['type']>(events: readonly ServerEvent[], type: T) =>
+  events.filter((e): e is ServerEventOf<T> => e.type === type);
 
 const availability = promtoolAvailability();
 
@@ -75,9 +89,9 @@ describe('the Prometheus router after real flows', () => {
     expect(valueOf(text, 'oauth_authorizations_total', { outcome: 'code_issued' })).toBe(
       ofType(events, 'code.issued').length,
     );
-    expect(valueOf(text, 'oauth_logins_total', { provider: 'Development provider', outcome: 'success' })).toBe(
-      ofType(events, 'login.succeeded').length,
-    );
+    expect(
+      valueOf(text, 'oauth_logins_total', { provider: 'Development provider', outcome: 'success' }),
+    ).toBe(ofType(events, 'login.succeeded').length);
     expect(ofType(events, 'refresh_token.reused')).toHaveLength(1);
     expect(valueOf(text, 'oauth_replays_detected_total', { grant_type: 'refresh_token' })).toBe(1);
     const failures = ofType(events, 'client.authentication_failed');
@@ -117,6 +131,50 @@ describe('the Prometheus router after real flows', () => {
       expect(checked.output).toBe('');
       expect(checked.status).toBe(0);
     }
+  });
+
+  it('counts a login cancelled at the provider, and a storage outage behind requireBearer', async () => {
+    const base = memoryStorage();
+    let down = false;
+    const storage: Storage = {
+      ...base,
+      tokens: {
+        ...base.tokens,
+        find: (hash) => (down ? Promise.reject(new StorageUnavailableError()) : base.tokens.find(hash)),
+      },
+    };
+    const { t, events } = await appWithMetrics(storage);
+    const begin = await t.agent.get('/oauth/authorize').query({
+      response_type: 'code',
+      client_id: t.codeClient.clientId,
+      redirect_uri: 'https://client.example/cb',
+      opIdentifier: t.provider.identifier,
+    });
+    const toProvider = await t.agent.get(pathOf(begin.headers.location!));
+    const callback = await signInAtProvider(toProvider.headers.location!, 'alice', 'cancel');
+    expect((await t.agent.get(pathOf(callback))).status).toBe(400);
+    const tokens = await obtainTokens(t);
+    down = true;
+    const outage = await t.agent.get('/v1/realms').set('Authorization', `Bearer ${tokens.access_token}`);
+    expect(outage.status).toBe(503);
+
+    const text = (await t.agent.get('/metrics')).text;
+    const failed = ofType(events, 'login.failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ provider: 'Development provider', outcome: 'failed' }),
+    ]);
+    expect(valueOf(text, 'oauth_logins_total', { provider: 'Development provider', outcome: 'failed' })).toBe(
+      1,
+    );
+    expect(valueOf(text, 'oauth_logins_total', { outcome: 'success' })).toBe(
+      ofType(events, 'login.succeeded').length,
+    );
+    const outages = ofType(events, 'server.error').filter((e) => e.status === 503);
+    expect(outages).toHaveLength(1);
+    expect(valueOf(text, 'oauth_storage_unavailable_total', { endpoint: 'bearer' })).toBe(1);
+    expect(
+      valueOf(text, 'oauth_request_duration_seconds_count', { endpoint: 'bearer', outcome: 'error' }),
+    ).toBe(1);
   });
 
   it.runIf(availability.ok)('promtool refuses a text that is not the format (the check can fail)', () => {
