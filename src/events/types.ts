@@ -275,7 +275,12 @@ export interface RateLimitExceededEvent extends ServerEventBase {
    * (`dynamicRegistration.rateLimit`), `device_authorization` (`device.maxRequestsPerClient`),
    * `device_user_code` (user codes typed, `device.maxUserCodeAttempts`).
    */
-  limit: 'client_authentication' | 'client_document_fetch' | 'registration' | 'device_authorization' | 'device_user_code';
+  limit:
+    | 'client_authentication'
+    | 'client_document_fetch'
+    | 'registration'
+    | 'device_authorization'
+    | 'device_user_code';
   /** What it counts under: an address, a `client_id`, a signed-in account, or everyone at once. */
   per: 'address' | 'client' | 'account' | 'everyone';
 }

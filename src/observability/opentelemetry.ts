@@ -319,7 +319,6 @@ const ATTRIBUTE_NAMES: Readonly<Record<string, string>> = {
 
 const attributeName = (label: string) => ATTRIBUTE_NAMES[label] ?? `oauth.${label}`;
 
-
 /**
  * A {@link FigureSink} on the global meter: a counter or a histogram (seconds) per figure, made
  * on its first use, named by the figure's `otel` name. The meter is taken on the first figure,

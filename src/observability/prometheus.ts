@@ -58,7 +58,8 @@ export function prometheusSink(declared: readonly Figure[] = []): PrometheusSink
     const text = renderLabels(figure, labels);
     series = family.byText.get(text);
     if (series === undefined) {
-      const buckets = figure.kind === 'histogram' ? new Array<number>(DURATION_BUCKETS.length + 1).fill(0) : undefined;
+      const buckets =
+        figure.kind === 'histogram' ? new Array<number>(DURATION_BUCKETS.length + 1).fill(0) : undefined;
       series = { labels: text, value: 0, count: 0, ...(buckets === undefined ? {} : { buckets }) };
       family.byText.set(text, series);
     }

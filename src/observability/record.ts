@@ -68,7 +68,8 @@ function countEvents(server: FigureSource, sink: FigureSink): (() => void)[] {
   const replays = new LabelSets(FIGURES.replays);
   const limited = new LabelSets(FIGURES.rateLimited);
   const outages = new LabelSets(FIGURES.storageUnavailable);
-  const authorized = (outcome: string) => () => sink.count(FIGURES.authorizations, authorizations.of(outcome));
+  const authorized = (outcome: string) => () =>
+    sink.count(FIGURES.authorizations, authorizations.of(outcome));
   return [
     events.on('code.issued', authorized('code_issued')),
     events.on('token.issued', (e) => {
@@ -83,7 +84,9 @@ function countEvents(server: FigureSource, sink: FigureSink): (() => void)[] {
     events.on('login.succeeded', (e) =>
       sink.count(FIGURES.logins, logins.of(providerOf(e.provider), 'success')),
     ),
-    events.on('login.failed', (e) => sink.count(FIGURES.logins, logins.of(providerOf(e.provider), e.outcome))),
+    events.on('login.failed', (e) =>
+      sink.count(FIGURES.logins, logins.of(providerOf(e.provider), e.outcome)),
+    ),
     events.on('client.authentication_failed', (e) =>
       sink.count(FIGURES.clientAuthenticationFailures, failures.of(e.endpoint, e.clientKind)),
     ),

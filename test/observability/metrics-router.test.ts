@@ -30,10 +30,16 @@ describe('the default rule (loopbackOnly)', () => {
     (address) => expect(loopbackOnly(requestFrom(address))).toBe(true),
   );
 
-  it.each(['10.0.0.1', '192.168.1.20', '128.0.0.1', '::ffff:10.0.0.1', '2001:db8::1', 'fe80::1', '::2', '::'])(
-    'refuses %s',
-    (address) => expect(loopbackOnly(requestFrom(address))).toBe(false),
-  );
+  it.each([
+    '10.0.0.1',
+    '192.168.1.20',
+    '128.0.0.1',
+    '::ffff:10.0.0.1',
+    '2001:db8::1',
+    'fe80::1',
+    '::2',
+    '::',
+  ])('refuses %s', (address) => expect(loopbackOnly(requestFrom(address))).toBe(false));
 
   it('refuses a request without an address, and one a proxy forwarded, even over loopback', () => {
     expect(loopbackOnly(requestFrom(undefined))).toBe(false);
@@ -127,9 +133,9 @@ describe('series, whatever the number of clients', () => {
     const after1003 = (await app.agent.get('/metrics')).text;
 
     expect(valueOf(after1003, 'oauth_client_registrations_total', { outcome: 'success' })).toBe(1003);
-    expect(
-      valueOf(after1003, 'oauth_client_authentication_failures_total', { client_kind: 'dynamic' }),
-    ).toBe(1003);
+    expect(valueOf(after1003, 'oauth_client_authentication_failures_total', { client_kind: 'dynamic' })).toBe(
+      1003,
+    );
     expect([...seriesOf(after1003)].sort()).toEqual([...seriesOf(after3)].sort());
     expect(seriesOf(after1003).size).toBeLessThan(40);
     for (const id of ids) expect(after1003).not.toContain(id);
