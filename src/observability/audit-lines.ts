@@ -11,7 +11,7 @@ import { redactConnectionString } from '../storage/redact.js';
 /** The fields of each event an audit line carries, by the event's own names, in line order. */
 const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEventOf<T> & string)[] } = {
   'login.succeeded': ['userId', 'provider', 'clientId'],
-  'login.failed': ['clientId', 'outcome', 'reason'],
+  'login.failed': ['provider', 'clientId', 'outcome', 'reason'],
   'consent.given': ['userId', 'clientId', 'scopes'],
   'consent.denied': ['userId', 'clientId'],
   'consent.revoked': ['by', 'userId', 'clientId', 'grantId'],
@@ -30,7 +30,7 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
     'initialAccessToken',
   ],
   // The client id presented, which may name no client: bounded and redacted like every value.
-  'client.authentication_failed': ['clientId', 'endpoint'],
+  'client.authentication_failed': ['clientId', 'clientKind', 'endpoint'],
   // Not the description: it may quote the document.
   'client_document.refused': ['clientId', 'reason'],
   'client_document.saved': ['clientId', 'applicationName', 'redirectUris', 'created'],
@@ -47,6 +47,8 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
   'app.reach_capped': ['userId', 'ownerId', 'clientId', 'reach'],
   // The key's public id, as the JWKS publishes it.
   'signing_key.created': ['kid', 'alg', 'state'],
+  // Which limit refused, and under what it counts: the request's `ip` says who.
+  'rate_limit.exceeded': ['limit', 'per'],
   // Never the error: what an adapter or a strategy threw may quote anything.
   'server.error': ['endpoint', 'status'],
 };
@@ -55,7 +57,7 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
  * The events an audit trail writes unless told otherwise: logins, consents given, refused and
  * withdrawn, every grant (a code, tokens, a refresh, a device approved), every revocation, a
  * replayed code or refresh token, clients registered, saved from their documents or changed by
- * their members, clients failing to authenticate, user codes refused, teams refused, signing keys
+ * their members, clients failing to authenticate, user codes refused, requests a rate limit refused, teams refused, signing keys
  * the server made. Left out:
  * what is not a decision about access (`device.requested`, `client_document.refused`,
  * `profile.unavailable`, `server.error`); add them with `types`.
@@ -78,6 +80,7 @@ export const AUDIT_EVENT_TYPES: readonly ServerEventType[] = Object.freeze([
   'device.authorized',
   'device.denied',
   'device.user_code_rejected',
+  'rate_limit.exceeded',
   'team.refused',
   'app.created',
   'app.updated',

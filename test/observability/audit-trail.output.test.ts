@@ -76,6 +76,7 @@ describe('auditTrail to a stream', () => {
         request_id: res.headers['x-request-id'],
         ip: expect.any(String),
         client_id: 'printer',
+        client_kind: 'confidential',
         endpoint: 'token',
       },
     ]);
@@ -100,6 +101,7 @@ describe('auditTrail to a stream', () => {
     emit(server, {
       type: 'client.authentication_failed',
       clientId: `https://app:Pa55word-x@app.example/client.json?access_token=Tok3n-secret&${'x'.repeat(400)}`,
+      clientKind: 'unknown',
       endpoint: 'token',
     });
     emit(server, {
