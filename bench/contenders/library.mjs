@@ -98,7 +98,9 @@ const server = createAuthorizationServer({
   ...(RESOURCES.length ? { resources: [{ resource: url, default: true }] } : {}),
   // BENCH_OIDC=RS256|ES256: OpenID Connect on, every code granting `openid` (an ID token signed
   // with that algorithm at each exchange).
-  ...(OIDC ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } } : {}),
+  ...(OIDC
+    ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } }
+    : {}),
   logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
 });
 
