@@ -13,9 +13,15 @@ import { bearerOf, requireBearer } from '../../../src/index.js';
 import { introspectionRouter, revocationRouter } from '../../../src/endpoints/routers.js';
 import { revokeApplication } from '../../../src/grants/index.js';
 import { KEY_REFRESH_MS, RETIRE_AFTER_ROTATION_MS, retireKey, rotateKeys } from '../../../src/oidc/keys.js';
-import { createTestApp, type TestApp } from '../../support/app.js';
-import { exchangeCode, obtainCode, refreshWith } from '../../support/flow.js';
-import { basicAuth } from '../../support/flow.js';
+import { createTestApp, IMPLICIT_REDIRECT, redirectParams, type TestApp } from '../../support/app.js';
+import {
+  answerConsent,
+  authorizeWithLogin,
+  basicAuth,
+  exchangeCode,
+  obtainCode,
+  refreshWith,
+} from '../../support/flow.js';
 
 const KEY_SECRET = 'a-key-secret-of-at-least-32-characters!!';
 let t: TestApp;
@@ -135,6 +141,22 @@ describe('a resource that asks for JWT access tokens', () => {
     expect(payload.auth_time).toBeUndefined();
     expect(res.body.access_token).not.toBe(first.access_token);
     expect((await realms(res.body.access_token as string)).status).toBe(200);
+  });
+
+  it("the implicit grant hands out one too, its expires_in the resource's lifetime", async () => {
+    const query = {
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 'st',
+    };
+    const consent = await authorizeWithLogin(t, query);
+    const answer = await answerConsent(t, consent.text, 'allow');
+    const fragment = redirectParams(answer.headers.location!);
+    expect(fragment.expires_in).toBe('3000');
+    const { payload } = await verifyElsewhere(fragment.access_token!, api);
+    expect(payload).toMatchObject({ client_id: 'implicit-client', auth_time: expect.any(Number) });
+    expect((await realms(fragment.access_token!)).status).toBe(200);
   });
 
   it('introspection answers for it as for an opaque token', async () => {
