@@ -184,12 +184,34 @@ const CONTENDERS = [
     optional: true,
     workloads: ['code'],
   },
-  // Resource indicators (issue 39): the realms API a declared resource, its tokens bound to it.
+  // Resource indicators (issue 39): the realms API a declared resource, its tokens bound to it;
+  // and (issue 42) the same resource issuing JWT access tokens (RFC 9068), which requireBearer
+  // verifies (RS256) before it reads the token's record.
+  ...['memory', 'sqlite', 'postgres'].flatMap((engine) => [
+    {
+      id: `library-${engine}-resource`,
+      label: `openid-oauth-bridge, ${engine === 'sqlite' ? 'SQLite' : engine === 'postgres' ? 'PostgreSQL' : engine}, realms as a declared resource (opaque tokens)`,
+      file: 'library.mjs',
+      env: { BENCH_STORAGE: engine, BENCH_RESOURCE: '1' },
+      optional: true,
+      workloads: ['realms'],
+      ...(engine === 'postgres' ? { needsPostgres: true } : {}),
+    },
+    {
+      id: `library-${engine}-jwt`,
+      label: `openid-oauth-bridge, ${engine === 'sqlite' ? 'SQLite' : engine === 'postgres' ? 'PostgreSQL' : engine}, realms as a declared resource (JWT access tokens, RS256)`,
+      file: 'library.mjs',
+      env: { BENCH_STORAGE: engine, BENCH_RESOURCE: '1', BENCH_JWT: '1' },
+      optional: true,
+      workloads: ['realms'],
+      ...(engine === 'postgres' ? { needsPostgres: true } : {}),
+    },
+  ]),
   {
-    id: 'library-memory-resource',
-    label: 'openid-oauth-bridge, memory, realms as a declared resource',
+    id: 'library-memory-jwt-es256',
+    label: 'openid-oauth-bridge, memory, realms as a declared resource (JWT access tokens, ES256)',
     file: 'library.mjs',
-    env: { BENCH_STORAGE: 'memory', BENCH_RESOURCE: '1' },
+    env: { BENCH_STORAGE: 'memory', BENCH_RESOURCE: '1', BENCH_JWT: 'ES256' },
     optional: true,
     workloads: ['realms'],
   },
@@ -634,7 +656,14 @@ function loadFor(workload, child, { tokens, codes }) {
       method: 'GET',
       path: '/v1/realms',
       setupRequest(req) {
-        const token = tokens > 0 ? fillerTokenFor(Math.floor(Math.random() * tokens)) : ACCESS_TOKEN;
+        // A contender that issued its tokens itself (JWT access tokens: signed, so not fixtures)
+        // sends them when it is ready.
+        const issued = child.bearerTokens;
+        const token = issued
+          ? issued[Math.floor(Math.random() * issued.length)]
+          : tokens > 0
+            ? fillerTokenFor(Math.floor(Math.random() * tokens))
+            : ACCESS_TOKEN;
         return { ...req, headers: { ...req.headers, authorization: `Bearer ${token}` } };
       },
     },
@@ -759,7 +788,12 @@ async function start(contender, env) {
       setTimeout(() => reject(new Error('not ready after 15 minutes')), 900_000).unref(),
     ),
   ]);
-  return Object.assign(child, { contender, port: ready.port, headers: ready.headers ?? {} });
+  return Object.assign(child, {
+    contender,
+    port: ready.port,
+    headers: ready.headers ?? {},
+    bearerTokens: ready.bearerTokens,
+  });
 }
 
 async function stop(child) {

@@ -13,6 +13,8 @@
  * keys in the database open again after a restart; the CLI's `keys rotate` reads the same variable),
  * OAUTH_PROFILE (`oauth2.1`: no implicit grant, PKCE for every code flow, exact redirect URIs, no
  * access token in a URL; default: the service specification's OAuth 2.0, docs/oauth-2.1.md),
+ * ACCESS_TOKEN_FORMAT (`jwt`: JWT access tokens, RFC 9068, for both resources, living 15 minutes;
+ * default: opaque, docs/jwt-access-tokens.md),
  * OPENID_PROVIDERS (JSON list of {"name","identifier"}; default: the development provider, which
  * is then not started), CLIENT_METADATA_ALLOW_ORIGINS (for local testing: comma-separated https
  * origins on this machine whose client metadata documents are fetched; trust their CA with Node's
@@ -49,6 +51,7 @@ import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
 import {
   createExistingApp,
+  JWT_ACCESS_TOKEN_TTL,
   mcpUrlOf,
   REALMS_SCOPE,
   REALMS_WRITE_SCOPE,
@@ -103,6 +106,7 @@ async function main(): Promise<void> {
   const oidcKeySecret = process.env.OIDC_KEY_SECRET ?? demoKeySecret(databaseUrl);
   const clientMetadataAllowOrigins = parseOrigins(process.env.CLIENT_METADATA_ALLOW_ORIGINS);
   const profile = parseProfile(process.env.OAUTH_PROFILE);
+  const accessTokenFormat = parseAccessTokenFormat(process.env.ACCESS_TOKEN_FORMAT);
   const { app, server } = createExistingApp({
     publicUrl,
     storage,
@@ -112,6 +116,7 @@ async function main(): Promise<void> {
     browserClientOrigin: clientUrl,
     clientMetadataAllowOrigins,
     ...(profile === undefined ? {} : { profile }),
+    ...(accessTokenFormat === undefined ? {} : { accessTokenFormat }),
   });
   startAuditTrail(server);
   // Closed after the HTTP servers (pushed later) and before the database: the per-app usage
@@ -253,6 +258,7 @@ MCP server (tools whoami, list_realms, write_realm): ${mcpUrl}
 OpenID Connect discovery: ${publicUrl}/.well-known/openid-configuration (keys: ${publicUrl}/oauth/jwks)
 ${rotateKeysHelp(databaseUrl)}
 
+Access tokens: ${accessTokenFormat === 'jwt' ? `JWT (ACCESS_TOKEN_FORMAT, RFC 9068), living ${JWT_ACCESS_TOKEN_TTL / 60} minutes: verify them with the keys at ${publicUrl}/oauth/jwks` : 'opaque, the default (ACCESS_TOKEN_FORMAT=jwt for JWT access tokens, RFC 9068)'}
 Profile: ${profile === 'oauth2.1' ? 'oauth2.1 (OAUTH_PROFILE): no implicit grant, PKCE for every code flow, exact redirect URIs' : 'oauth2, the default (OAUTH_PROFILE=oauth2.1 for OAuth 2.1)'}
 
 Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
@@ -265,6 +271,14 @@ Open ${clientUrl}/ in your browser. Ctrl-C stops the demo.
  */
 function parseProfile(value: string | undefined): ExistingAppOptions['profile'] {
   return value === undefined || value === '' ? undefined : (value as ExistingAppOptions['profile']);
+}
+
+/**
+ * The access token format from ACCESS_TOKEN_FORMAT: `jwt`, `opaque`, or unset for the default.
+ * Another value is passed on, for createAuthorizationServer to refuse by name.
+ */
+function parseAccessTokenFormat(value: string | undefined): ExistingAppOptions['accessTokenFormat'] {
+  return value === undefined || value === '' ? undefined : (value as ExistingAppOptions['accessTokenFormat']);
 }
 
 /** The demo's registered clients. */

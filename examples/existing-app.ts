@@ -43,7 +43,17 @@ export interface ExistingAppOptions {
    * redirect URIs (docs/oauth-2.1.md). Default: the library's, `'oauth2'`.
    */
   profile?: AuthorizationServerOptions['profile'];
+  /**
+   * What the access tokens of both resources are: `'jwt'` for JWT access tokens (RFC 9068) that a
+   * resource server elsewhere verifies with the JWKS alone, living 15 minutes, since one revoked
+   * here works there until it expires (docs/jwt-access-tokens.md); needs `oidcKeySecret`.
+   * Default: opaque, one hour.
+   */
+  accessTokenFormat?: 'opaque' | 'jwt';
 }
+
+/** How long the demo's JWT access tokens live: short, since a remote resource server cannot see a revocation. */
+export const JWT_ACCESS_TOKEN_TTL = 900;
 
 export function createExistingApp(options: ExistingAppOptions): {
   app: express.Express;
@@ -62,10 +72,19 @@ export function createExistingApp(options: ExistingAppOptions): {
     },
     // What the tokens are for (RFC 8707): the API, the default for a client that names none, and
     // the MCP server. A token issued for one is refused by the other.
+    // ACCESS_TOKEN_FORMAT=jwt: both issue JWT access tokens (RFC 9068), short-lived.
     resources: [
       { resource: options.publicUrl, name: 'Realms API', scopes: [REALMS_SCOPE], default: true },
       { resource: mcpUrl, name: 'Realms MCP server', scopes: [REALMS_SCOPE, REALMS_WRITE_SCOPE] },
-    ],
+    ].map((declared) =>
+      options.accessTokenFormat === undefined
+        ? declared
+        : {
+            ...declared,
+            accessTokenFormat: options.accessTokenFormat,
+            ...(options.accessTokenFormat === 'jwt' ? { accessTokenTtl: JWT_ACCESS_TOKEN_TTL } : {}),
+          },
+    ),
     ...(options.oidcKeySecret === undefined ? {} : { oidc: { keySecret: options.oidcKeySecret } }),
     // MCP clients that register themselves (docs/mcp.md). A client_id that is an https URL names
     // a client described by the document there (VS Code's, Claude Code's), fetched from public

@@ -86,6 +86,14 @@ const OIDC = process.env.BENCH_OIDC;
  * and grant is bound to it: what requireBearer's audience check costs (`library-memory-resource`).
  */
 const RESOURCES = process.env.BENCH_RESOURCE ? [url] : [];
+/**
+ * BENCH_JWT=1 (with BENCH_RESOURCE): the resource issues JWT access tokens (RFC 9068, RS256;
+ * BENCH_JWT=ES256 for ES256); W1 presents tokens the library issued through the token endpoint,
+ * each with its record (`library-*-jwt`).
+ */
+const JWT = Boolean(process.env.BENCH_JWT && RESOURCES.length);
+const JWT_ALGORITHM = process.env.BENCH_JWT === 'ES256' ? 'ES256' : 'RS256';
+const JWT_KEY_SECRET = 'bench-oidc-key-secret-0123456789abcdefghij';
 /** The scopes of the client, its grant and its codes. */
 const SCOPES = OIDC ? [SCOPE, 'openid'] : [SCOPE];
 
@@ -95,12 +103,22 @@ const server = createAuthorizationServer({
   providers: [{ name: 'Development', identifier: op.identifier }],
   session: { secret: 'bench-session-secret-0123456789abcdefghijklmnopqrstuvwxyz' },
   scopes: { [SCOPE]: 'See the list of your realms' },
-  ...(RESOURCES.length ? { resources: [{ resource: url, default: true }] } : {}),
+  ...(RESOURCES.length
+    ? {
+        resources: [
+          {
+            resource: url,
+            default: true,
+            // A day: a long run must not see its tokens expire.
+            ...(JWT ? { accessTokenFormat: 'jwt', accessTokenTtl: 86_400 } : {}),
+          },
+        ],
+      }
+    : {}),
   // BENCH_OIDC=RS256|ES256: OpenID Connect on, every code granting `openid` (an ID token signed
   // with that algorithm at each exchange).
-  ...(OIDC
-    ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } }
-    : {}),
+  ...(OIDC ? { oidc: { keySecret: JWT_KEY_SECRET, signingAlgorithm: OIDC } } : {}),
+  ...(JWT && !OIDC ? { oidc: { keySecret: JWT_KEY_SECRET, signingAlgorithm: JWT_ALGORITHM } } : {}),
   logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
 });
 
@@ -120,8 +138,9 @@ handler = app;
 
 await seed();
 const headers = workload === 'authorize' ? { cookie: await logInAndTrust() } : {};
+const bearerTokens = JWT && workload === 'realms' ? await issueJwtAccessTokens() : undefined;
 forgetRecordedStatements();
-ready(http, headers);
+ready(http, headers, bearerTokens);
 // `--scale`: the plans of the statements the load ran (BENCH_RECORD_SQL=1).
 process.on('message', async (message) => {
   if (message === 'explain') process.send({ plans: await explainRecorded(where) });
@@ -246,6 +265,54 @@ async function seed() {
       now,
     ),
   );
+}
+
+/**
+ * BENCH_TOKENS JWT access tokens, issued by the library: a code per token, stored as the library
+ * stores its codes, exchanged at the token endpoint. Their records are saved as any token's.
+ */
+async function issueJwtAccessTokens() {
+  const now = Date.now();
+  const [grant] = await storage.grants.list({ clientId: CLIENT_ID });
+  const code = (i) => `bench-jwt-code-${String(i).padStart(32, '0')}`;
+  const tokens = [];
+  for (let i = 0; i < Math.max(tokenCount, 1); i++) {
+    await storage.ephemeral.set(
+      `code:${sha256(code(i))}`,
+      JSON.stringify({
+        clientId: CLIENT_ID,
+        userId: grant.userId,
+        scopes: SCOPES,
+        grantId: grant.grantId,
+        resources: RESOURCES,
+        redirectUri: REDIRECT_URI,
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        createdAt: now,
+        expiresAt: now + 3_600_000,
+      }),
+      now + 3_600_000,
+      now,
+    );
+    const res = await fetch(`${url}/oauth/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
+      },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: code(i),
+        redirect_uri: REDIRECT_URI,
+      }),
+    });
+    const body = await res.json();
+    if (res.status !== 200 || body.access_token.split('.').length !== 3) {
+      throw new Error(`issuing a JWT access token: ${res.status} ${JSON.stringify(body)}`);
+    }
+    tokens.push(body.access_token);
+  }
+  return tokens;
 }
 
 /**

@@ -50,8 +50,12 @@ export function beforeExit(task) {
   exitTasks.push(task);
 }
 
-/** Tells the runner the contender is ready: its port and the extra headers of its requests. */
-export function ready(server, headers = {}) {
+/**
+ * Tells the runner the contender is ready: its port, the extra headers of its requests, and the
+ * bearer tokens W1 presents when the contender issued them itself (`bearerTokens`; default: the
+ * fixtures' tokens).
+ */
+export function ready(server, headers = {}, bearerTokens = undefined) {
   const profile = startProfile(process.env.BENCH_PROFILE);
   process.on('message', (message) => {
     if (message === 'memory') {
@@ -70,7 +74,12 @@ export function ready(server, headers = {}) {
     }
   });
   process.on('disconnect', () => process.exit(0));
-  process.send({ ready: true, port: server.address().port, headers });
+  process.send({
+    ready: true,
+    port: server.address().port,
+    headers,
+    ...(bearerTokens ? { bearerTokens } : {}),
+  });
 }
 
 /**

@@ -285,6 +285,8 @@ export const optionsSchema = z.strictObject({
         name: z.string().min(1).max(200).optional(),
         scopes: z.array(scopeToken).optional(),
         default: z.boolean().optional(),
+        accessTokenFormat: z.enum(['opaque', 'jwt']).optional(),
+        accessTokenTtl: z.number().int().min(1).max(86_400).optional(),
       }),
     )
     .default([]),
@@ -498,6 +500,14 @@ function checkResources(resolved: ResolvedOptions): void {
         throw refuse(index, `only one resource may be the default (resources.${fallback} is)`);
       }
       fallback = index;
+    }
+    // A JWT access token is signed with the OpenID Connect keys: without them there is nothing
+    // to sign with, and every token request for the resource would fail.
+    if (declared.accessTokenFormat === 'jwt' && !resolved.oidc) {
+      throw refuse(
+        index,
+        "accessTokenFormat 'jwt' needs the OpenID Connect signing keys: configure oidc (oidc.keySecret or oidc.keys), or leave accessTokenFormat out for opaque tokens",
+      );
     }
     const unknown = unofferedScope(resolved.scopes, declared.scopes ?? []);
     if (unknown !== undefined) {

@@ -295,6 +295,20 @@ export interface ResourceOptions {
    * your API while new ones name theirs. At most one resource is the default. Default `false`.
    */
   default?: boolean;
+  /**
+   * What its access tokens are: `'opaque'`, a random string only this server can read (through
+   * `requireBearer` or introspection), or `'jwt'`, a JWT access token (RFC 9068) signed with the
+   * OpenID Connect keys, which a resource server elsewhere verifies with the JWKS alone. A JWT
+   * revoked here is refused by `requireBearer` at once, but a remote resource server accepts it
+   * until it expires: keep `accessTokenTtl` short. `'jwt'` needs `oidc`. See
+   * docs/jwt-access-tokens.md. Default `'opaque'`.
+   */
+  accessTokenFormat?: 'opaque' | 'jwt';
+  /**
+   * The lifetime of its access tokens in seconds, 1 to 86400 (`expires_in`, and a JWT's `exp`).
+   * Default: `tokens.accessTokenTtl`.
+   */
+  accessTokenTtl?: number;
 }
 
 /** {@link AuthorizationServerOptions.login}. */

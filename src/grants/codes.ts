@@ -100,7 +100,14 @@ export async function exchangeCode(
   // before its take changes nothing, and no moment remains in which a replay goes unnoticed. A
   // retry whose take went through but whose answer was lost is therefore a replay too: it revokes
   // the grant, with the tokens nobody received.
-  const issue = { grantType: 'authorization_code' as const, client, subject, idToken, now };
+  const issue = {
+    grantType: 'authorization_code' as const,
+    client,
+    subject,
+    idToken,
+    now,
+    authTime: code.authTime,
+  };
   return issueBehindCommit(
     deps,
     issue,

@@ -1,6 +1,7 @@
 import type { ServerEvents } from '../events/emitter.js';
 import type { Storage } from '../storage/types.js';
 import type { ResourceSet } from '../rules/resources.js';
+import type { AccessTokenKeys } from '../oidc/access-token.js';
 
 /**
  * What the grant rules need of the server: its storage, clock, token options and events. The
@@ -27,4 +28,7 @@ export interface GrantDeps {
   readonly events: ServerEvents;
   /** The resources tokens are issued for (RFC 8707); absent: none (the CLI's). */
   readonly resources?: ResourceSet;
+  /** The issuer and the signing keys of JWT access tokens (RFC 9068); absent: none (the CLI's). */
+  readonly urls?: AccessTokenKeys['urls'];
+  readonly oidc?: AccessTokenKeys['oidc'];
 }

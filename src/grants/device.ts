@@ -293,7 +293,7 @@ export async function pollDevice(
   // handed out.
   return issueBehindCommit(
     deps,
-    { grantType: 'device_code', client, subject, idToken, now },
+    { grantType: 'device_code', client, subject, idToken, now, authTime: decision.authTime },
     async () => {
       if ((await deps.storage.ephemeral.take(ephemeralKeys.device(rows.hash), now)) === null) {
         throw invalidGrant('The device code has already been used.');

@@ -11,6 +11,7 @@ import { revokeGrant } from './grant.js';
 import { admits, teamRefused, teamsOf } from './teams.js';
 import {
   currentScopes,
+  newAccessToken,
   newToken,
   saveAccessToken,
   tokenResponse,
@@ -97,7 +98,7 @@ export async function refreshAccessToken(
   let refreshToken = params.refreshToken;
   const rotation = deps.options.tokens.rotateRefreshTokens;
   if (rotation === true || (rotation === 'public-clients' && isPublicClient(client))) {
-    access = newToken(deps, 'access_token', subject, 'refresh_token', now);
+    access = await newAccessToken(deps, subject, 'refresh_token', now);
     // RFC 6749 6: the new refresh token has the scope of the one it replaces; every refresh
     // narrows what it grants to what the consent and the client still allow.
     const next = newToken(

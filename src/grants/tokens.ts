@@ -4,6 +4,8 @@ import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '.
 import type { GrantDeps } from './deps.js';
 import { inService } from '../rules/client-kind.js';
 import { emit, listened, type EventContext } from '../events/emit.js';
+import { findResource } from '../rules/resources.js';
+import { signAccessToken } from '../oidc/access-token.js';
 
 /** The JSON of a successful token response (RFC 6749 5.1). */
 export interface TokenResponse {
@@ -34,8 +36,9 @@ export interface IssuedToken {
 }
 
 /**
- * A new token of `type`, not saved yet: its plaintext, shown once, and its record. An access token
- * lives `tokens.accessTokenTtl`; a refresh token until revoked (the spec).
+ * A new token of `type`, opaque, not saved yet: its plaintext, shown once, and its record. An
+ * access token lives as long as its resources say ({@link accessTokenTtl}); a refresh token until
+ * revoked (the spec). An access token is made by {@link newAccessToken}, which chooses its format.
  */
 export function newToken(
   deps: GrantDeps,
@@ -45,6 +48,18 @@ export function newToken(
   now: number,
 ): IssuedToken {
   const token = generateSecret();
+  return { token, record: tokenRecord(deps, token, type, subject, origin, now) };
+}
+
+/** The record of `token`: what it is for, and its hash, the one key it is found by. */
+function tokenRecord(
+  deps: GrantDeps,
+  token: string,
+  type: TokenRecord['type'],
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+): TokenRecord {
   // Every field written out rather than spread (see bench/README.md).
   const record: TokenRecord = {
     clientId: subject.clientId,
@@ -54,12 +69,60 @@ export function newToken(
     tokenHash: hashSecret(token),
     type,
     createdAt: now,
-    expiresAt: type === 'access_token' ? now + deps.options.tokens.accessTokenTtl * 1000 : null,
+    expiresAt: type === 'access_token' ? now + accessTokenTtl(deps, subject.resources) * 1000 : null,
     origin,
     rotatedAt: null,
   };
   if (subject.resources?.length) record.resources = subject.resources;
-  return { token, record };
+  return record;
+}
+
+/**
+ * A new access token, not saved yet: opaque, or a JWT access token (RFC 9068) when every resource
+ * it is for asks for one (`accessTokenFormat: 'jwt'`). Either way it has a record, found by the
+ * hash of the token as presented, so revocation, introspection and the end of its grant or client
+ * hold for both alike. `authTime` (epoch ms), when the sign-in is known, goes into a JWT's
+ * `auth_time`.
+ */
+export async function newAccessToken(
+  deps: GrantDeps,
+  subject: Subject,
+  origin: TokenRecord['origin'],
+  now: number,
+  authTime?: number,
+): Promise<IssuedToken> {
+  if (!isJwtFor(deps, subject.resources)) return newToken(deps, 'access_token', subject, origin, now);
+  const expiresAt = now + accessTokenTtl(deps, subject.resources) * 1000;
+  const token = await signAccessToken(deps, {
+    sub: tokenSubject({ origin, userId: subject.userId, clientId: subject.clientId }).sub,
+    clientId: subject.clientId,
+    scopes: subject.scopes,
+    resources: subject.resources!,
+    issuedAt: now,
+    expiresAt,
+    authTime,
+  });
+  return { token, record: tokenRecord(deps, token, 'access_token', subject, origin, now) };
+}
+
+/** Whether the access token for `resources` is a JWT: each of them is declared and asks for one. */
+function isJwtFor(deps: GrantDeps, resources: readonly string[] | undefined): boolean {
+  if (!resources?.length || !deps.resources) return false;
+  const declared = deps.resources;
+  return resources.every((uri) => findResource(declared, uri)?.accessTokenFormat === 'jwt');
+}
+
+/**
+ * The lifetime in seconds of an access token for `resources`: the shortest their declarations
+ * give (`accessTokenTtl`), else `tokens.accessTokenTtl`.
+ */
+export function accessTokenTtl(deps: GrantDeps, resources: readonly string[] | undefined): number {
+  const fallback = deps.options.tokens.accessTokenTtl;
+  if (!resources?.length || !deps.resources) return fallback;
+  let ttl = Number.POSITIVE_INFINITY;
+  for (const uri of resources)
+    ttl = Math.min(ttl, findResource(deps.resources, uri)?.accessTokenTtl ?? fallback);
+  return ttl;
 }
 
 /** Saves a new access token; resolves its plaintext, shown once, and its record. */
@@ -68,10 +131,16 @@ export async function saveAccessToken(
   subject: Subject,
   origin: TokenRecord['origin'],
   now: number,
+  authTime?: number,
 ): Promise<IssuedToken> {
-  const issued = newToken(deps, 'access_token', subject, origin, now);
+  const issued = await newAccessToken(deps, subject, origin, now, authTime);
   await deps.storage.tokens.save(issued.record);
   return issued;
+}
+
+/** The seconds an issued access token lives: its `expires_in` (RFC 6749 5.1). */
+export function expiresIn(record: Pick<TokenRecord, 'createdAt' | 'expiresAt'>): number {
+  return Math.round((record.expiresAt! - record.createdAt) / 1000);
 }
 
 /**
@@ -137,11 +206,11 @@ export function standingScopes(
 }
 
 /** The token response body, with `scope` only when there is one. */
-export function tokenResponse(access: IssuedToken, deps: GrantDeps, refreshToken?: string): TokenResponse {
+export function tokenResponse(access: IssuedToken, _deps: GrantDeps, refreshToken?: string): TokenResponse {
   const response: TokenResponse = {
     access_token: access.token,
     token_type: 'Bearer',
-    expires_in: deps.options.tokens.accessTokenTtl,
+    expires_in: expiresIn(access.record),
   };
   if (refreshToken !== undefined) response.refresh_token = refreshToken;
   if (access.record.scopes.length) response.scope = access.record.scopes.join(' ');
@@ -164,6 +233,8 @@ export async function issueBehindCommit(
     subject: Subject;
     idToken: string | undefined;
     now: number;
+    /** When the user signed in (epoch ms), when known: a JWT access token's `auth_time`. */
+    authTime?: number | undefined;
   },
   commit: () => Promise<void>,
   context: () => EventContext,
@@ -172,7 +243,7 @@ export async function issueBehindCommit(
   // Marked first: a prune at the client's unused expiry then keeps it, or has removed it and no
   // token is saved for a client that is gone.
   await markUsed(deps, issue.client);
-  const access = newToken(deps, 'access_token', subject, grantType, now);
+  const access = await newAccessToken(deps, subject, grantType, now, issue.authTime);
   const refresh = newToken(deps, 'refresh_token', subject, grantType, now);
   await deps.storage.tokens.save(access.record);
   await deps.storage.tokens.save(refresh.record);

@@ -18,6 +18,10 @@ export interface DeclaredResource {
    * between the host and the resource's path, `https://host/.well-known/oauth-protected-resource/mcp`.
    */
   readonly metadataUrl: string;
+  /** What its access tokens are: opaque, or JWT access tokens (RFC 9068). */
+  readonly accessTokenFormat: 'opaque' | 'jwt';
+  /** The lifetime of its access tokens in seconds; absent: the server's `tokens.accessTokenTtl`. */
+  readonly accessTokenTtl?: number;
 }
 
 /** The resources of a server and the one requests without `resource` are for. */
@@ -48,7 +52,14 @@ export function resourceKey(uri: string): string | undefined {
 
 /** The resources of the `resources` option, resolved once when the server is built. */
 export function declaredResources(
-  options: readonly { resource: string; name?: string; scopes?: string[]; default?: boolean }[],
+  options: readonly {
+    resource: string;
+    name?: string;
+    scopes?: string[];
+    default?: boolean;
+    accessTokenFormat?: 'opaque' | 'jwt';
+    accessTokenTtl?: number;
+  }[],
 ): ResourceSet {
   const all = options.map((declared): DeclaredResource => ({
     resource: declared.resource,
@@ -56,6 +67,8 @@ export function declaredResources(
     scopes: declared.scopes ?? [],
     default: declared.default === true,
     metadataUrl: resourceMetadataUrl(declared.resource),
+    accessTokenFormat: declared.accessTokenFormat ?? 'opaque',
+    ...(declared.accessTokenTtl === undefined ? {} : { accessTokenTtl: declared.accessTokenTtl }),
   }));
   const fallback = all.find((declared) => declared.default);
   return fallback === undefined ? { all } : { all, fallback };

@@ -35,6 +35,17 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
     );
   });
 
+  it('a resource asking for JWT access tokens without OpenID Connect keys to sign them', () => {
+    const resources = [{ resource: 'https://api.example.com/', accessTokenFormat: 'jwt' as const }];
+    expect(messageFor({ ...valid(), resources })).toBe(
+      'openid-oauth-bridge: invalid options\n' +
+        "  resources.0: accessTokenFormat 'jwt' needs the OpenID Connect signing keys: configure oidc (oidc.keySecret or oidc.keys), or leave accessTokenFormat out for opaque tokens",
+    );
+    expect(messageFor({ ...valid(), resources: [{ ...resources[0], accessTokenTtl: 0 }] })).toContain(
+      'resources.0.accessTokenTtl',
+    );
+  });
+
   it('a baseUrl with a query', () => {
     expect(messageFor({ ...valid(), baseUrl: 'https://auth.example.com/?x=1' })).toContain(
       'baseUrl: must not contain a query, fragment or userinfo (got "https://auth.example.com/?x=1")',
@@ -85,7 +96,7 @@ describe('createAuthorizationServer refuses, naming the option, the value and wh
 
   it('an unknown option that resembles none lists the known ones', () => {
     expect(messageFor({ ...valid(), database: 'x' })).toContain(
-      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, developerApps, accounts, authenticatedAccount, requireStateForImplicit, profile, pages, clock, logger, onError',
+      'database: unknown option (got "x"); the options are baseUrl, storage, providers, login, tokens, device, oidc, clientMetadataDocuments, session, scopes, resources, rateLimit, dynamicRegistration, developerApps, usage, accounts, authenticatedAccount, requireStateForImplicit, profile, pages, clock, logger, onError',
     );
   });
 

@@ -10,7 +10,7 @@ import { emit, eventContext, listened } from '../../events/emit.js';
 import { issueCode, standingGrant } from '../../grants/index.js';
 import { admits, teamRefused, teamsOf } from '../../grants/teams.js';
 import { makerName, reachCapped } from '../../clients/member-reach.js';
-import { saveAccessToken } from '../../grants/tokens.js';
+import { expiresIn, saveAccessToken } from '../../grants/tokens.js';
 import { page, redirect } from '../../http/answer.js';
 import { backToClient, redirectTargetOf } from '../../http/redirect.js';
 import { scopesCover, unofferedScope } from '../../rules/scopes.js';
@@ -341,7 +341,7 @@ export async function issue(
     ctx.answer = backToClient(target, { code }, req.method);
     return;
   }
-  const access = await saveAccessToken(server, subject, 'implicit', server.clock());
+  const access = await saveAccessToken(server, subject, 'implicit', server.clock(), user.authTime);
   emit(server, {
     type: 'token.issued',
     grantType: 'implicit',
@@ -354,7 +354,7 @@ export async function issue(
     {
       access_token: access.token,
       token_type: 'Bearer',
-      expires_in: String(server.options.tokens.accessTokenTtl),
+      expires_in: String(expiresIn(access.record)),
       ...(pending.scopes.length ? { scope: pending.scopes.join(' ') } : {}),
     },
     req.method,

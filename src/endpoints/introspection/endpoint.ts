@@ -7,6 +7,7 @@ import { optionalParam, requiredParam } from '../../http/params.js';
 import { endpoint, type Endpoint } from '../shared/pipeline.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import type { FoundTokenRecord } from '../../storage/types.js';
+import { accessTokenVerifier, looksLikeJwt } from '../../oidc/access-token.js';
 import {
   authenticateClient,
   limitFailures,
@@ -71,6 +72,7 @@ const INACTIVE: IntrospectionResponse = { active: false };
  */
 export function introspectionEndpoint(options: IntrospectionRouterOptions = {}): Endpoint<ClientContext> {
   const resourceServers = new Set(checkResourceServers(options.resourceServers));
+  let verify: ReturnType<typeof accessTokenVerifier> | undefined;
   return endpoint<ClientContext>({
     name: 'introspection',
     method: 'POST',
@@ -90,7 +92,13 @@ export function introspectionEndpoint(options: IntrospectionRouterOptions = {}):
         const visible =
           found !== null &&
           (found.token.clientId === client.clientId || resourceServers.has(client.clientId));
-        const answer = visible ? describe(server, found) : INACTIVE;
+        let answer = visible ? describe(server, found) : INACTIVE;
+        // A JWT access token is active only while requireBearer would take it: its signature's
+        // key still published, its claims this server's (RFC 9068 4, at any resource).
+        if (answer.active && looksLikeJwt(params.get('token')!)) {
+          verify ??= accessTokenVerifier(server, server.clock);
+          if (!(await verify(params.get('token')!, undefined))) answer = INACTIVE;
+        }
         if (!answer.active) {
           ctx.answer = json(answer);
           return;
