@@ -12,15 +12,16 @@ export async function readRows(
 ): Promise<StorageReadResult> {
   const reader = ownReader(storage);
   if (reader !== undefined) return reader.read(request, now);
-  const { client, ephemeral = [], token, grantOf } = request;
-  const [found, values, foundToken] = await Promise.all([
+  const { client, ephemeral = [], token, grantOf, grant: pair } = request;
+  const [found, values, foundToken, paired] = await Promise.all([
     client === undefined ? null : storage.clients.find(client),
     Promise.all(ephemeral.map((key) => storage.ephemeral.get(key, now))),
     token === undefined ? null : storage.tokens.find(token),
+    pair === undefined ? null : storage.grants.list(pair).then(([grant]) => grant ?? null),
   ]);
   const keyed: Record<string, string | null> = {};
   for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = values[i] ?? null;
-  const grant = grantOf === undefined ? null : await namedGrant(storage, keyed[grantOf] ?? null);
+  const grant = grantOf === undefined ? paired : await namedGrant(storage, keyed[grantOf] ?? null);
   return { client: found, ephemeral: keyed, token: foundToken, grant };
 }
 

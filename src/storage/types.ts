@@ -263,7 +263,9 @@ export interface Storage {
    * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). `grantOf` names one
    * of the `ephemeral` keys whose value is the library's JSON naming a grant (an authorization
    * code: its `grantId`, `userId` and `clientId`): `grant` is then the grant `grants.list` has for
-   * that user and client when its `grantId` is the one named, else `null` (the entry absent too). The library uses the
+   * that user and client when its `grantId` is the one named, else `null` (the entry absent too).
+   * `grant`, instead, names a user and client: `grant` is then their grant as `grants.list` reads
+   * it (revoked or not), or `null`. The library asks for one of the two at most. The library uses the
    * reader only while `stores` are this storage's own: compose a durable adapter and another
    * ephemeral store with `composeStorage`, which keeps the reader only then; a storage spread or
    * wrapped by hand is read one by one.
@@ -272,7 +274,13 @@ export interface Storage {
     /** The stores `read` reads. */
     readonly stores: Pick<Storage, 'ephemeral' | 'clients' | 'tokens' | 'grants'>;
     read(
-      request: { client?: string; ephemeral?: readonly string[]; token?: string; grantOf?: string },
+      request: {
+        client?: string;
+        ephemeral?: readonly string[];
+        token?: string;
+        grantOf?: string;
+        grant?: { userId: string; clientId: string };
+      },
       now: number,
     ): Promise<{
       client: ClientRecord | null;

@@ -5,7 +5,7 @@ import { param, type Prepared } from './prepared.js';
 import { clientOfJson, COLUMNS, jsonRow, toGrant, type GrantRow } from './rows.js';
 import { found, foundQuery } from './tokens.js';
 
-/** The row of the reader's statement: `client`, `token`, `grant`, then `e0`, `e1`, … for the ephemeral keys. */
+/** The row of the reader's statement: `client`, `token`, `grant`, `pair`, then `e0`, `e1`, … for the ephemeral keys. */
 type ReadRow = Record<string, string | null>;
 
 /**
@@ -13,7 +13,8 @@ type ReadRow = Record<string, string | null>;
  * scalar subquery of a `SELECT` without `FROM` (one row, `null` where nothing is found): the
  * client by primary key, each ephemeral key live at `now`, the token joined with its grant and
  * client as `tokens.find` reads it, and the grant an entry names (`grantOf`): its user, client
- * and grant id read out of the entry's JSON, the grant found by its primary key. One prepared
+ * and grant id read out of the entry's JSON, the grant found by its primary key; or the grant of
+ * a user and client (`grant`), by its primary key. One prepared
  * statement per number of ephemeral keys (the library asks for at most three); a read not asked
  * for binds `null`, which matches no row.
  */
@@ -28,7 +29,7 @@ export function sqlStorageReader(
     postgres
       ? sql<string>`cast(${sql.ref('e.value')} as json) ->> ${sql.lit(name)}`
       : sql<string>`json_extract(${sql.ref('e.value')}, ${sql.lit(`$.${name}`)})`;
-  // [clientId, tokenHash, grantOf key, now, (key, now) per ephemeral key]
+  // [clientId, tokenHash, grantOf key, now, grant's userId, clientId, (key, now) per ephemeral key]
   const statement = (keys: number) =>
     prepare(
       db.selectNoFrom((eb) => [
@@ -50,6 +51,12 @@ export function sqlStorageReader(
           .where('e.key', '=', param)
           .where('e.expires_at', '>', param)
           .as('grant'),
+        eb
+          .selectFrom('oauth_grants')
+          .select(jsonRow(postgres, COLUMNS.oauth_grants).as('pair'))
+          .where('user_id', '=', param)
+          .where('client_id', '=', param)
+          .as('pair'),
         ...Array.from({ length: keys }, (_, i) =>
           eb
             .selectFrom('oauth_ephemeral')
@@ -63,7 +70,7 @@ export function sqlStorageReader(
 
   return {
     stores,
-    async read({ client, ephemeral = [], token, grantOf }, now) {
+    async read({ client, ephemeral = [], token, grantOf, grant }, now) {
       let run = statements.get(ephemeral.length);
       if (run === undefined) statements.set(ephemeral.length, (run = statement(ephemeral.length)));
       const [row = {}] = await run([
@@ -71,13 +78,15 @@ export function sqlStorageReader(
         token ?? null,
         grantOf ?? null,
         now,
+        grant?.userId ?? null,
+        grant?.clientId ?? null,
         ...ephemeral.flatMap((key) => [key, now]),
       ]);
       return {
         client: row.client == null ? null : clientOfJson(row.client),
         ephemeral: Object.fromEntries(ephemeral.map((key, i) => [key, row[`e${i}`] ?? null])),
         token: row.token == null ? null : found(row.token),
-        grant: row.grant == null ? null : grantOfJson(row.grant),
+        grant: grantOfJson(row.grant ?? row.pair ?? null),
       };
     },
   };
@@ -86,7 +95,8 @@ export function sqlStorageReader(
 const GRANT_COLUMNS = COLUMNS.oauth_grants.map((column) => `g.${column}` as const);
 
 /** A grant of a JSON array of {@link COLUMNS}`.oauth_grants`, in order. */
-function grantOfJson(json: string) {
+function grantOfJson(json: string | null) {
+  if (json === null) return null;
   const values = JSON.parse(json) as unknown[];
   return toGrant(
     Object.fromEntries(COLUMNS.oauth_grants.map((column, i) => [column, values[i]])) as GrantRow,

@@ -75,7 +75,7 @@ export function readerTests(suite: ConformanceSuite): void {
       );
     });
 
-    it('grantOf: the grant an entry names (a code), read with it; null when it names another or none', async () => {
+    it('grantOf: the grant an entry names (a code), read with it; null when it names another or none; grant: of a user and client', async () => {
       const how = ownReader(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
       const now = Date.now();
       const client = clientRecord(now);
@@ -101,6 +101,11 @@ export function readerTests(suite: ConformanceSuite): void {
         `${how}: an entry naming a grant id that is not the user's and client's must read null`,
       );
       isNull((await read(absent)).grant, `${how}: an absent entry names no grant: null`);
+      const pair = { userId: grant.userId, clientId: client.clientId };
+      const byPair = await readRows(storage(), { client: client.clientId, grant: pair }, now);
+      sameRecord(byPair.grant, grant, `${how}: grant must be the grant of the user and client named`);
+      const nobody = { userId: freshId('user'), clientId: client.clientId };
+      isNull((await readRows(storage(), { grant: nobody }, now)).grant, `${how}: no grant of the pair: null`);
     });
 
     it('a read not asked for, an unknown client and an unknown token are null', async () => {
