@@ -204,7 +204,10 @@ describe('transport: nothing secret in a log line or an error description', () =
     t.storage.tokens.saveAll = saveAll;
     for (let i = 0; i < 3; i++)
       await keep(exchangeCode(t, second, { client_secret: `${t.codeClient.clientSecret}!` }));
-    t.storage.grants.list = () => Promise.reject(new Error('storage down'));
+    // Failing once the redirect URI is verified (the code's write): the error goes to the client.
+    const set = t.storage.ephemeral.set.bind(t.storage.ephemeral);
+    t.storage.ephemeral.set = (key, ...rest) =>
+      key.startsWith('code:') ? Promise.reject(new Error('storage down')) : set(key, ...rest);
     await keep(t.agent.get('/oauth/authorize').query(codeQuery));
 
     expect(responses.map((r) => r.status)).toEqual([
