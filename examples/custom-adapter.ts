@@ -97,6 +97,11 @@ export function mapStorage(): Storage {
       async save(token) {
         tokens.set(token.tokenHash, copy(token));
       },
+      async saveAll(saved) {
+        // A code's access and refresh token, at once. SQL: one INSERT of every row (ON CONFLICT
+        // (token_hash) DO UPDATE), so all of them are saved or none.
+        for (const token of saved) tokens.set(token.tokenHash, copy(token));
+      },
       async find(tokenHash) {
         // SQL: one SELECT joining the grant by grant_id and the client by client_id.
         const token = tokens.get(tokenHash);

@@ -41,13 +41,13 @@ const DYNAMIC_REGISTRATION_DEFAULTS = {
   rateLimit: { maxPerMinute: 20, maxPerHour: 200 },
 };
 
-/** The 12 required methods of the storage contract, by store. */
+/** The 14 required methods of the storage contract, by store. */
 const REQUIRED_METHODS = {
-  ephemeral: ['get', 'set', 'add', 'take', 'increment', 'delete'],
+  ephemeral: ['get', 'set', 'add', 'take', 'replace', 'increment', 'delete'],
   clients: ['find'],
   users: ['findOrCreate'],
   grants: ['list', 'save'],
-  tokens: ['save', 'find'],
+  tokens: ['save', 'saveAll', 'find'],
 } as const;
 
 /** The required methods `value` lacks, as `store.method`. */

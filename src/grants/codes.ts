@@ -3,11 +3,10 @@ import { generateSecret, hashSecret } from '../crypto/secrets.js';
 import { OAuthError } from '../errors/oauth-error.js';
 import { emit, type EventContext } from '../events/emit.js';
 import { ephemeralKeys, type StoredCode, type UsedCode } from '../storage/keys.js';
-import type { ClientRecord } from '../storage/types.js';
+import type { ClientRecord, GrantRecord } from '../storage/types.js';
 import { pkceRequired } from '../rules/client-kind.js';
 import type { GrantDeps } from './deps.js';
-import { revokeGrant } from './grant.js';
-import { grantedSubject } from './grant.js';
+import { revokeGrant, subjectOfGrant } from './grant.js';
 import { issueBehindCommit, type TokenResponse } from './tokens.js';
 import { narrowedResources, NO_RESOURCES } from '../rules/resources.js';
 
@@ -47,10 +46,11 @@ export async function issueCode(
 
 /**
  * The parameters of a code exchange (RFC 6749 4.1.3, RFC 7636 4.5), with the code as the request
- * read it: its hash and the entry stored under `ephemeralKeys.code(hash)` then (`null`: none).
+ * read it: its hash, the entry stored under `ephemeralKeys.code(hash)` then (`null`: none), and
+ * the grant that entry names, read with it (`readRows`' `grantOf`).
  */
 export interface CodeExchange {
-  code: { hash: string; entry: string | null };
+  code: { hash: string; entry: string | null; grant: GrantRecord | null };
   redirectUri: string;
   codeVerifier: string | undefined;
   /** The `resource` the request names (RFC 8707 2.2): one the code was issued for. */
@@ -65,10 +65,11 @@ export interface CodeExchange {
 /**
  * Exchanges an authorization code for an access and a refresh token (RFC 6749 4.1.3).
  *
- * The tokens are saved first and the code is taken last: taking it is the commit point. A
- * failure before it leaves the code usable, so the client's retry succeeds; exactly one of racing
- * exchanges takes the code, and a loser revokes the grant, with what it saved. A code presented
- * after its exchange revokes its grant (RFC 6749 4.1.2); so does one whose grant was revoked.
+ * The tokens are saved first (one `tokens.saveAll`) and the code is replaced by its used marker
+ * last (`ephemeral.replace`, compare and set): that is the commit point. A failure before it
+ * leaves the code usable, so the client's retry succeeds; exactly one of racing exchanges
+ * replaces the code, and a loser revokes the grant, with what it saved. A code presented after
+ * its exchange revokes its grant (RFC 6749 4.1.2); so does one whose grant was revoked.
  */
 export async function exchangeCode(
   deps: GrantDeps,
@@ -78,28 +79,26 @@ export async function exchangeCode(
 ): Promise<TokenResponse> {
   const now = deps.clock();
   const { hash: codeHash, entry } = params.code;
-  if (entry === null) {
+  const read = entry === null ? null : (JSON.parse(entry) as StoredCode | UsedCode);
+  if (read === null || 'used' in read) {
     // A used code revokes its grant when its own client presents it again (RFC 6749 4.1.2); one
     // presented by another client is bound to someone else (4.1.3) and changes nothing.
-    const stored = await deps.storage.ephemeral.get(ephemeralKeys.usedCode(codeHash), now);
-    const used = stored === null ? null : (JSON.parse(stored) as UsedCode);
-    if (used !== null && used.clientId === client.clientId) await replayed(deps, used, client, context);
+    if (read !== null && read.clientId === client.clientId) await replayed(deps, read, client, context);
     throw invalidGrant('The authorization code is invalid.');
   }
-  const code = JSON.parse(entry) as StoredCode;
+  const [code, unused] = [read, entry!];
   checkCode(code, client, params, now, deps.options.profile);
   const resources = narrowedResources(deps.resources ?? NO_RESOURCES, client, code.resources ?? [], {
     value: params.resource,
     repeated: false,
   });
-  const granted = await grantedSubject(deps, client, code);
+  const granted = subjectOfGrant(params.code.grant, client, code);
   const subject = resources.length ? { ...granted, resources } : granted;
   const idToken = await params.idToken?.(code, subject.scopes, now);
-  // The tokens and the used-code marker first, the take last: taking the code is the commit
-  // point. The marker counts only once the code is gone, so one written by an exchange that failed
-  // before its take changes nothing, and no moment remains in which a replay goes unnoticed. A
-  // retry whose take went through but whose answer was lost is therefore a replay too: it revokes
-  // the grant, with the tokens nobody received.
+  // The tokens first, the code's replacement by its used marker last: that is the commit point,
+  // one atomic step, so no moment exists in which the code is gone and the marker absent, and a
+  // replay always finds one or the other. A retry whose replacement went through but whose answer
+  // was lost is therefore a replay: it revokes the grant, with the tokens nobody received.
   const issue = {
     grantType: 'authorization_code' as const,
     client,
@@ -112,10 +111,14 @@ export async function exchangeCode(
     deps,
     issue,
     async () => {
-      const used: UsedCode = { grantId: code.grantId, clientId: code.clientId, userId: code.userId };
-      const marker = JSON.stringify(used);
-      await deps.storage.ephemeral.set(ephemeralKeys.usedCode(codeHash), marker, code.expiresAt, now);
-      if ((await deps.storage.ephemeral.take(ephemeralKeys.code(codeHash), now)) === null) {
+      const used: UsedCode = {
+        used: true,
+        grantId: code.grantId,
+        clientId: code.clientId,
+        userId: code.userId,
+      };
+      const key = ephemeralKeys.code(codeHash);
+      if (!(await deps.storage.ephemeral.replace(key, unused, JSON.stringify(used), code.expiresAt, now))) {
         await replayed(deps, code, client, context);
         throw invalidGrant('The authorization code has already been used.');
       }
@@ -158,7 +161,7 @@ function checkCode(
  */
 async function replayed(
   deps: GrantDeps,
-  code: UsedCode,
+  code: Omit<UsedCode, 'used'>,
   presentedBy: ClientRecord,
   context: () => EventContext,
 ): Promise<void> {

@@ -214,8 +214,19 @@ export async function grantedSubject(
   client: ClientRecord,
   asked: { userId: string; grantId: string; scopes: readonly string[] },
 ): Promise<Subject> {
-  const grant = await standingGrant(deps, asked.userId, client.clientId);
-  if (grant === null || grant.grantId !== asked.grantId) {
+  return subjectOfGrant(await standingGrant(deps, asked.userId, client.clientId), client, asked);
+}
+
+/**
+ * {@link grantedSubject} of a grant already read: the grant of the user and client as read with
+ * the code (`null`: none, or another one), standing or not.
+ */
+export function subjectOfGrant(
+  grant: GrantRecord | null,
+  client: ClientRecord,
+  asked: { userId: string; grantId: string; scopes: readonly string[] },
+): Subject {
+  if (grant === null || grant.revokedAt !== null || grant.grantId !== asked.grantId) {
     throw new OAuthError('invalid_grant', 'The authorization was revoked.');
   }
   const scopes = standingScopes(asked.scopes, grant, client);

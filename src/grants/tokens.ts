@@ -219,7 +219,8 @@ export function tokenResponse(access: IssuedToken, _deps: GrantDeps, refreshToke
 
 /**
  * Issues the tokens of a code or of an approved device request, behind a commit point: the access
- * and refresh tokens (and the ID token, made by the caller) are saved first, then `commit` runs the
+ * and refresh tokens (and the ID token, made by the caller) are saved first, in one
+ * `tokens.saveAll`, then `commit` runs the
  * single irreversible step (taking the code or the device code), which throws when another request
  * took it first. Only then is the answer made, reported as a `token.issued` event: a failure before
  * the commit leaves the code usable and hands out nothing, and the tokens of a loser are never
@@ -245,8 +246,7 @@ export async function issueBehindCommit(
   await markUsed(deps, issue.client);
   const access = await newAccessToken(deps, subject, grantType, now, issue.authTime);
   const refresh = newToken(deps, 'refresh_token', subject, grantType, now);
-  await deps.storage.tokens.save(access.record);
-  await deps.storage.tokens.save(refresh.record);
+  await deps.storage.tokens.saveAll([access.record, refresh.record]);
   await commit();
   if (listened(deps, 'token.issued')) {
     emit(deps, { type: 'token.issued', grantType, ...subject, refreshToken: true, ...context() });

@@ -11,10 +11,11 @@ import type { AccountClaims } from './types.js';
 const pair = (a: string, b: string) => `${a.length}:${a}${b}`;
 
 export const ephemeralKeys = {
-  /** An unused authorization code: its {@link StoredCode} as JSON. */
+  /**
+   * An authorization code: its {@link StoredCode} as JSON while unused; once exchanged, its
+   * {@link UsedCode} in its place until the code would have expired (`ephemeral.replace`).
+   */
   code: (codeHash: string) => `code:${codeHash}`,
-  /** A code that was exchanged, kept until the code would have expired: its {@link UsedCode}. */
-  usedCode: (codeHash: string) => `code-used:${codeHash}`,
   /** An express-session session: its JSON. */
   session: (sid: string) => `session:${sid}`,
   /** An OpenID 2.0 response nonce of one OP endpoint (`scope`). */
@@ -110,8 +111,10 @@ export interface StoredCode {
   expiresAt: number;
 }
 
-/** What is remembered of an exchanged code, under {@link ephemeralKeys.usedCode}. */
+/** What is remembered of an exchanged code, under its {@link ephemeralKeys.code} in its place. */
 export interface UsedCode {
+  /** Tells it from a {@link StoredCode}. */
+  used: true;
   grantId: string;
   clientId: string;
   userId: string;

@@ -140,6 +140,9 @@ export function memoryStorage(): MemoryStorage {
       async save(token) {
         tokens.set(token.tokenHash, copy(token));
       },
+      async saveAll(saved) {
+        for (const token of saved) tokens.set(token.tokenHash, copy(token));
+      },
       async find(tokenHash) {
         const token = tokens.get(tokenHash);
         if (!token) return null;
@@ -235,6 +238,11 @@ export function memoryEphemeralStore(): Required<EphemeralStore> {
       if (!entry) return null;
       entries.delete(key);
       return entry.value;
+    },
+    async replace(key, expected, value, expiresAt, now) {
+      if (live(key, now)?.value !== expected) return false;
+      entries.set(key, { value, expiresAt });
+      return true;
     },
     async increment(key, expiresAt, now) {
       const entry = live(key, now);

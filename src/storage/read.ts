@@ -1,23 +1,45 @@
-import type { EphemeralStore, Storage, StorageRead, StorageReadResult } from './types.js';
+import type { EphemeralStore, GrantRecord, Storage, StorageRead, StorageReadResult } from './types.js';
 
 /**
  * Reads the rows a request needs at once: through the storage's {@link Storage.reader} (one
- * round trip) while it reads this storage's own stores, else one read per store, in parallel.
- * Either way the answer is the same, keyed by name, and the caller's path does not change.
+ * round trip) while it reads this storage's own stores, else one read per store, in parallel,
+ * and the grant an entry names (`grantOf`) once that entry is read. Either way the answer is the same, keyed by name, and the caller's path does not change.
  */
-export function readRows(storage: Storage, request: StorageRead, now: number): Promise<StorageReadResult> {
+export async function readRows(
+  storage: Storage,
+  request: StorageRead,
+  now: number,
+): Promise<StorageReadResult> {
   const reader = ownReader(storage);
   if (reader !== undefined) return reader.read(request, now);
-  const { client, ephemeral = [], token } = request;
-  return Promise.all([
+  const { client, ephemeral = [], token, grantOf, grant: pair } = request;
+  const [found, values, foundToken, paired] = await Promise.all([
     client === undefined ? null : storage.clients.find(client),
     Promise.all(ephemeral.map((key) => storage.ephemeral.get(key, now))),
     token === undefined ? null : storage.tokens.find(token),
-  ]).then(([client, values, token]) => {
-    const keyed: Record<string, string | null> = {};
-    for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = values[i] ?? null;
-    return { client, ephemeral: keyed, token };
-  });
+    pair === undefined ? null : storage.grants.list(pair).then(([grant]) => grant ?? null),
+  ]);
+  const keyed: Record<string, string | null> = {};
+  for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = values[i] ?? null;
+  const grant = grantOf === undefined ? paired : await namedGrant(storage, keyed[grantOf] ?? null);
+  return { client: found, ephemeral: keyed, token: foundToken, grant };
+}
+
+/**
+ * The grant an entry names (the library's JSON: `grantId`, `userId`, `clientId`), read after the
+ * entry: the grant of that user and client when it is the one named, else `null`.
+ */
+async function namedGrant(storage: Storage, entry: string | null): Promise<GrantRecord | null> {
+  let named: Partial<Record<string, unknown>>;
+  try {
+    named = JSON.parse(entry ?? 'null') as Partial<Record<string, unknown>>;
+  } catch {
+    return null;
+  }
+  const { grantId, userId, clientId } = named ?? {};
+  if (typeof grantId !== 'string' || typeof userId !== 'string' || typeof clientId !== 'string') return null;
+  const [grant] = await storage.grants.list({ userId, clientId });
+  return grant !== undefined && grant.grantId === grantId ? grant : null;
 }
 
 /**
@@ -48,6 +70,7 @@ export function ownReader(storage: Storage): Storage['reader'] {
     reader !== undefined &&
     reader.stores.ephemeral === storage.ephemeral &&
     reader.stores.clients === storage.clients &&
-    reader.stores.tokens === storage.tokens;
+    reader.stores.tokens === storage.tokens &&
+    reader.stores.grants === storage.grants;
   return own ? reader : undefined;
 }

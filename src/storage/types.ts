@@ -7,8 +7,9 @@
  * - **Durable** state (clients, users, grants, access and refresh tokens) goes through typed
  *   stores.
  *
- * A custom adapter implements 12 required methods: `ephemeral` (6), `clients.find`,
- * `users.findOrCreate`, `grants.list`, `grants.save`, `tokens.save` and `tokens.find`; the
+ * A custom adapter implements 14 required methods: `ephemeral` (7), `clients.find`,
+ * `users.findOrCreate`, `grants.list`, `grants.save`, `tokens.save`, `tokens.saveAll` and
+ * `tokens.find`; the
  * optional ones serve the operator, pruning, and reading several rows at once (`reader`). The rules
  * that span stores (a replayed code revokes its grant, a revoked grant accepts no new token,
  * rotation reuse revokes the grant, a code is consumed only after its tokens are saved) live in
@@ -70,6 +71,14 @@ export interface EphemeralStore {
    * receives the value; the others, and every later caller, receive `null`.
    */
   take(key: string, now: number): Promise<string | null>;
+  /**
+   * Required. Replaces the live value of `key` with `value` until `expiresAt`, only if it is
+   * exactly `expected` (compare and set); resolves whether it did. However many callers race with
+   * the same `expected`, exactly one resolves `true`; an absent or expired key is never written.
+   * The code exchange's commit point: it takes the code and leaves its used marker under the same
+   * key in one atomic step, so no moment exists in which the code is gone and the marker absent.
+   */
+  replace(key: string, expected: string, value: string, expiresAt: number, now: number): Promise<boolean>;
   /**
    * Required. Adds one to the integer counter of `key` and resolves it. An absent or expired
    * counter starts at `1`, expiring at `expiresAt`; a live one keeps its expiry. However many
@@ -214,6 +223,12 @@ export interface TokenStore {
   /** Required. Inserts the token, or replaces the one with the same hash. */
   save(token: TokenRecord): Promise<void>;
   /**
+   * Required. Saves several tokens (a code's access and refresh token) as {@link TokenStore.save}
+   * saves each, in one write: all of them or none (one statement, in SQL). The library issues a
+   * code's or a device's tokens with one call of it, before the commit point.
+   */
+  saveAll(tokens: readonly TokenRecord[]): Promise<void>;
+  /**
    * Required. The token with this hash, with its grant and its client as they are now (one
    * query with joins, in SQL), or `null`. Returned whatever its state (expired, rotated, its grant
    * revoked): the library decides.
@@ -252,21 +267,33 @@ export interface Storage {
    *
    * `read` answers exactly as the methods of `stores` would, each read as of `now`: `client` as
    * `clients.find`, each key of `ephemeral` as `ephemeral.get` (keyed by the key), `token` as
-   * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). The library uses the
+   * `tokens.find`; a read not asked for is `null` (no key for `ephemeral`). `grantOf` names one
+   * of the `ephemeral` keys whose value is the library's JSON naming a grant (an authorization
+   * code: its `grantId`, `userId` and `clientId`): `grant` is then the grant `grants.list` has for
+   * that user and client when its `grantId` is the one named, else `null` (the entry absent too).
+   * `grant`, instead, names a user and client: `grant` is then their grant as `grants.list` reads
+   * it (revoked or not), or `null`. The library asks for one of the two at most. The library uses the
    * reader only while `stores` are this storage's own: compose a durable adapter and another
    * ephemeral store with `composeStorage`, which keeps the reader only then; a storage spread or
    * wrapped by hand is read one by one.
    */
   reader?: {
     /** The stores `read` reads. */
-    readonly stores: Pick<Storage, 'ephemeral' | 'clients' | 'tokens'>;
+    readonly stores: Pick<Storage, 'ephemeral' | 'clients' | 'tokens' | 'grants'>;
     read(
-      request: { client?: string; ephemeral?: readonly string[]; token?: string },
+      request: {
+        client?: string;
+        ephemeral?: readonly string[];
+        token?: string;
+        grantOf?: string;
+        grant?: { userId: string; clientId: string };
+      },
       now: number,
     ): Promise<{
       client: ClientRecord | null;
       ephemeral: Readonly<Record<string, string | null>>;
       token: FoundTokenRecord | null;
+      grant: GrantRecord | null;
     }>;
   };
 }

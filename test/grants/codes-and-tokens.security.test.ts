@@ -68,10 +68,11 @@ describe('codes: replay', () => {
       expect(stored).not.toBeNull();
       expect(JSON.stringify(stored)).not.toContain(token);
     }
-    const used = await t.storage.ephemeral.get(ephemeralKeys.usedCode(hashSecret(code)), now);
-    expect(used).not.toBeNull();
+    // The used marker takes the code's place, under its hash.
+    const used = await t.storage.ephemeral.get(ephemeralKeys.code(hashSecret(code)), now);
+    expect(JSON.parse(used!)).toMatchObject({ used: true });
     expect(used).not.toContain(code);
-    expect(await t.storage.ephemeral.get(ephemeralKeys.usedCode(code), now)).toBeNull();
+    expect(await t.storage.ephemeral.get(ephemeralKeys.code(code), now)).toBeNull();
   });
 });
 
@@ -298,12 +299,19 @@ describe('commit points: a storage failure before the commit is no replay, and t
   });
 
   it.each([
-    ['its access token', 'access_token'],
-    ['its refresh token', 'refresh_token'],
-  ] as const)('code exchange: saving %s fails, then the retry with the same code works', async (_n, type) => {
+    ['saving its tokens (one tokens.saveAll)', 'saveAll'],
+    ['its commit (ephemeral.replace), before it ran', 'replace'],
+  ] as const)('code exchange: %s fails, then the retry with the same code works', async (_n, where) => {
     const events = recordEvents(t);
     const { code } = await obtainCode(t);
-    const injected = failOnce(storage.tokens, 'save', (token: TokenRecord) => token.type === type);
+    const injected =
+      where === 'saveAll'
+        ? failOnce(storage.tokens, 'saveAll', (tokens: TokenRecord[]) => tokens.length === 2)
+        : failOnce(
+            storage.ephemeral,
+            'replace',
+            (key: string) => key === ephemeralKeys.code(hashSecret(code)),
+          );
     expectUnavailable(await exchangeCode(t, code));
     expect(injected.failures()).toBe(1);
 

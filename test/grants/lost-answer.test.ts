@@ -6,11 +6,10 @@ import { exchangeCode, obtainCode } from '../support/flow.js';
 
 /**
  * A code exchange whose commit went through but whose answer was lost (the connection dropped
- * after the database committed): the client's retry finds the code gone and recorded as used, in
- * the same transaction as the take. No storage can tell that retry from a replay, so it is one: it
- * is refused, and it revokes the grant with the tokens the first attempt saved (RFC 6749 4.1.2),
- * reported once as `code.replayed`. On every engine the take is the last call and the marker the one
- * before it.
+ * after the database committed): the client's retry finds the code replaced by its used marker,
+ * in one atomic step (`ephemeral.replace`). No storage can tell that retry from a replay, so it is
+ * one: it is refused, and it revokes the grant with the tokens the first attempt saved (RFC 6749
+ * 4.1.2), reported once as `code.replayed`. On every engine the replacement is the last call.
  */
 const { engines, cleanup } = await sqlEngines('lost-answer');
 afterAll(cleanup);
@@ -27,10 +26,10 @@ function losingTheCommitAnswer(storage: Storage) {
     ...storage,
     ephemeral: {
       ...storage.ephemeral,
-      take: async (key, now) => {
-        const value = await storage.ephemeral.take(key, now);
+      replace: async (key, expected, value, expiresAt, now) => {
+        const replaced = await storage.ephemeral.replace(key, expected, value, expiresAt, now);
         if (state.armed) lose();
-        return value;
+        return replaced;
       },
     },
   };

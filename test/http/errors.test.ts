@@ -167,13 +167,17 @@ describe('every error page has a way back', () => {
   it('to the client, with the error, once its redirect URI is verified', async () => {
     const storage = memoryStorage();
     let down = false;
-    const { grants } = storage;
+    const { ephemeral } = storage;
+    // The code's write fails: the client and its redirect URI were read and verified before it.
     t = await createTestApp({
       storage: {
         ...storage,
-        grants: {
-          ...grants,
-          list: (f) => (down ? Promise.reject(new StorageUnavailableError('down')) : grants.list(f)),
+        ephemeral: {
+          ...ephemeral,
+          set: (key, value, expiresAt, now) =>
+            down && key.startsWith('code:')
+              ? Promise.reject(new StorageUnavailableError('down'))
+              : ephemeral.set(key, value, expiresAt, now),
         },
       },
     });

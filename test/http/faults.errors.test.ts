@@ -59,7 +59,7 @@ describe('a custom adapter throwing StorageUnavailableError', () => {
     const storage = memoryStorage();
     const { t } = await appWith(storage);
     const code = await seedCode(t);
-    storage.tokens.save = async () => {
+    storage.tokens.saveAll = async () => {
       throw outage();
     };
     const answer = await exchange(t, code);

@@ -190,8 +190,8 @@ describe('transport: nothing secret in a log line or an error description', () =
     );
     // Internal errors, logged with their cause: storage failing at the token endpoint and after login.
     const third = await consentedCode();
-    const save = t.storage.tokens.save.bind(t.storage.tokens);
-    t.storage.tokens.save = () => Promise.reject(new Error('storage down'));
+    const saveAll = t.storage.tokens.saveAll.bind(t.storage.tokens);
+    t.storage.tokens.saveAll = () => Promise.reject(new Error('storage down'));
     await keep(
       t.agent.post('/oauth/token').type('form').send({
         grant_type: 'authorization_code',
@@ -201,10 +201,13 @@ describe('transport: nothing secret in a log line or an error description', () =
         redirect_uri: CODE_REDIRECT,
       }),
     );
-    t.storage.tokens.save = save;
+    t.storage.tokens.saveAll = saveAll;
     for (let i = 0; i < 3; i++)
       await keep(exchangeCode(t, second, { client_secret: `${t.codeClient.clientSecret}!` }));
-    t.storage.grants.list = () => Promise.reject(new Error('storage down'));
+    // Failing once the redirect URI is verified (the code's write): the error goes to the client.
+    const set = t.storage.ephemeral.set.bind(t.storage.ephemeral);
+    t.storage.ephemeral.set = (key, ...rest) =>
+      key.startsWith('code:') ? Promise.reject(new Error('storage down')) : set(key, ...rest);
     await keep(t.agent.get('/oauth/authorize').query(codeQuery));
 
     expect(responses.map((r) => r.status)).toEqual([

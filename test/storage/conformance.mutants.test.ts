@@ -419,14 +419,27 @@ const mutants: Mutant[] = [
     },
   },
   {
-    bug: 'ephemeral.take of a code key (`code:…`) reads without deleting (a table per key prefix, done wrong)',
+    bug: 'ephemeral.replace reads, then writes (not atomic): racing exchanges of one code both win',
     make() {
       const base = memoryStorage();
       return patch(base, {
         ephemeral: {
-          take: (key, now) =>
-            key.startsWith('code:') ? base.ephemeral.get(key, now) : base.ephemeral.take(key, now),
+          async replace(key, expected, value, expiresAt, now) {
+            if ((await base.ephemeral.get(key, now)) !== expected) return false;
+            await new Promise((resolve) => setImmediate(resolve));
+            await base.ephemeral.set(key, value, expiresAt, now);
+            return true;
+          },
         },
+      });
+    },
+  },
+  {
+    bug: 'tokens.saveAll saves only the first token',
+    make() {
+      const base = memoryStorage();
+      return patch(base, {
+        tokens: { saveAll: (tokens) => base.tokens.saveAll(tokens.slice(0, 1)) },
       });
     },
   },
@@ -445,13 +458,15 @@ const mutants: Mutant[] = [
     },
   },
   {
-    bug: 'ephemeral.set of a used-code marker (`code-used:…`) is dropped',
+    bug: 'ephemeral.replace takes the value and leaves nothing in its place (no used-code marker)',
     make() {
       const base = memoryStorage();
       return patch(base, {
         ephemeral: {
-          set: async (key, value, expiresAt, now) =>
-            key.startsWith('code-used:') ? undefined : base.ephemeral.set(key, value, expiresAt, now),
+          async replace(key, expected, value, expiresAt, now) {
+            if ((await base.ephemeral.get(key, now)) !== expected) return false;
+            return (await base.ephemeral.take(key, now)) !== null;
+          },
         },
       });
     },
@@ -467,6 +482,10 @@ const mutants: Mutant[] = [
           async save(token) {
             saved.set(token.tokenHash, token);
             await base.tokens.save(token);
+          },
+          async saveAll(tokens) {
+            for (const token of tokens) saved.set(token.tokenHash, token);
+            await base.tokens.saveAll(tokens);
           },
           find: async (hash) => (pruned.has(hash) ? null : base.tokens.find(hash)),
         },
@@ -487,9 +506,9 @@ const mutants: Mutant[] = [
     bug: 'the reader (Storage.reader) reads ephemeral keys without their expiry: an expired code still answers',
     make() {
       const storage = patch(memoryStorage(), {});
-      const { ephemeral, clients, tokens } = storage;
+      const { ephemeral, clients, tokens, grants } = storage;
       storage.reader = {
-        stores: { ephemeral, clients, tokens },
+        stores: { ephemeral, clients, tokens, grants },
         async read(request) {
           return {
             client: request.client === undefined ? null : await clients.find(request.client),
@@ -499,6 +518,7 @@ const mutants: Mutant[] = [
               ),
             ),
             token: request.token === undefined ? null : await tokens.find(request.token),
+            grant: null,
           };
         },
       };

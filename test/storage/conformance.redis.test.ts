@@ -99,7 +99,7 @@ if (redis instanceof Error) {
       expect(ttl).toBeLessThanOrEqual(60_000);
     });
 
-    it('increment sends the script text when Redis does not have it cached (NOSCRIPT)', async () => {
+    it('increment and replace send the script text when Redis does not have it cached (NOSCRIPT)', async () => {
       let evalShaCalls = 0;
       const forgetful: RedisEphemeralClient = {
         get: (key) => redis.get(key),
@@ -120,6 +120,12 @@ if (redis instanceof Error) {
       );
       expect(evalShaCalls).toBe(1);
       expect(counter).toEqual({ count: 1, expiresAt: now + 60_000 });
+      // replace (the code exchange's commit point) the same way.
+      const forgetfulStore = redisEphemeralStore(forgetful, { keyPrefix });
+      await forgetfulStore.set('code:noscript', 'unused', now + 60_000, now);
+      expect(await forgetfulStore.replace('code:noscript', 'unused', 'used', now + 60_000, now)).toBe(true);
+      expect(evalShaCalls).toBe(2);
+      expect(await redis.get(`${keyPrefix}code:noscript`)).toBe('used');
     });
 
     it('answers StorageUnavailableError (503 at the endpoints) once Redis cannot be reached', async () => {

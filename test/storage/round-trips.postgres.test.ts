@@ -21,14 +21,15 @@ import { exchangeCode, obtainCode, obtainTokens, refreshWith } from '../support/
  *
  * - W1: `tokens.find` (the token with its grant and client).
  * - W2: the load step (client, counters, refresh token), `tokens.save`.
- * - W3: the load step (client, counters, code), its grant (`grants.list`), `tokens.save` ×2, the
- *   used-code marker (`ephemeral.set`), then `ephemeral.take` of the code, the commit point.
- * - W4: the session (`ephemeral.get`), `clients.find`, the grant (`grants.list`), the code
- *   (`ephemeral.set`).
+ * - W3: the load step (client, counters, the code and the grant it names), `tokens.saveAll` (the
+ *   access and the refresh token), then `ephemeral.replace` of the code by its used marker, the
+ *   commit point. At most 3 (issue 43): more fails here.
+ * - The poll that gets the tokens: the load step, the grant, `tokens.saveAll`, then
+ *   `ephemeral.take` of the device request, the commit point.
+ * - W4: the session (`ephemeral.get`, express-session's), the load step (the client and the
+ *   signed-in user's grant at it), the code (`ephemeral.set`).
  * - A device's poll (RFC 8628) while the person has not answered: the load step (client,
  *   counters, the device request, its answer, its pace), then the pace (`ephemeral.set`).
- * - The poll that gets the tokens: the load step, the grant, `tokens.save` ×2, then
- *   `ephemeral.take` of the device request, the commit point.
  */
 const counts = { postgres: 0, sqlite: 0 };
 let installed = false;
@@ -94,7 +95,7 @@ const engines: Engine[] = [
         },
       };
     },
-    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4, pendingPoll: 2, tokenPoll: 5 },
+    expected: { bearer: 1, refresh: 2, exchange: 3, authorize: 3, pendingPoll: 2, tokenPoll: 4 },
   },
   {
     name: 'SQLite',
@@ -105,7 +106,7 @@ const engines: Engine[] = [
       });
       return { storage, dispose: () => storage.close() };
     },
-    expected: { bearer: 1, refresh: 2, exchange: 6, authorize: 4, pendingPoll: 2, tokenPoll: 5 },
+    expected: { bearer: 1, refresh: 2, exchange: 3, authorize: 3, pendingPoll: 2, tokenPoll: 4 },
   },
 ];
 

@@ -319,6 +319,7 @@ describe('database URLs', () => {
         'ephemeral.set': () => storage.ephemeral.set('k', 'v', NOW + 1, NOW),
         'ephemeral.add': () => storage.ephemeral.add('k', 'v', NOW + 1, NOW),
         'ephemeral.take': () => storage.ephemeral.take('k', NOW),
+        'ephemeral.replace': () => storage.ephemeral.replace('k', 'v', 'w', NOW + 1, NOW),
         'ephemeral.increment': () => storage.ephemeral.increment('k', NOW + 1, NOW),
         'ephemeral.delete': () => storage.ephemeral.delete('k'),
         'ephemeral.prune': () => storage.ephemeral.prune(NOW),
@@ -343,10 +344,12 @@ describe('database URLs', () => {
             activatedAt: null,
             retiredAt: null,
           }),
-        'reader.read': () => storage.reader.read({ client: 'c', ephemeral: ['k'], token: 't' }, NOW),
+        'reader.read': () =>
+          storage.reader.read({ client: 'c', ephemeral: ['k'], token: 't', grantOf: 'k' }, NOW),
         'grants.list': () => storage.grants.list({}),
         'grants.save': () => storage.grants.save(grant('g', 'u', 'c')),
         'tokens.save': () => storage.tokens.save(token('t', 'g', 'c', null)),
+        'tokens.saveAll': () => storage.tokens.saveAll([token('t', 'g', 'c', null)]),
         'tokens.find': () => storage.tokens.find('t'),
         'usage.add': () =>
           storage.usage.add({

@@ -7,7 +7,7 @@ import {
 } from '../../rules/client-kind.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext, listened } from '../../events/emit.js';
-import { issueCode, standingGrant } from '../../grants/index.js';
+import { issueCode } from '../../grants/index.js';
 import { admits, teamRefused, teamsOf } from '../../grants/teams.js';
 import { makerName, reachCapped } from '../../clients/member-reach.js';
 import { expiresIn, saveAccessToken } from '../../grants/tokens.js';
@@ -24,7 +24,7 @@ import {
 } from '../../session/state.js';
 import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { loginUrl, providerChoices, signOutForm } from '../shared/login-links.js';
-import type { AuthorizeContext } from './request.js';
+import { readClientAndGrant, type AuthorizeContext } from './request.js';
 import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 
 /**
@@ -51,7 +51,9 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     await checkReach(ctx, user);
     const everyTime = asksEveryTime(client, pending);
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
-      const grant = await standingGrant(server, user.id, client.clientId);
+      // Read with the client, for this user ({@link readClientAndGrant}); a revoked one stands no more.
+      const { grant: read } = ctx;
+      const grant = read !== null && read.revokedAt === null && read.userId === user.id ? read : null;
       if (grant && scopesCover(grant.scopes, pending.scopes) && resourceCovered(grant, pending)) {
         ctx.session!.clearPending();
         return issue(ctx, pending, user, grant);
@@ -261,15 +263,15 @@ export function readPending(ctx: AuthorizeContext): void {
 }
 
 /**
- * Step of the resumed requests: the client of the pending request, read again and checked as the
- * authorization request checked it (the operator may have disabled it, changed its redirect URI
+ * Step of the resumed requests: the client of the pending request, read again (with the signed-in
+ * user's grant at it) and checked as the authorization request checked it (the operator may have disabled it, changed its redirect URI
  * or its scopes, or removed it, while the user was logging in or reading the consent page). Only
  * then are errors sent back to the redirect URI verified when the request arrived; otherwise the
  * error page, never a redirect to a URI the client no longer has.
  */
 export async function loadActiveClient(ctx: AuthorizeContext): Promise<void> {
   const { server, pending, req } = ctx;
-  const stored = await server.storage.clients.find(pending.clientId);
+  const stored = await readClientAndGrant(ctx, pending.clientId);
   // A client named by its metadata document is checked against the document as it is now.
   const client = await Promise.resolve(namedClient(server, pending.clientId, stored, req)).catch((err) => {
     if (err instanceof DocumentRefusedError) return null;

@@ -11,6 +11,8 @@ import { findProvider } from '../../login/providers.js';
 import type { PendingAuthorization } from '../../session/state.js';
 import type { LoadedClient } from '../../rules/client-kind.js';
 import type { Context } from '../shared/pipeline.js';
+import { readRows } from '../../storage/read.js';
+import type { ClientRecord, GrantRecord } from '../../storage/types.js';
 import { DocumentRefusedError, namedClient } from '../shared/document-client.js';
 import { clientRequestScopes } from '../../rules/scopes.js';
 import { requestedResource } from '../../rules/resources.js';
@@ -29,6 +31,24 @@ export interface AuthorizeContext extends Context {
   pending: PendingAuthorization;
   /** The configured provider named by `opIdentifier`, if any. */
   provider?: ConfiguredProvider;
+  /** The signed-in user's grant at the client, read with it ({@link readClientAndGrant}); `null`: none, or nobody signed in. */
+  grant: GrantRecord | null;
+}
+
+/**
+ * The client a request names and the signed-in user's grant at it, read together (one statement
+ * with the SQL adapter's reader), as the token endpoint reads a code with its grant: the
+ * authorization's load step. The grant as it is now, revoked or not; nobody signed in, none.
+ */
+export async function readClientAndGrant(
+  ctx: AuthorizeContext,
+  clientId: string,
+): Promise<ClientRecord | null> {
+  const { server, user } = ctx;
+  const pair = user === undefined ? {} : { grant: { userId: user.id, clientId } };
+  const rows = await readRows(server.storage, { client: clientId, ...pair }, server.clock());
+  ctx.grant = rows.grant;
+  return rows.client;
 }
 
 const pageError = (description: string) =>
@@ -47,12 +67,12 @@ export function parseAuthorizationRequest(ctx: AuthorizeContext): void {
 
 /**
  * Step: the client the request names, registered and enabled, or described by its metadata
- * document ({@link namedClient}). A document that cannot be used is an error page that says why,
+ * document ({@link namedClient}), read with the signed-in user's grant at it. A document that cannot be used is an error page that says why,
  * never a redirect: none of its redirect URIs is verified.
  */
 export async function loadClient(ctx: AuthorizeContext): Promise<void> {
-  const { server, clientId, req } = ctx;
-  const stored = await server.storage.clients.find(clientId);
+  const { clientId, req, server } = ctx;
+  const stored = await readClientAndGrant(ctx, clientId);
   let client: LoadedClient | null;
   try {
     client = await namedClient(server, clientId, stored, req);

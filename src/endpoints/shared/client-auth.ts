@@ -9,7 +9,7 @@ import { optionalParam } from '../../http/params.js';
 import type { Step } from './pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { readRows } from '../../storage/read.js';
-import type { ClientRecord, FoundTokenRecord } from '../../storage/types.js';
+import type { ClientRecord, FoundTokenRecord, GrantRecord } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
 import { inService, isPublicClient, secretIsClients, type LoadedClient } from '../../rules/client-kind.js';
@@ -33,8 +33,8 @@ export interface ClientContext extends FormContext {
    * the token endpoint), with its grant and client as read; `null` if unknown.
    */
   token?: FoundTokenRecord | null;
-  /** The authorization code the request names: its hash and the entry stored under it, if any. */
-  code?: { hash: string; entry: string | null };
+  /** The authorization code the request names: its hash, the entry stored under it and the grant it names, as read. */
+  code?: { hash: string; entry: string | null; grant: GrantRecord | null };
   /** The device code the request names (RFC 8628): its hash and its entries, as read. */
   device?: DevicePollRows;
   /** Why authentication failed; thrown once the rate limit has counted it. */
@@ -70,7 +70,8 @@ export function paramHash(params: Map<string, string>, name: string): string | u
 
 /**
  * Step: reads what the endpoint needs, at once ({@link readRows}): the client the request names,
- * the counters of the rate limits it falls under and the code or token `named` names. Reads only;
+ * the counters of the rate limits it falls under and the code or token `named` names (a code
+ * with the grant it names). Reads only;
  * nothing is written before the client is authenticated. Malformed credentials are refused here.
  */
 export function loadClientRows<C extends ClientContext>(named: (ctx: C) => NamedRows): Step<C> {
@@ -95,6 +96,8 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
               ]),
         ],
         ...(token === undefined ? {} : { token }),
+        // A code names its grant: read with it, the exchange reads nothing more.
+        ...(code === undefined ? {} : { grantOf: ephemeralKeys.code(code) }),
       },
       server.clock(),
     );
@@ -108,7 +111,8 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     ctx.limits = limits
       .map((limit) => ({ limit, count: entry(limit.key) }))
       .filter(({ limit }) => limit.per === 'address' || client === null || !isPublicClient(client));
-    if (code !== undefined) ctx.code = { hash: code, entry: entry(ephemeralKeys.code(code)) };
+    if (code !== undefined)
+      ctx.code = { hash: code, entry: entry(ephemeralKeys.code(code)), grant: rows.grant };
     if (device !== undefined) {
       ctx.device = {
         hash: device,

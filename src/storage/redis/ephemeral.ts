@@ -47,12 +47,24 @@ return {count, ttl}
 `;
 const INCREMENT_SHA1 = createHash('sha1').update(INCREMENT).digest('hex');
 
+/*
+ * Compare and set: the new value replaces the old only if the old is the one expected. Returns 1
+ * when it wrote, 0 otherwise. A script runs alone, so racing callers see one another's writes.
+ *   KEYS: the entry. ARGV: the value expected, the new value, its milliseconds to live.
+ */
+const REPLACE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`;
+const REPLACE_SHA1 = createHash('sha1').update(REPLACE).digest('hex');
+
 /**
  * The {@link EphemeralStore} on Redis (6.2 or later) with node-redis: codes, nonces, login
  * sessions, rate-limit counters and markers, shared by every app instance that uses the same
  * Redis. Each method is one command on one key, so each is atomic on its key, and a cluster
  * works too: `get` is `GET`, `set` `SET PX`, `add` `SET NX PX`, `take` `GETDEL`, `delete`
- * `UNLINK`, and `increment` a five-line Lua script (`EVALSHA`).
+ * `UNLINK`, and `increment` and `replace` (compare and set) short Lua scripts (`EVALSHA`).
  *
  * Redis expires the keys itself (the time to live is `expiresAt - now`, from the library's
  * clock), so the store has no `prune`. Durable state (clients, users, grants, tokens) stays in
@@ -83,13 +95,16 @@ export function redisEphemeralStore(
   /** Milliseconds to live, rounded up so that a fraction of one still counts. */
   const ttl = (expiresAt: number, now: number) => Math.ceil(expiresAt - now);
 
-  async function increment(key: string, expiresAt: number, now: number): Promise<EphemeralCounter> {
-    const call = { keys: [prefix + key], arguments: [String(ttl(expiresAt, now))] };
-    // Scripts are cached by Redis per node, and lost on a restart or SCRIPT FLUSH: then send the text.
-    const reply = await client.evalSha(INCREMENT_SHA1, call).catch((err: unknown) => {
-      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return client.eval(INCREMENT, call);
+  /** Runs a script by its hash; Redis caches scripts per node and loses them on a restart or SCRIPT FLUSH: then its text. */
+  const script = (text: string, sha1: string, call: { keys: string[]; arguments: string[] }) =>
+    client.evalSha(sha1, call).catch((err: unknown) => {
+      if (err instanceof Error && err.message.startsWith('NOSCRIPT')) return client.eval(text, call);
       throw err;
     });
+
+  async function increment(key: string, expiresAt: number, now: number): Promise<EphemeralCounter> {
+    const call = { keys: [prefix + key], arguments: [String(ttl(expiresAt, now))] };
+    const reply = await script(INCREMENT, INCREMENT_SHA1, call);
     const [count, left] = Array.isArray(reply) ? (reply as unknown[]) : [];
     if (typeof count !== 'number' || typeof left !== 'number') {
       throw new Error(`redisEphemeralStore: unexpected reply to the increment script: ${String(reply)}`);
@@ -118,6 +133,12 @@ export function redisEphemeralStore(
     },
     async take(key) {
       return client.getDel(prefix + key);
+    },
+    async replace(key, expected, value, expiresAt, now) {
+      // Written with at least 1 ms to live, as `add`: the caller that won must be told so.
+      const left = String(Math.max(1, ttl(expiresAt, now)));
+      const call = { keys: [prefix + key], arguments: [expected, value, left] };
+      return (await script(REPLACE, REPLACE_SHA1, call)) === 1;
     },
     increment,
     async delete(key) {

@@ -77,16 +77,17 @@ export function createSqlStorage(
   const ephemeral = sqlEphemeralStore(ctx);
   const clients = sqlClientStore(ctx);
   const tokens = sqlTokenStore(ctx);
+  const grants = sqlGrantStore(ctx);
   return {
     dialect,
     ephemeral,
     clients,
     users: sqlUserStore(ctx),
-    grants: sqlGrantStore(ctx),
+    grants,
     tokens,
     keys: sqlKeyStore(ctx),
     usage: sqlUsageStore(ctx),
-    reader: sqlStorageReader(ctx, { ephemeral, clients, tokens }),
+    reader: sqlStorageReader(ctx, { ephemeral, clients, tokens, grants }),
     prune: (now, options) => pruneSqlStorage(ctx, now, options),
 
     async migrate() {

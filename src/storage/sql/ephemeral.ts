@@ -14,6 +14,9 @@ import { DEFAULT_BATCH_SIZE, deleteInBatches } from './prune.js';
  *   loser re-checks the row the winner wrote, which is no longer expired, and writes nothing. So
  *   exactly one caller sees a row returned. SQLite runs one writer at a time.
  * - `take` is `DELETE … RETURNING`: only the statement that deletes the row returns its value.
+ * - `replace` is one `UPDATE … WHERE value = expected`: on PostgreSQL a racing update waits for
+ *   the row lock, then re-checks the row the winner wrote, whose value is no longer the expected
+ *   one, and writes nothing.
  * - `increment` is one upsert whose update restarts an expired counter, so every racing caller
  *   reads back the count its own statement wrote. The count is stored as text (the column holds
  *   any value), cast to an integer to add one.
@@ -47,6 +50,16 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
       .where('key', '=', param)
       .where('expires_at', '>', param)
       .returning('value'),
+  );
+  // [value, expiresAt, key, expected, now]: returns the key only when it replaced the value.
+  const compareAndSet = prepare(
+    db
+      .updateTable('oauth_ephemeral')
+      .set({ value: param, expires_at: param })
+      .where('key', '=', param)
+      .where('value', '=', param)
+      .where('expires_at', '>', param)
+      .returning('key'),
   );
   // [key, expiresAt, now, now]
   const expired = sql<boolean>`${sql.ref('oauth_ephemeral.expires_at')} <= ${param}`;
@@ -89,6 +102,9 @@ export function sqlEphemeralStore(ctx: SqlContext): Required<EphemeralStore> {
     async take(key, now) {
       const [row] = await takeLive([key, now]);
       return row?.value ?? null;
+    },
+    async replace(key, expected, value, expiresAt, now) {
+      return (await compareAndSet([value, expiresAt, key, expected, now])).length > 0;
     },
     async increment(key, expiresAt, now): Promise<EphemeralCounter> {
       const [row] = await count([key, expiresAt, now, now]);

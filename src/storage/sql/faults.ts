@@ -128,9 +128,9 @@ export function guardSqlFaults<T extends object>(storage: T): T {
   // The reader reads the guarded stores: they are the storage's own (see Storage.reader).
   const { reader } = storage as Storage;
   if (reader !== undefined) {
-    const { ephemeral, clients, tokens } = guarded as unknown as Storage;
+    const { ephemeral, clients, tokens, grants } = guarded as unknown as Storage;
     guarded.reader = {
-      stores: { ephemeral, clients, tokens },
+      stores: { ephemeral, clients, tokens, grants },
       read: guard(reader.read as (...args: unknown[]) => unknown, reader),
     };
   }

@@ -1,11 +1,12 @@
-import type { FoundTokenRecord, TokenStore } from '../types.js';
+import type { FoundTokenRecord, TokenRecord, TokenStore } from '../types.js';
 import type { SqlContext } from './context.js';
 import { param } from './prepared.js';
 import { clientOfValues, COLUMNS, jsonRow, scopeText, toGrant, toToken } from './rows.js';
 
 /**
  * The {@link TokenStore} on table `oauth_tokens`, one row per access or refresh token, keyed by
- * hash. Both methods are prepared statements: `save` one upsert, `find` one SELECT that joins the
+ * hash. Every method is a prepared statement: `save` and `saveAll` one upsert of their rows (all
+ * or none), `find` one SELECT that joins the
  * token's grant (by `grant_id`, its unique index) and client (by primary key).
  *
  * `find` reads the joined row as one JSON array, in the order of FOUND_COLUMNS: the drivers build
@@ -13,62 +14,78 @@ import { clientOfValues, COLUMNS, jsonRow, scopeText, toGrant, toToken } from '.
  * `JSON.parse`.
  */
 export function sqlTokenStore({ db, postgres, prepare }: SqlContext): TokenStore {
-  // [tokenHash, type, grantId, clientId, userId, scopes, resources, createdAt, expiresAt, origin, rotatedAt]
-  const upsert = prepare(
-    db
-      .insertInto('oauth_tokens')
-      .values({
-        token_hash: param,
-        type: param,
-        grant_id: param,
-        client_id: param,
-        user_id: param,
-        scopes: param,
-        resources: param,
-        created_at: param,
-        expires_at: param,
-        origin: param,
-        rotated_at: param,
-      })
-      .onConflict((oc) =>
-        oc.column('token_hash').doUpdateSet((eb) => ({
-          type: eb.ref('excluded.type'),
-          grant_id: eb.ref('excluded.grant_id'),
-          client_id: eb.ref('excluded.client_id'),
-          user_id: eb.ref('excluded.user_id'),
-          scopes: eb.ref('excluded.scopes'),
-          resources: eb.ref('excluded.resources'),
-          created_at: eb.ref('excluded.created_at'),
-          expires_at: eb.ref('excluded.expires_at'),
-          origin: eb.ref('excluded.origin'),
-          rotated_at: eb.ref('excluded.rotated_at'),
-        })),
-      ),
-  );
+  // [tokenHash, type, grantId, clientId, userId, scopes, resources, createdAt, expiresAt, origin, rotatedAt] per token
+  const upsert = (count: number) =>
+    prepare(
+      db
+        .insertInto('oauth_tokens')
+        .values(Array.from({ length: count }, () => ({ ...TOKEN_PARAMS })))
+        .onConflict((oc) =>
+          oc.column('token_hash').doUpdateSet((eb) => ({
+            type: eb.ref('excluded.type'),
+            grant_id: eb.ref('excluded.grant_id'),
+            client_id: eb.ref('excluded.client_id'),
+            user_id: eb.ref('excluded.user_id'),
+            scopes: eb.ref('excluded.scopes'),
+            resources: eb.ref('excluded.resources'),
+            created_at: eb.ref('excluded.created_at'),
+            expires_at: eb.ref('excluded.expires_at'),
+            origin: eb.ref('excluded.origin'),
+            rotated_at: eb.ref('excluded.rotated_at'),
+          })),
+        ),
+    );
+  // One statement per number of tokens: the library saves one or two at once.
+  const upserts = new Map<number, ReturnType<typeof upsert>>();
+  const saveAll = async (tokens: readonly TokenRecord[]) => {
+    if (tokens.length === 0) return;
+    let run = upserts.get(tokens.length);
+    if (run === undefined) upserts.set(tokens.length, (run = upsert(tokens.length)));
+    await run(tokens.flatMap(valuesOf));
+  };
   // [tokenHash]
   const withGrantAndClient = prepare(foundQuery({ db, postgres }));
 
   return {
-    async save(token) {
-      await upsert([
-        token.tokenHash,
-        token.type,
-        token.grantId,
-        token.clientId,
-        token.userId,
-        scopeText(token.scopes),
-        scopeText(token.resources ?? []),
-        token.createdAt,
-        token.expiresAt,
-        token.origin,
-        token.rotatedAt,
-      ]);
-    },
+    save: (token) => saveAll([token]),
+    saveAll,
     async find(tokenHash) {
       const [row] = await withGrantAndClient([tokenHash]);
       return row ? found(row.found) : null;
     },
   };
+}
+
+/** The columns of a token row, each a parameter, in the order of {@link valuesOf}. */
+const TOKEN_PARAMS = {
+  token_hash: param,
+  type: param,
+  grant_id: param,
+  client_id: param,
+  user_id: param,
+  scopes: param,
+  resources: param,
+  created_at: param,
+  expires_at: param,
+  origin: param,
+  rotated_at: param,
+} as const;
+
+/** The values of a token row, in the order of {@link TOKEN_PARAMS}. */
+function valuesOf(token: TokenRecord): unknown[] {
+  return [
+    token.tokenHash,
+    token.type,
+    token.grantId,
+    token.clientId,
+    token.userId,
+    scopeText(token.scopes),
+    scopeText(token.resources ?? []),
+    token.createdAt,
+    token.expiresAt,
+    token.origin,
+    token.rotatedAt,
+  ];
 }
 
 /**

@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { EphemeralStore } from '../../storage/types.js';
 import type { ConformanceTestApi } from './api.js';
 import { equal, isNull, oneWinner, race, sameMembers } from './check.js';
+import { replaceTests } from './ephemeral-replace.js';
 import { HOUR, MINUTE, RACERS, freshId } from './fixtures.js';
 
 /*
@@ -177,6 +178,8 @@ export function ephemeralTests(suite: EphemeralConformanceSuite): void {
       await pastExpiry(expiresAt);
       isNull(await store().take(k, now()), 'ephemeral.take must resolve null once the entry has expired');
     });
+
+    replaceTests(suite);
 
     it('increment: a new counter starts at 1 with the expiresAt given, then counts up', async () => {
       const [k, expiresAt] = [key(), later()];

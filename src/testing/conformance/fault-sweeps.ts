@@ -39,7 +39,7 @@ interface Case {
 /** An operation swept with faults: how to prepare a request, and its commit point. */
 interface Operation {
   name: string;
-  /** The call that commits it (`ephemeral.take`), or `null` when every step is reversible. */
+  /** The call that commits it (`ephemeral.replace` of the code), or `null` when every step is reversible. */
   commit: (call: RecordedCall) => boolean;
   /**
    * Whether a write after the commit point must succeed before anything is handed out (a
@@ -79,7 +79,7 @@ export function faultSweepTests(suite: ConformanceSuite): void {
 
   const exchangeOp: Operation = {
     name: 'a code exchange',
-    commit: (call) => call.method === 'ephemeral.take',
+    commit: (call) => call.method === 'ephemeral.replace',
     async prepare() {
       const ledger = tokenLedger(storage());
       const enrolment = await enrol(ledger.storage, putClient);

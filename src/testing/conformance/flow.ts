@@ -14,6 +14,7 @@ import {
 } from '../../grants/index.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord } from '../../storage/types.js';
 import { ephemeralKeys } from '../../storage/keys.js';
+import { readRows } from '../../storage/read.js';
 import { instrumentStorage } from './instrument.js';
 import { clientRecord, freshId } from './fixtures.js';
 
@@ -85,11 +86,18 @@ export function issue(deps: GrantDeps, enrolment: Enrolment): Promise<string> {
 /** The token endpoint's `authorization_code` grant, for the enrolment's client. */
 export async function exchange(deps: GrantDeps, enrolment: Enrolment, code: string): Promise<TokenResponse> {
   const hash = hashSecret(code);
-  const entry = await deps.storage.ephemeral.get(ephemeralKeys.code(hash), deps.clock());
+  const key = ephemeralKeys.code(hash);
+  // As the token endpoint's load step reads it: the code and the grant it names.
+  const rows = await readRows(deps.storage, { ephemeral: [key], grantOf: key }, deps.clock());
+  const entry = rows.ephemeral[key] ?? null;
   return exchangeCode(
     deps,
     enrolment.client,
-    { code: { hash, entry }, redirectUri: enrolment.client.redirectUri, codeVerifier: undefined },
+    {
+      code: { hash, entry, grant: rows.grant },
+      redirectUri: enrolment.client.redirectUri,
+      codeVerifier: undefined,
+    },
     NO_CONTEXT,
   );
 }
@@ -138,6 +146,7 @@ export function tokenLedger(storage: Storage): TokenLedger {
     storage: instrumentStorage(storage, async (call, run) => {
       const result = await run();
       if (call.method === 'tokens.save') saved.push(call.args[0] as TokenRecord);
+      if (call.method === 'tokens.saveAll') saved.push(...(call.args[0] as TokenRecord[]));
       return result;
     }),
     async working(filter) {

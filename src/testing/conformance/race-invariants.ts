@@ -10,7 +10,10 @@ const isAccessDenied = (error: unknown) => error instanceof OAuthError && error.
 const resolved = (w: World, kind: Request['kind']) =>
   w.requests.some((r) => r.kind === kind && r.outcome?.ok);
 
-/** Whether `r` committed `key`: its `take` received the code, or its `add` of the marker won. */
+/**
+ * Whether `r` committed `key`: its `replace` of the code by its used marker won, its `take`
+ * received the device request, or its `add` of the rotation marker won.
+ */
 const committed = (r: Request, key: string) =>
   r.attempts.some((a) =>
     a.calls.some(
@@ -18,6 +21,7 @@ const committed = (r: Request, key: string) =>
         call.outcome === 'ok' &&
         call.args[0] === key &&
         ((call.method === 'ephemeral.take' && call.result !== null) ||
+          (call.method === 'ephemeral.replace' && call.result === true) ||
           (call.method === 'ephemeral.add' && call.result === true)),
     ),
   );

@@ -27,6 +27,7 @@ export function readerTests(suite: ConformanceSuite): void {
         ),
       ),
       token: request.token === undefined ? null : await store.tokens.find(request.token),
+      grant: null,
     };
   }
 
@@ -74,14 +75,47 @@ export function readerTests(suite: ConformanceSuite): void {
       );
     });
 
+    it('grantOf: the grant an entry names (a code), read with it; null when it names another or none; grant: of a user and client', async () => {
+      const how = ownReader(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
+      const now = Date.now();
+      const client = clientRecord(now);
+      await putClient(client);
+      const grant = grantRecord(now, { clientId: client.clientId });
+      await storage().grants.save(grant);
+      const names = (grantId: string) =>
+        JSON.stringify({ clientId: client.clientId, userId: grant.userId, grantId });
+      const [code, stale, absent] = [freshId('code'), freshId('code'), freshId('code')];
+      await storage().ephemeral.set(code, names(grant.grantId), now + HOUR, now);
+      await storage().ephemeral.set(stale, names(freshId('grant')), now + HOUR, now);
+      const read = (key: string) =>
+        readRows(storage(), { client: client.clientId, ephemeral: [key], grantOf: key }, now);
+      const together = await read(code);
+      sameRecord(
+        together.grant,
+        grant,
+        `${how}: grant must be the grant the entry names, as grants.list reads it`,
+      );
+      sameRecord(together.client, client, `${how}: client must be read with it`);
+      isNull(
+        (await read(stale)).grant,
+        `${how}: an entry naming a grant id that is not the user's and client's must read null`,
+      );
+      isNull((await read(absent)).grant, `${how}: an absent entry names no grant: null`);
+      const pair = { userId: grant.userId, clientId: client.clientId };
+      const byPair = await readRows(storage(), { client: client.clientId, grant: pair }, now);
+      sameRecord(byPair.grant, grant, `${how}: grant must be the grant of the user and client named`);
+      const nobody = { userId: freshId('user'), clientId: client.clientId };
+      isNull((await readRows(storage(), { grant: nobody }, now)).grant, `${how}: no grant of the pair: null`);
+    });
+
     it('a read not asked for, an unknown client and an unknown token are null', async () => {
       const how = ownReader(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
       const now = Date.now();
       const nothing = await readRows(storage(), {}, now);
       assert.deepStrictEqual(
         nothing,
-        { client: null, ephemeral: {}, token: null },
-        `${how}({}) must read nothing: { client: null, ephemeral: {}, token: null }`,
+        { client: null, ephemeral: {}, token: null, grant: null },
+        `${how}({}) must read nothing: { client: null, ephemeral: {}, token: null, grant: null }`,
       );
       const unknown = await readRows(storage(), { client: freshId('client'), token: freshHash() }, now);
       isNull(unknown.client, `${how}: an unknown client must be null`);

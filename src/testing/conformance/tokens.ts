@@ -47,6 +47,31 @@ export function tokenTests(suite: ConformanceSuite): void {
       sameRecord(result.client, client, "tokens.find must join the client whose clientId is the token's");
     });
 
+    it('saveAll: an access and a refresh token saved at once, each round-trips, and saved again replaces them', async () => {
+      const now = Date.now();
+      const { grant } = await enrolled(now);
+      const access = accessTokenRecord(now, grant, { origin: 'authorization_code' });
+      const refresh = refreshTokenRecord(now, grant, { origin: 'authorization_code' });
+      await storage().tokens.saveAll([access, refresh]);
+      sameRecord(
+        (await found(access, 'an access token saved by saveAll')).token,
+        access,
+        'tokens.saveAll must save the access token as given',
+      );
+      sameRecord(
+        (await found(refresh, 'a refresh token saved by saveAll')).token,
+        refresh,
+        'tokens.saveAll must save the refresh token as given',
+      );
+      const rotated = { ...refresh, rotatedAt: now + SECOND };
+      await storage().tokens.saveAll([access, rotated]);
+      sameRecord(
+        (await found(refresh, 'a refresh token saved again')).token,
+        rotated,
+        'tokens.saveAll must replace a token with the same hash',
+      );
+    });
+
     it('a refresh token round-trips expiresAt null and rotatedAt null, then a numeric rotatedAt', async () => {
       const now = Date.now();
       const { grant } = await enrolled(now);
