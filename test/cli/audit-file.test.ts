@@ -8,7 +8,10 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerWith } from '../../src/clients/register.js';
+import { createProgram } from '../../src/cli/program.js';
+import { registerClient, registerWith } from '../../src/clients/register.js';
+import { ServerEvents } from '../../src/events/emitter.js';
+import { recordConsent } from '../../src/grants/index.js';
 import { connectStorage } from '../../src/storage/sql/connect.js';
 import { runCli } from '../support/cli.js';
 
@@ -177,4 +180,61 @@ describe('openid-oauth-bridge --audit-file', () => {
       await storage.close();
     }
   }, 60_000);
+
+  it("writes the decisions on members' clients and grants revoke's revocation; a decision that changes nothing, no line", async () => {
+    const members = `sqlite:${join(dir, 'members.db')}`;
+    const file = join(dir, 'members.jsonl');
+    const storage = await connectStorage(members, { migrate: true });
+    let grantId: string;
+    try {
+      await registerWith(
+        storage,
+        { clientId: 'alice-web', applicationName: 'Alice', redirectUri: 'https://alice.example/cb' },
+        {},
+        { ownerId: 'alice', awaitingApproval: true },
+      );
+      await registerClient(storage, {
+        clientId: 'printer',
+        applicationName: 'Printer',
+        redirectUri: 'https://printer.example/cb',
+      });
+      const deps = { storage, clock: Date.now, events: new ServerEvents(() => console) };
+      grantId = (await recordConsent(deps, 'user-1', 'printer', ['realms'])).grant.grantId;
+    } finally {
+      await storage.close();
+    }
+    // In process, as the other CLI tests run: the same program, its audit file closed when it returns.
+    const run = (...args: string[]) =>
+      createProgram({ out: () => undefined, err: () => undefined }, env).parseAsync([
+        'node',
+        'openid-oauth-bridge',
+        '--database-url',
+        members,
+        '--audit-file',
+        file,
+        ...args,
+      ]);
+    await run('clients', 'approve', 'alice-web');
+    await run('clients', 'approve', 'alice-web');
+    await run('clients', 'verify', 'alice-web');
+    await run('clients', 'unverify', 'alice-web');
+    await run('clients', 'transfer', 'printer', '--to', 'alice');
+    await run('clients', 'enable', 'alice-web');
+    await run('grants', 'revoke', '--user', 'user-1', '--client', 'printer');
+
+    const written = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const at = { at: expect.any(String) as unknown, by: 'operator' };
+    const alice = { ...at, owner_id: 'alice', client_id: 'alice-web' };
+    expect(written).toEqual([
+      { ...alice, type: 'client.approved' },
+      { ...alice, type: 'client.verified' },
+      { ...alice, type: 'client.unverified' },
+      { ...at, type: 'client.transferred', client_id: 'printer', owner_id: 'alice' },
+      { ...alice, type: 'client.enabled' },
+      { ...at, type: 'consent.revoked', user_id: 'user-1', client_id: 'printer', grant_id: grantId },
+    ]);
+  });
 });
