@@ -5,7 +5,7 @@
  *
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
- *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave]
+ *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave] [--baseline express]
  *   node bench/run.mjs --scale [--workloads realms,code]   (or bench/scale.mjs) 1,000 vs 1,000,000 tokens
  *   node bench/run.mjs --soak 300 [--workloads realms,refresh,code,authorize] [--sample 10]
  *                                                          server RSS under full load, sampled every 10 s
@@ -49,6 +49,7 @@ const { values: args } = parseArgs({
     sample: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     interleave: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
   },
 });
 
@@ -192,6 +193,21 @@ const CONTENDERS = [
     optional: true,
     workloads: ['realms'],
   },
+  // The figures (issue 41): the Prometheus router mounted, every request recorded.
+  {
+    id: 'library-memory-metrics',
+    label: 'openid-oauth-bridge, memory, metricsRouter mounted',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: '1' },
+    optional: true,
+  },
+  {
+    id: 'library-memory-again',
+    label: 'openid-oauth-bridge, memory, again (A/A control)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory' },
+    optional: true,
+  },
   {
     id: 'library-unprotected',
     label: 'openid-oauth-bridge, memory, realms without requireBearer',
@@ -259,7 +275,7 @@ async function main() {
   for (const c of selected.filter((c) => c.needsPostgres && !postgres.ok)) {
     console.error(`skipping ${c.label}: PostgreSQL at ${postgresUrl} did not answer (${postgres.reason})`);
   }
-  const contenders = selected.filter((c) => !c.needsPostgres || postgres.ok);
+  const contenders = rebase(selected.filter((c) => !c.needsPostgres || postgres.ok));
   printSetup(pinned);
 
   if (args.soak !== undefined) return soak(contenders, Number(args.soak));
@@ -284,8 +300,31 @@ async function main() {
     printTable(workload, rows, bounds);
     summary.push({ workload, rows });
   }
-  printPeerTable(summary, bounds);
+  // The peer table and the served bounds are ratios to the stub.
+  if (!args.baseline) printPeerTable(summary, bounds);
 }
+
+/**
+ * `--baseline <id>`: that contender is the row the others are compared with, instead of the stub
+ * (`--baseline library-memory --contenders library-memory,library-memory-metrics`: what the
+ * figures cost, each turn of one next to a turn of the other). The stub's targets then do not
+ * apply; those of {@link TARGETS_VS} do.
+ */
+function rebase(contenders) {
+  if (!args.baseline) return contenders;
+  if (!contenders.some((c) => c.id === args.baseline)) {
+    throw new Error(`--baseline ${args.baseline} is not one of the contenders (--contenders)`);
+  }
+  return contenders.map((c) => ({ ...c, baseline: c.id === args.baseline }));
+}
+
+/**
+ * Targets against another baseline than the stub (`--baseline`), for every workload: issue 41's
+ * figures cost at most 3 % of a request on memory storage.
+ */
+const TARGETS_VS = {
+  'library-memory': { 'library-memory-metrics': 0.97 },
+};
 
 /** The peer table's columns (issue 21), by contender id. */
 const PEER_COLUMNS = [
@@ -862,7 +901,9 @@ function printTable(workload, rows, bounds = {}) {
     const capacity = baseline ? row.capacity : undefined;
     const [low, high] = row.capacitySpread ?? [];
     const range = low !== undefined && row.rounds > 1 ? ` (${fmt(low, 2)}–${fmt(high, 2)})` : '';
-    const target = TARGETS[workload]?.[row.contender.id];
+    const target = args.baseline
+      ? TARGETS_VS[args.baseline]?.[row.contender.id]
+      : TARGETS[workload]?.[row.contender.id];
     const verdict =
       target === undefined || capacity === undefined
         ? ''

@@ -44,7 +44,7 @@ import {
   type ProviderOptions,
   type Storage,
 } from '../src/index.js';
-import { auditTrail } from '../src/observability/index.js';
+import { auditTrail, metricsRouter } from '../src/observability/index.js';
 import { startDevelopmentProvider } from '../src/testing/index.js';
 import { createClientApp } from './client-app.js';
 import {
@@ -114,6 +114,13 @@ async function main(): Promise<void> {
     ...(profile === undefined ? {} : { profile }),
   });
   startAuditTrail(server);
+  // Closed after the HTTP servers (pushed later) and before the database: the per-app usage
+  // counts still held in memory are written once the last request has finished.
+  running.push({ name: 'Usage counts', close: async () => server.usage?.close() });
+  // The figures for Prometheus (docs/operating.md), at /metrics, answered to this machine only.
+  const metrics = metricsRouter(server);
+  app.use(metrics);
+  running.push({ name: 'Metrics', close: async () => metrics.stop() });
 
   // The operator's out-of-band registration (the spec's rule 1). Fixed ids keep the demo's URLs
   // readable; the secret is random, shown here once and stored only as a hash.
@@ -207,6 +214,7 @@ openid-oauth-bridge demo
 
   Authorization server  ${publicUrl}  (GET / is the root resource; the API is GET /v1/realms)
   Developer page        ${publicUrl}/developers  (members sign in and register their own applications)
+  Metrics               http://127.0.0.1:${port}/metrics  (Prometheus text format, answered to this machine only)
   Client application    ${clientUrl}/
   OpenID provider       ${providerNote}
   Audit trail           ${AUDIT_FILE}  (a JSON line per login, consent, grant and revocation; no secret)

@@ -40,7 +40,12 @@ const sessionSecret = process.env.SESSION_SECRET ?? randomBytes(32).toString('ba
 const op = await startDevelopmentProvider({ users: ['alice', 'bob'] });
 const providers: ProviderOptions[] = [{ name: 'Development provider', identifier: op.identifier }];
 
-const instances: { http: Server; port: number; close: () => Promise<void> }[] = [];
+const instances: {
+  http: Server;
+  port: number;
+  server: ReturnType<typeof createAuthorizationServer>;
+  close: () => Promise<void>;
+}[] = [];
 for (let n = 1; n <= INSTANCES; n++) {
   const { storage, close } = await openStorage(databaseUrl, redisUrl); // migrates: safe at once
   const server = createAuthorizationServer({
@@ -61,7 +66,7 @@ for (let n = 1; n <= INSTANCES; n++) {
   });
   const http = app.listen(0, '127.0.0.1');
   await new Promise((resolve) => http.once('listening', resolve));
-  instances.push({ http, port: (http.address() as AddressInfo).port, close });
+  instances.push({ http, port: (http.address() as AddressInfo).port, server, close });
 }
 
 // Registered once for all instances; the next start keeps it.
@@ -105,7 +110,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, async () => {
     balancer.close();
     for (const instance of instances) {
-      await closeGracefully(instance.http, { timeoutMs: 5000 });
+      // The instance's per-app usage counts are written once its last request has finished.
+      await closeGracefully(instance.http, { server: instance.server, timeoutMs: 5000 });
       await instance.close();
     }
     await op.close();

@@ -23,6 +23,7 @@ import {
   requireBearer,
   sqlStorage,
 } from 'openid-oauth-bridge';
+import { metricsRouter } from 'openid-oauth-bridge/observability';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
 import {
@@ -97,12 +98,17 @@ const server = createAuthorizationServer({
   ...(RESOURCES.length ? { resources: [{ resource: url, default: true }] } : {}),
   // BENCH_OIDC=RS256|ES256: OpenID Connect on, every code granting `openid` (an ID token signed
   // with that algorithm at each exchange).
-  ...(OIDC ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } } : {}),
+  ...(OIDC
+    ? { oidc: { keySecret: 'bench-oidc-key-secret-0123456789abcdefghij', signingAlgorithm: OIDC } }
+    : {}),
   logger: { warn: () => {}, error: (message, details) => console.error(message, details) },
 });
 
 const app = express();
 app.disable('x-powered-by');
+// BENCH_METRICS=1: the Prometheus router in front of everything, so every request passes it and
+// is recorded (its events and tracing channels): what the figures cost (`library-memory-metrics`).
+if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
 app.use(oauthRouter(server));
 // BENCH_UNPROTECTED=1 leaves out requireBearer, for finding where the cost goes (`library-unprotected`).

@@ -36,7 +36,13 @@ async function measure(step) {
         { length: IN_FLIGHT },
         (_, i) =>
           new Promise((resolve, reject) => {
-            const req = { headers: { authorization: `Bearer ${fillerTokenFor((done + i) % TOKENS)}` } };
+            // What requireBearer reads of a request: the header, and the URL (no token in its query).
+            const req = {
+              method: 'GET',
+              baseUrl: '',
+              originalUrl: '/v1/realms',
+              headers: { authorization: `Bearer ${fillerTokenFor((done + i) % TOKENS)}` },
+            };
             const res = {
               locals: {},
               status: () => reject(new Error('the token was refused')),

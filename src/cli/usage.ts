@@ -1,6 +1,6 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import type { ClientRecord, Storage } from '../storage/types.js';
-import { USAGE_KINDS, usageDay, type UsageKind } from '../storage/usage-types.js';
+import { firstKeptDay, USAGE_KINDS, type UsageKind } from '../storage/usage-types.js';
 import type { Cli } from './cli.js';
 import { positiveInteger, requireClient, table } from './format.js';
 
@@ -26,7 +26,7 @@ export function addUsageCommand(
       withStorage(false, async (storage) => {
         const client = await requireClient(storage, clientId);
         const now = Date.now();
-        const since = usageDay(now - (options.days - 1) * DAY_MS);
+        const since = firstKeptDay(now, (options.days - 1) * DAY_MS);
         const usage = usageStoreOf(storage);
         const [counts, [own]] = await Promise.all([
           usage.counts({ clientId, since }),

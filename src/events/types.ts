@@ -33,6 +33,8 @@ export interface LoginFailedEvent extends ServerEventBase {
   outcome: 'failed' | 'error';
   /** The message shown to the user (never a provider's raw response). */
   reason: string;
+  /** Name of the configured provider the login was at, once the login knows it. */
+  provider?: string;
 }
 
 /** The user trusted the application with these scopes (the consent page's "allow"). */
@@ -153,6 +155,11 @@ export interface ClientAuthenticationFailedEvent extends ServerEventBase {
   /** The `client_id` presented, if any; it may name no registered client. */
   clientId?: string;
   endpoint: 'token' | 'revocation' | 'introspection' | 'device_authorization';
+  /**
+   * The kind of the client the `client_id` names (how it came to be, then whether it keeps a
+   * secret), `unknown` when it names none: a bounded word, what metrics count failures by.
+   */
+  clientKind: 'confidential' | 'public' | 'document' | 'dynamic' | 'member' | 'unknown';
 }
 
 /**
@@ -260,6 +267,28 @@ export interface TeamRefusedEvent extends ServerEventBase {
   flow: 'authorization' | 'device' | 'refresh';
 }
 
+/**
+ * A request was refused by one of the rate limits, with 429 and `Retry-After` (the device
+ * verification page: its page again, with 429). Once per refused request.
+ */
+export interface RateLimitExceededEvent extends ServerEventBase {
+  type: 'rate_limit.exceeded';
+  /**
+   * Which limit: `client_authentication` (failed client authentications, `rateLimit`),
+   * `client_document_fetch` (`clientMetadataDocuments.maxFetchesPerMinute`), `registration`
+   * (`dynamicRegistration.rateLimit`), `device_authorization` (`device.maxRequestsPerClient`),
+   * `device_user_code` (user codes typed, `device.maxUserCodeAttempts`).
+   */
+  limit:
+    | 'client_authentication'
+    | 'client_document_fetch'
+    | 'registration'
+    | 'device_authorization'
+    | 'device_user_code';
+  /** What it counts under: an address, a `client_id`, a signed-in account, or everyone at once. */
+  per: 'address' | 'client' | 'account' | 'everyone';
+}
+
 /** An unexpected failure answered with a 5xx (`server_error`, `temporarily_unavailable`). */
 export interface ServerErrorEvent extends ServerEventBase {
   type: 'server.error';
@@ -329,6 +358,7 @@ export type ServerEvent =
   | DeviceDeniedEvent
   | DeviceUserCodeRejectedEvent
   | TeamRefusedEvent
+  | RateLimitExceededEvent
   | AppEvent
   | OperatorClientEvent
   | KeyEvent

@@ -11,7 +11,7 @@ import { redactConnectionString } from '../storage/redact.js';
 /** The fields of each event an audit line carries, by the event's own names, in line order. */
 const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEventOf<T> & string)[] } = {
   'login.succeeded': ['userId', 'provider', 'clientId'],
-  'login.failed': ['clientId', 'outcome', 'reason'],
+  'login.failed': ['provider', 'clientId', 'outcome', 'reason'],
   'consent.given': ['userId', 'clientId', 'scopes'],
   'consent.denied': ['userId', 'clientId'],
   'consent.revoked': ['by', 'userId', 'clientId', 'grantId'],
@@ -30,7 +30,7 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
     'initialAccessToken',
   ],
   // The client id presented, which may name no client: bounded and redacted like every value.
-  'client.authentication_failed': ['clientId', 'endpoint'],
+  'client.authentication_failed': ['clientId', 'clientKind', 'endpoint'],
   // Not the description: it may quote the document.
   'client_document.refused': ['clientId', 'reason'],
   'client_document.saved': ['clientId', 'applicationName', 'redirectUris', 'created'],
@@ -61,6 +61,8 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
   'signing_key.created': ['kid', 'alg', 'state'],
   'signing_key.rotated': ['by', 'kid', 'alg', 'previousKid', 'nextKid'],
   'signing_key.retired': ['by', 'kid', 'alg', 'forced'],
+  // Which limit refused, and under what it counts: the request's `ip` says who.
+  'rate_limit.exceeded': ['limit', 'per'],
   // Never the error: what an adapter or a strategy threw may quote anything.
   'server.error': ['endpoint', 'status'],
 };
@@ -70,8 +72,8 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
  * withdrawn, every grant (a code, tokens, a refresh, a device approved), every revocation, a
  * replayed code or refresh token, clients registered, saved from their documents or changed by
  * their members, every operator's change of a client or a signing key (the CLI's, or the host's
- * code's), clients failing to authenticate, user codes refused, teams refused, signing keys the
- * server made. Left out:
+ * code's), clients failing to authenticate, user codes refused, requests a rate limit refused,
+ * teams refused, signing keys the server made. Left out:
  * what is not a decision about access (`device.requested`, `client_document.refused`,
  * `profile.unavailable`, `server.error`); add them with `types`.
  */
@@ -93,6 +95,7 @@ export const AUDIT_EVENT_TYPES: readonly ServerEventType[] = Object.freeze([
   'device.authorized',
   'device.denied',
   'device.user_code_rejected',
+  'rate_limit.exceeded',
   'team.refused',
   'app.created',
   'app.updated',

@@ -127,7 +127,15 @@ export function auditTrail(
     close() {
       if (!closing) {
         for (const type of types) server.events.off(type, listener);
-        closing = handed.settled().then(() => output.close());
+        closing = handed.settled().then(() => {
+          // Lines dropped since the last one written are said at the end, not lost with it.
+          const stream = output.current();
+          if (dropped > 0 && stream.writable) {
+            stream.write(`${droppedLine(Date.now(), dropped)}\n`, handed.add());
+            dropped = 0;
+          }
+          return handed.settled().then(() => output.close());
+        });
       }
       return closing;
     },

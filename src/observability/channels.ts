@@ -72,6 +72,15 @@ export interface OutboundTrace {
   reason?: string;
 }
 
+/**
+ * Whose request a trace is: the server's `events`, under a registered symbol on the request's
+ * context, so that the figures of one server count its own requests. A symbol, not a field: it
+ * is not one of the context's bounded fields, and `JSON.stringify` and `Object.entries` skip it.
+ *
+ * @internal
+ */
+export const TRACE_OWNER: unique symbol = Symbol.for('openid-oauth-bridge.trace.owner');
+
 const PREFIX = 'openid-oauth-bridge:';
 
 const channels = new Map<string, TracingChannel<object, object>>();

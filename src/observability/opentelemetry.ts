@@ -8,6 +8,8 @@ import {
   type RequestTrace,
 } from './channels.js';
 import type { Figure, FigureSink } from './figures.js';
+import { recordFigures, type FigureSource } from './record.js';
+import { DURATION_BUCKETS } from './series.js';
 
 /*
  * OpenTelemetry, optional (issue 41): `@opentelemetry/api` is an optional peer dependency, loaded
@@ -20,6 +22,11 @@ import type { Figure, FigureSink } from './figures.js';
 export interface OpenTelemetryOptions {
   /** Spans for the tracing channels. Default `true`; `false` for the figures alone. */
   traces?: boolean;
+  /**
+   * The server whose figures go to the meter ({@link recordFigures} on `figures`), until
+   * `stop()`. Without it, nothing is counted unless you call `recordFigures` yourself.
+   */
+  server?: FigureSource;
 }
 
 /** What {@link openTelemetry} started: the figures' sink, and how to stop the spans. */
@@ -30,8 +37,9 @@ export interface OpenTelemetryInstrumentation {
    */
   readonly figures: FigureSink;
   /**
-   * Unsubscribes from every tracing channel: requests are no longer traced, and a span still in
-   * flight is not recorded. Call it when the server no longer takes requests. Idempotent.
+   * Unsubscribes from every tracing channel and, with `server`, stops recording its figures:
+   * requests are no longer traced, and a span still in flight is not recorded. Call it when the
+   * server no longer takes requests. Idempotent.
    */
   stop(): void;
 }
@@ -94,7 +102,7 @@ const SCOPE = 'openid-oauth-bridge';
  * import { openTelemetry } from 'openid-oauth-bridge/observability';
  * const sdk = new NodeSDK({ traceExporter, metricReader });
  * sdk.start();
- * const otel = await openTelemetry();
+ * const otel = await openTelemetry({ server }); // spans, and the server's figures on the meter
  * // on shutdown: otel.stop(); await sdk.shutdown();
  *
  * @throws {Error} (the promise rejects) when `@opentelemetry/api` cannot be loaded: it is an
@@ -104,8 +112,16 @@ export async function openTelemetry(
   options: OpenTelemetryOptions = {},
 ): Promise<OpenTelemetryInstrumentation> {
   const api = await loadApi();
-  const stop = options.traces === false ? () => {} : traceSpans(api);
-  return { figures: meterSink(api), stop };
+  const stopSpans = options.traces === false ? () => {} : traceSpans(api);
+  const figures = meterSink(api);
+  const stopFigures = options.server === undefined ? () => {} : recordFigures(options.server, figures);
+  return {
+    figures,
+    stop() {
+      stopSpans();
+      stopFigures();
+    },
+  };
 }
 
 async function loadApi(): Promise<OTel> {
@@ -303,9 +319,6 @@ const ATTRIBUTE_NAMES: Readonly<Record<string, string>> = {
 
 const attributeName = (label: string) => ATTRIBUTE_NAMES[label] ?? `oauth.${label}`;
 
-/** Bucket bounds of the HTTP semantic conventions' duration histograms, in seconds. */
-const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
-
 /**
  * A {@link FigureSink} on the global meter: a counter or a histogram (seconds) per figure, made
  * on its first use, named by the figure's `otel` name. The meter is taken on the first figure,
@@ -338,7 +351,7 @@ export function meterSink(api: OTel): FigureSink {
         m.createHistogram(figure.otel, {
           description: figure.help,
           unit: 's',
-          advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+          advice: { explicitBucketBoundaries: [...DURATION_BUCKETS] },
         }),
       ).record(seconds, attributesOf(labels));
     },

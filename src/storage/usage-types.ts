@@ -67,9 +67,13 @@ export function usageDay(at: number): string {
   return new Date(at).toISOString().slice(0, 10);
 }
 
-/** The first day `Storage.prune` keeps with `usageRetentionMs`: the day of `now - retention`. */
-export function firstKeptDay(now: number, retentionMs: number): string {
-  return usageDay(now - retentionMs);
+/**
+ * The first day kept `span` milliseconds back from `now` (`Storage.prune`'s `usageRetentionMs`,
+ * the CLI's `--days`): the day of `now - span`, no earlier than 1970-01-01, so a retention of a
+ * million years keeps everything rather than failing past the dates a `Date` can hold.
+ */
+export function firstKeptDay(now: number, span: number): string {
+  return usageDay(Math.max(0, now - span));
 }
 
 /** How long `Storage.prune` keeps usage by default: 400 days, a year and its month to compare. */

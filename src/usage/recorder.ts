@@ -113,6 +113,15 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
     }
   };
 
+  /** The host's logger, which must not turn a failed write into a crash by throwing itself. */
+  const warn = (message: string, details?: Record<string, unknown>) => {
+    try {
+      deps.logger().warn(message, details);
+    } catch {
+      // Nothing else to tell it with.
+    }
+  };
+
   const schedule = () => {
     if (timer !== undefined) return;
     timer = setTimeout(() => {
@@ -143,30 +152,31 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
       const taken = held;
       held = new Map();
       size = 0;
-      flight = store.add(batchOf(taken)).then(
-        () => {
-          failing = false;
-          if (dropped > 0) {
-            deps
-              .logger()
-              .warn(
+      // Through a promise whatever the store does: a custom `add` that throws at once, or
+      // answers without a promise, is a failed write like any other, never a rejection that
+      // nobody handles (the timer's and the early flush's callers do not wait).
+      flight = Promise.resolve()
+        .then(() => store.add(batchOf(taken)))
+        .then(
+          () => {
+            failing = false;
+            if (dropped > 0) {
+              warn(
                 `usage: ${dropped} uses were not counted: the counts held while writes failed were at their limit (usage.maxPending × 4)`,
               );
-            dropped = 0;
-          }
-        },
-        (error: unknown) => {
-          failing = true;
-          putBack(taken);
-          deps
-            .logger()
-            .warn(
+              dropped = 0;
+            }
+          },
+          (error: unknown) => {
+            failing = true;
+            putBack(taken);
+            warn(
               `usage: writing the counts of ${taken.size} clients failed; they are kept for the next write in ${flushSeconds} s`,
               { error },
             );
-          schedule();
-        },
-      );
+            schedule();
+          },
+        );
       try {
         await flight;
       } finally {
@@ -180,9 +190,7 @@ export function usageRecorder(deps: UsageRecorderDeps): UsageRecorder {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       if (held.size > 0) {
-        deps
-          .logger()
-          .warn(`usage: the counts of ${held.size} clients could not be written before the server closed`);
+        warn(`usage: the counts of ${held.size} clients could not be written before the server closed`);
       }
     },
   };

@@ -254,6 +254,9 @@ describe('guessing user codes', () => {
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.text).toContain('Too many codes were tried');
     expect(events.filter((e) => e.type === 'device.user_code_rejected')).toHaveLength(11);
+    expect(events.filter((e) => e.type === 'rate_limit.exceeded')).toEqual([
+      expect.objectContaining({ limit: 'device_user_code', per: 'address' }),
+    ]);
     ahead += 60_000;
     const { done } = await answerDevice(t, device.user_code, 'allow');
     expect(done.text).toContain('Device connected');

@@ -185,6 +185,7 @@ describe('events of failures', () => {
         type: 'client.authentication_failed',
         clientId: 'code-client',
         endpoint: 'token',
+        clientKind: 'confidential',
         ip: expect.stringMatching(LOCAL),
         requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
@@ -193,6 +194,7 @@ describe('events of failures', () => {
         type: 'client.authentication_failed',
         clientId: 'nobody',
         endpoint: 'revocation',
+        clientKind: 'unknown',
         ip: expect.stringMatching(LOCAL),
         requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
@@ -200,6 +202,7 @@ describe('events of failures', () => {
       {
         type: 'client.authentication_failed',
         endpoint: 'introspection',
+        clientKind: 'unknown',
         ip: expect.stringMatching(LOCAL),
         requestId: expect.stringMatching(/^[\w-]+$/),
         at: expect.any(Number),
@@ -220,7 +223,13 @@ describe('events of failures', () => {
     const callback = await signInAtProvider(toProvider.headers.location!, 'alice', 'cancel');
     expect((await t.agent.get(pathOf(callback))).status).toBe(400);
     expect(events).toMatchObject([
-      { type: 'login.failed', outcome: 'failed', clientId: 'code-client', reason: expect.any(String) },
+      {
+        type: 'login.failed',
+        outcome: 'failed',
+        clientId: 'code-client',
+        reason: expect.any(String),
+        provider: 'Development provider',
+      },
     ]);
     expect(only(events, 'login.succeeded')).toEqual([]);
   });

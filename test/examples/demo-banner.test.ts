@@ -140,3 +140,24 @@ it("the demo's banner names its audit trail, which holds a token issued, without
   expect(text).not.toContain(token!.access_token);
   expect(text).not.toContain(secret);
 }, 60_000);
+
+/**
+ * The demo mounts the Prometheus router (issue 41), and its banner says where: the URL it prints
+ * answers this machine with the figures, and refuses a request a proxy forwarded.
+ */
+it("the demo's banner names its metrics, answered to this machine only", async () => {
+  const demo = await startDemo();
+  try {
+    const url = /^ {2}Metrics {15}(\S+) {2}\(Prometheus text format, answered to this machine only\)$/m.exec(
+      demo.output(),
+    )?.[1];
+    expect(url, demo.output()).toBe(`http://127.0.0.1:${new URL(demo.serverUrl).port}/metrics`);
+    const answer = await fetch(url!);
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    expect(await answer.text()).toContain('# TYPE oauth_token_requests_total counter');
+    expect((await fetch(url!, { headers: { 'X-Forwarded-For': '203.0.113.9' } })).status).toBe(403);
+  } finally {
+    await demo.stop();
+  }
+}, 60_000);

@@ -76,6 +76,7 @@ describe('auditTrail to a stream', () => {
         request_id: res.headers['x-request-id'],
         ip: expect.any(String),
         client_id: 'printer',
+        client_kind: 'confidential',
         endpoint: 'token',
       },
     ]);
@@ -100,6 +101,7 @@ describe('auditTrail to a stream', () => {
     emit(server, {
       type: 'client.authentication_failed',
       clientId: `https://app:Pa55word-x@app.example/client.json?access_token=Tok3n-secret&${'x'.repeat(400)}`,
+      clientKind: 'unknown',
       endpoint: 'token',
     });
     emit(server, {
@@ -161,6 +163,33 @@ describe('auditTrail to a stream', () => {
       'u1',
       'audit.dropped:2',
       'u4',
+    ]);
+  });
+
+  it('says at close how many lines were dropped since the last one written', async () => {
+    const { server } = await setUp();
+    const chunks: string[] = [];
+    const held: (() => void)[] = [];
+    const slow = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        chunks.push(chunk.toString('utf8'));
+        held.push(() => done());
+      },
+    });
+    const audit = auditTrail(server, { stream: slow }, { maxBufferedBytes: 10 });
+    for (const userId of ['u1', 'u2', 'u3', 'u4'])
+      emit(server, { type: 'login.succeeded', userId, provider: 'Example ID' });
+    // No event after the burst: close() is the last chance to say the three were dropped.
+    const closing = audit.close();
+    for (let round = 0; round < 5; round++) {
+      while (held.length > 0) held.shift()!();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await closing;
+    const lines = parse(chunks.join(''));
+    expect(lines.map((l) => l.user_id ?? `${String(l.type)}:${String(l.count)}`)).toEqual([
+      'u1',
+      'audit.dropped:3',
     ]);
   });
 

@@ -94,6 +94,60 @@ describe('the usage recorder', () => {
     ]);
   });
 
+  it('takes an add that throws at once, or answers without a promise, as a failed write, and a throwing logger too', async () => {
+    const inner = memoryStorage();
+    const storage: Storage = { ...inner };
+    let mode: 'throw' | 'undefined' | 'ok' = 'throw';
+    storage.usage = {
+      // A JavaScript adapter's add: synchronous, throwing or forgetting its promise.
+      add: ((batch: UsageBatch) => {
+        if (mode === 'throw') throw new Error('pool not connected');
+        if (mode === 'undefined') {
+          // A synchronous adapter: writes, and returns nothing.
+          void inner.usage.add(batch);
+          return undefined;
+        }
+        return inner.usage.add(batch);
+      }) as NonNullable<Storage['usage']>['add'],
+      counts: (filter) => inner.usage.counts(filter),
+      lastUse: (filter) => inner.usage.lastUse(filter),
+    };
+    const logger = {
+      warn: () => {
+        throw new Error('the logger is broken too');
+      },
+      error: () => undefined,
+    };
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      t = await createTestApp({ storage, logger, usage: { maxPending: 10 } });
+      const now = t.server.clock();
+      // The tenth client held starts a write nobody waits for, which fails at once.
+      for (let i = 0; i < 9; i++) t.server.usage!.record('bearer', `client-${i}`, null, now);
+      t.server.usage!.record('bearer', 'client-a', null, now);
+      await t.server.usage!.flush();
+      mode = 'undefined';
+      t.server.usage!.record('bearer', 'client-a', null, now);
+      await t.server.usage!.flush();
+      mode = 'ok';
+      await t.server.usage!.flush();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      // The batch that threw was kept and written with the next, by the add that answered
+      // without a promise: nothing lost, nothing twice.
+      expect(await inner.usage.counts({ clientId: 'client-a', since: usageDay(now) })).toEqual([
+        { clientId: 'client-a', day: usageDay(now), kind: 'bearer', count: 2 },
+      ]);
+      expect(await inner.usage.counts({ clientId: 'client-0', since: usageDay(now) })).toEqual([
+        { clientId: 'client-0', day: usageDay(now), kind: 'bearer', count: 1 },
+      ]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('holds at most four times maxPending while writes fail, and logs what it dropped', async () => {
     const counted = countedStorage(3);
     const logger = recordingLogger();

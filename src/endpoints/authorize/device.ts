@@ -1,6 +1,6 @@
 import { continueAuthorization, loadActiveClient } from './continue.js';
 import type { AuthorizeContext } from './request.js';
-import { addressKey, countInWindow } from '../shared/client-rate-limit.js';
+import { addressKey, countInWindow, reportOverLimit } from '../shared/client-rate-limit.js';
 import { findByUserCode, normalizeUserCode } from '../../grants/device.js';
 import { randomId } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
@@ -87,17 +87,34 @@ async function limitGuesses(ctx: DeviceContext): Promise<void> {
   const { maxUserCodeAttempts, maxAnonymousUserCodeAttempts } = server.options.device;
   const address = addressKey(server, req);
   const limits = user
-    ? [{ key: ephemeralKeys.rateLimit(`device-code:account:${user.id}`), max: maxUserCodeAttempts }]
+    ? [
+        {
+          key: ephemeralKeys.rateLimit(`device-code:account:${user.id}`),
+          max: maxUserCodeAttempts,
+          per: 'account' as const,
+        },
+      ]
     : [
         ...(address === undefined
           ? []
-          : [{ key: ephemeralKeys.rateLimit(`device-code:address:${address}`), max: maxUserCodeAttempts }]),
-        { key: ephemeralKeys.rateLimit('device-code:anonymous'), max: maxAnonymousUserCodeAttempts },
+          : [
+              {
+                key: ephemeralKeys.rateLimit(`device-code:address:${address}`),
+                max: maxUserCodeAttempts,
+                per: 'address' as const,
+              },
+            ]),
+        {
+          key: ephemeralKeys.rateLimit('device-code:anonymous'),
+          max: maxAnonymousUserCodeAttempts,
+          per: 'everyone' as const,
+        },
       ];
-  for (const { key, max } of limits) {
+  for (const { key, max, per } of limits) {
     const seconds = await countInWindow(server, key, max, 60_000);
     if (seconds === undefined) continue;
     emit(server, { type: 'device.user_code_rejected', limited: true, ...eventContext(req) });
+    reportOverLimit(server, req, { limit: 'device_user_code', per });
     ctx.res.setHeader('Retry-After', String(seconds));
     codePage(ctx, { error: `Too many codes were tried. Wait ${seconds} seconds, then try again.` }, 429);
     return;

@@ -9,7 +9,7 @@ import { optionalParam } from '../../http/params.js';
 import { endpoint } from '../shared/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { isPublicClient } from '../../rules/client-kind.js';
-import { addressKey, countInWindow, tooMany } from '../shared/client-rate-limit.js';
+import { addressKey, countInWindow, overLimit } from '../shared/client-rate-limit.js';
 import {
   authenticateOrNamePublicClient,
   limitFailures,
@@ -79,5 +79,8 @@ async function limitRequests(ctx: ClientContext): Promise<void> {
   const address = isPublicClient(client) ? `:address:${addressKey(server, req) ?? 'unknown'}` : '';
   const key = ephemeralKeys.rateLimit(`device:client:${client.clientId}${address}`);
   const wait = await countInWindow(server, key, max, 60_000);
-  if (wait !== undefined) throw tooMany('Too many device authorization requests. Try again later.', wait);
+  if (wait !== undefined) {
+    const description = 'Too many device authorization requests. Try again later.';
+    throw overLimit(server, req, { limit: 'device_authorization', per: 'client' }, description, wait);
+  }
 }

@@ -4,6 +4,7 @@ import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { redirect } from '../../http/answer.js';
 import type { Context } from '../shared/pipeline.js';
+import { findProvider } from '../../login/providers.js';
 import { runStrategy } from '../../login/run-strategy.js';
 import { isPagePurpose, loginUrl, pageUrl } from '../shared/login-links.js';
 
@@ -66,7 +67,7 @@ export async function runLogin(
     case 'pass': {
       const reason =
         outcome.kind === 'fail' ? failureMessage(outcome.challenge) : 'The sign-in could not be completed.';
-      reportLoginFailure(ctx, 'failed', reason);
+      reportLoginFailure(ctx, 'failed', reason, provider);
       if ((outcome as { challenge?: { kind?: unknown } }).challenge?.kind === 'provider_unreachable') {
         const others = server.options.providers.length > 1 ? resume : undefined;
         throw new ProviderUnreachable(
@@ -79,7 +80,7 @@ export async function runLogin(
       throw new LoginFailed(reason, resume);
     }
     case 'error':
-      reportLoginFailure(ctx, 'error', 'The sign-in failed unexpectedly.');
+      reportLoginFailure(ctx, 'error', 'The sign-in failed unexpectedly.', provider);
       throw new OAuthError('server_error', 'The sign-in failed unexpectedly.', {
         redirectable: false,
         cause: outcome.error,
@@ -87,14 +88,30 @@ export async function runLogin(
   }
 }
 
-/** Reports a login that did not complete, with the message the user is shown. */
-export function reportLoginFailure(ctx: Context, outcome: 'failed' | 'error', reason: string): void {
+/**
+ * Reports a login that did not complete, with the message the user is shown, and the configured
+ * provider's name: the login's own once it knows it, else that of `provider` (its identifier).
+ */
+export function reportLoginFailure(
+  ctx: Context,
+  outcome: 'failed' | 'error',
+  reason: string,
+  provider?: string,
+): void {
   const clientId = ctx.session!.state.pending?.clientId;
+  const known = (ctx as { providerName?: unknown }).providerName;
+  const name =
+    typeof known === 'string'
+      ? known
+      : provider === undefined
+        ? undefined
+        : findProvider(ctx.server, provider)?.name;
   emit(ctx.server, {
     type: 'login.failed',
     outcome,
     reason,
     ...(clientId === undefined ? {} : { clientId }),
+    ...(name === undefined ? {} : { provider: name }),
     ...eventContext(ctx.req),
   });
 }

@@ -4,7 +4,7 @@ import { hashSecret, secretMatchesHash } from '../../crypto/secrets.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
 import { json } from '../../http/answer.js';
-import { addressKey, countInWindow, tooMany } from '../shared/client-rate-limit.js';
+import { addressKey, countInWindow, overLimit } from '../shared/client-rate-limit.js';
 import { parse } from '../shared/form.js';
 import { endpoint, type Context } from '../shared/pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
@@ -67,8 +67,10 @@ async function limitRegistrations(ctx: RegistrationContext): Promise<void> {
   for (const { per, max, ms } of windows) {
     const key = ephemeralKeys.rateLimit(`register:${per}:${address}`);
     const wait = await countInWindow(server, key, max, ms);
-    if (wait !== undefined)
-      throw tooMany('Too many client registrations from this address. Try again later.', wait);
+    if (wait !== undefined) {
+      const description = 'Too many client registrations from this address. Try again later.';
+      throw overLimit(server, req, { limit: 'registration', per: 'address' }, description, wait);
+    }
   }
 }
 

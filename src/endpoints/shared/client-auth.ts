@@ -15,6 +15,7 @@ import { parseBasic } from './client-credentials.js';
 import { inService, isPublicClient, secretIsClients, type LoadedClient } from '../../rules/client-kind.js';
 import { DocumentRefusedError, namedClient } from './document-client.js';
 import { applyClientAuthLimits, clientAuthLimits, type Limit } from './client-rate-limit.js';
+import { clientKindOf } from './trace.js';
 
 /** Compared against when the client is unknown, so that case takes as long as a wrong secret. */
 const UNKNOWN_CLIENT = { secretHash: hashSecret('unknown client'), previousSecret: null };
@@ -170,6 +171,7 @@ export function authenticateOrNamePublicClient(ctx: ClientContext): void {
 export function limitFailures(ctx: ClientContext): void | Promise<void> {
   const limited = applyClientAuthLimits(
     ctx.server,
+    ctx.req,
     ctx.limits.map(({ limit }) => limit),
     ctx.limits.map(({ count }) => count),
     ctx.authFailure !== undefined,
@@ -215,7 +217,14 @@ function verifyClient(ctx: ClientContext): LoadedClient {
   const failed = () => {
     const presented = id === undefined ? {} : { clientId: id };
     const endpoint = ctx.endpoint.name as AuthEndpoint;
-    emit(server, { type: 'client.authentication_failed', ...presented, endpoint, ...eventContext(req) });
+    const clientKind = client ? clientKindOf(client) : 'unknown';
+    emit(server, {
+      type: 'client.authentication_failed',
+      ...presented,
+      endpoint,
+      clientKind,
+      ...eventContext(req),
+    });
     return invalidClient(server);
   };
   if (id === undefined || secret === undefined) throw failed();

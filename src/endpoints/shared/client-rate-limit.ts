@@ -2,6 +2,8 @@ import type { Request } from 'express';
 import { isIPv6 } from 'node:net';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
+import { emit, eventContext } from '../../events/emit.js';
+import type { RateLimitExceededEvent } from '../../events/types.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 
 /** One limit a request falls under: its counter's ephemeral key and the failures it allows. */
@@ -61,6 +63,7 @@ export function clientAuthLimits(
  */
 export function applyClientAuthLimits(
   server: AuthorizationServer,
+  req: Request,
   limits: readonly Limit[],
   counts: readonly (string | null)[],
   failed: boolean,
@@ -69,17 +72,25 @@ export function applyClientAuthLimits(
     ? limits
     : limits.filter(({ max }, i) => counts[i] != null && Number(counts[i]) >= max);
   if (counted.length === 0 || server.options.rateLimit === false) return undefined;
-  return count(server, counted, server.options.rateLimit.windowMs);
+  return count(server, req, counted, server.options.rateLimit.windowMs);
 }
 
 /**
  * Counts a failure under each key in turn; the first key over its limit refuses the request. A
  * success at its limit is counted too, to learn when the window ends.
  */
-async function count(server: AuthorizationServer, limits: readonly Limit[], windowMs: number): Promise<void> {
-  for (const { key, max } of limits) {
+async function count(
+  server: AuthorizationServer,
+  req: Request,
+  limits: readonly Limit[],
+  windowMs: number,
+): Promise<void> {
+  for (const { key, max, per } of limits) {
     const wait = await countInWindow(server, key, max, windowMs);
-    if (wait !== undefined) throw tooMany('Too many failed client authentications. Try again later.', wait);
+    if (wait !== undefined) {
+      const description = 'Too many failed client authentications. Try again later.';
+      throw overLimit(server, req, { limit: 'client_authentication', per }, description, wait);
+    }
   }
 }
 
@@ -98,6 +109,28 @@ export async function countInWindow(
   const now = server.clock();
   const counter = await server.storage.ephemeral.increment(key, now + windowMs, now);
   return counter.count > max ? Math.max(1, Math.ceil((counter.expiresAt - now) / 1000)) : undefined;
+}
+
+type Exceeded = Pick<RateLimitExceededEvent, 'limit' | 'per'>;
+
+/**
+ * A request refused by a rate limit: reported as a `rate_limit.exceeded` event (by the limit's
+ * name, what metrics count it by), answered with {@link tooMany}.
+ */
+export function overLimit(
+  server: AuthorizationServer,
+  req: Request,
+  exceeded: Exceeded,
+  description: string,
+  retryAfterSeconds: number,
+): OAuthError {
+  reportOverLimit(server, req, exceeded);
+  return tooMany(description, retryAfterSeconds);
+}
+
+/** Reports a request refused by a rate limit, for a limit that answers in its own way (a page). */
+export function reportOverLimit(server: AuthorizationServer, req: Request, { limit, per }: Exceeded): void {
+  emit(server, { type: 'rate_limit.exceeded', limit, per, ...eventContext(req) });
 }
 
 /** 429 `temporarily_unavailable` with `Retry-After` (RFC 6585 4). */

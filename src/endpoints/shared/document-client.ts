@@ -3,7 +3,7 @@ import type { AuthorizationServer } from '../../config/server.js';
 import { DocumentRefusedError } from '../../clients/documents/loader.js';
 import { eventContext } from '../../events/emit.js';
 import { ephemeralKeys } from '../../storage/keys.js';
-import { addressKey, countInWindow, tooMany } from './client-rate-limit.js';
+import { addressKey, countInWindow, overLimit } from './client-rate-limit.js';
 import type { LoadedClient } from '../../rules/client-kind.js';
 import type { ClientRecord } from '../../storage/types.js';
 
@@ -42,6 +42,7 @@ async function limitFetches(server: AuthorizationServer, req: Request): Promise<
   const key = ephemeralKeys.rateLimit(`document:address:${addressKey(server, req) ?? 'unknown'}`);
   const wait = await countInWindow(server, key, max, 60_000);
   if (wait !== undefined) {
-    throw tooMany('Too many client metadata documents were fetched for this address. Try again later.', wait);
+    const description = 'Too many client metadata documents were fetched for this address. Try again later.';
+    throw overLimit(server, req, { limit: 'client_document_fetch', per: 'address' }, description, wait);
   }
 }

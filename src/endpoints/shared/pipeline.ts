@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
-import { traceChannel, traced, type RequestTrace } from '../../observability/channels.js';
+import { TRACE_OWNER, traceChannel, traced, type RequestTrace } from '../../observability/channels.js';
 import { describeRequest, traceNameOf } from './trace.js';
 import type { Trace } from './context.js';
 import { send } from '../../http/answer.js';
@@ -30,11 +30,12 @@ export function handle<C extends Context>(
   // With a subscriber on the endpoint's tracing channel, the request runs inside it.
   return function traceable(req: Request, res: Response, next: NextFunction): void {
     if (!channel.hasSubscribers) return run(req, res, next);
-    const context: RequestTrace & { error?: unknown } = {
+    const context: RequestTrace & { error?: unknown; [TRACE_OWNER]: unknown } = {
       endpoint: endpoint.name,
       method: req.method,
       // The endpoint's path under the host's mount point; a guard's route is the host's.
       ...(kind === 'guard' ? {} : { route: req.baseUrl + endpoint.path }),
+      [TRACE_OWNER]: server.events,
     };
     traced(
       channel,

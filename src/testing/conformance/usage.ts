@@ -131,6 +131,27 @@ export function usageTests({ part, it, storage, has }: ConformanceSuite): void {
       );
     });
 
+    it('concurrent adds of the same rows in opposite orders both succeed (no deadlock)', async () => {
+      const now = Date.now();
+      const day = usageDay(now);
+      const clients = Array.from({ length: 600 }, () => freshId('client'));
+      const batch = (ids: string[]) => ({
+        counts: ids.map((clientId) => ({ clientId, day, kind: 'bearer' as const, count: 1 })),
+        lastUse: ids.map((clientId) => ({ clientId, userId: null, at: now })),
+      });
+      // Two instances writing the clients they saw, in the order they saw them: more rows than
+      // one statement takes, so a store that locks in the order given waits in a circle.
+      await Promise.all([usage().add(batch(clients)), usage().add(batch([...clients].reverse()))]);
+      const counts = await Promise.all(
+        [clients[0]!, clients[599]!].map((clientId) => usage().counts({ clientId, since: day })),
+      );
+      assert.deepStrictEqual(
+        counts.map((rows) => rows.map((row) => row.count)),
+        [[2], [2]],
+        'usage.add racing with the same rows in another order must add both',
+      );
+    });
+
     if (has('prune')) {
       it('prune deletes usage older than usageRetentionMs and keeps the rest', async () => {
         const now = Date.now();

@@ -1,0 +1,148 @@
+import type { ServerEvents } from '../events/emitter.js';
+import {
+  TRACE_NAMES,
+  TRACE_OWNER,
+  traceChannel,
+  type OutboundTrace,
+  type OutboundTraceName,
+  type RequestTrace,
+} from './channels.js';
+import type { FigureSink } from './figures.js';
+import { LabelSets } from './labels.js';
+import { FIGURES } from './series.js';
+
+/*
+ * The figures of one server, fed from what it already reports: its typed events (what happened:
+ * a login, a replay, a refusal) and its tracing channels (every request: how it ended, how long
+ * it took). Nothing is added to a request's path but the listeners themselves, each of which
+ * finds a label set made once and hands it to the sink.
+ */
+
+/** What {@link recordFigures} reads of a server: its events, and its providers' names. */
+export interface FigureSource {
+  readonly events: ServerEvents;
+  readonly options: { readonly providers: readonly { readonly name: string }[] };
+}
+
+/** When a request or call started, on its trace's context (a symbol: no subscriber sees it). */
+const STARTED: unique symbol = Symbol('openid-oauth-bridge.figures.started');
+
+type Timed = { [STARTED]?: number; [TRACE_OWNER]?: unknown };
+
+const OUTBOUND: ReadonlySet<string> = new Set<OutboundTraceName>([
+  'openid_discovery',
+  'openid_verification',
+  'client_document_fetch',
+  'steam_web_api',
+]);
+
+/**
+ * Feeds the server's figures ({@link FIGURES}) to `sink`, from now until the returned function is
+ * called. Requests are counted for this server alone (another server in the process has its own
+ * figures); calls to other servers (`oauth_outbound_calls_total`) for the whole process, since
+ * they are made below the server. Labels are bounded words: a provider not configured (a host's
+ * login strategy may name any) is `other`.
+ *
+ * @example
+ * // The Prometheus router calls it for you; for OpenTelemetry's meter:
+ * const otel = await openTelemetry();
+ * const stop = recordFigures(server, otel.figures);
+ * // on shutdown: stop(); otel.stop();
+ */
+export function recordFigures(server: FigureSource, sink: FigureSink): () => void {
+  const undo = [...countEvents(server, sink), ...timeRequests(server, sink)];
+  return () => {
+    for (const step of undo.splice(0)) step();
+  };
+}
+
+/** The figures that count events. Returns the unsubscribers. */
+function countEvents(server: FigureSource, sink: FigureSink): (() => void)[] {
+  const { events } = server;
+  const providers = new Set(server.options.providers.map((p) => p.name));
+  const providerOf = (name: string | undefined) =>
+    name === undefined ? 'unknown' : providers.has(name) ? name : 'other';
+  const authorizations = new LabelSets(FIGURES.authorizations);
+  const logins = new LabelSets(FIGURES.logins);
+  const failures = new LabelSets(FIGURES.clientAuthenticationFailures);
+  const replays = new LabelSets(FIGURES.replays);
+  const limited = new LabelSets(FIGURES.rateLimited);
+  const outages = new LabelSets(FIGURES.storageUnavailable);
+  const authorized = (outcome: string) => () =>
+    sink.count(FIGURES.authorizations, authorizations.of(outcome));
+  return [
+    events.on('code.issued', authorized('code_issued')),
+    events.on('token.issued', (e) => {
+      if (e.grantType === 'implicit') sink.count(FIGURES.authorizations, authorizations.of('token_issued'));
+    }),
+    events.on('consent.denied', authorized('denied')),
+    events.on('device.authorized', authorized('device_authorized')),
+    events.on('device.denied', authorized('device_denied')),
+    events.on('team.refused', (e) => {
+      if (e.flow !== 'refresh') sink.count(FIGURES.authorizations, authorizations.of('team_refused'));
+    }),
+    events.on('login.succeeded', (e) =>
+      sink.count(FIGURES.logins, logins.of(providerOf(e.provider), 'success')),
+    ),
+    events.on('login.failed', (e) =>
+      sink.count(FIGURES.logins, logins.of(providerOf(e.provider), e.outcome)),
+    ),
+    events.on('client.authentication_failed', (e) =>
+      sink.count(FIGURES.clientAuthenticationFailures, failures.of(e.endpoint, e.clientKind)),
+    ),
+    events.on('refresh_token.reused', () => sink.count(FIGURES.replays, replays.of('refresh_token'))),
+    events.on('code.replayed', () => sink.count(FIGURES.replays, replays.of('authorization_code'))),
+    events.on('rate_limit.exceeded', (e) => sink.count(FIGURES.rateLimited, limited.of(e.limit, e.per))),
+    events.on('server.error', (e) => {
+      if (e.status === 503) sink.count(FIGURES.storageUnavailable, outages.of(e.endpoint));
+    }),
+  ];
+}
+
+/**
+ * The figures read from the tracing channels: each request's duration and outcome (this server's
+ * only, by its trace's owner), the token and registration requests, and the outbound calls.
+ * Returns the unsubscribers.
+ */
+function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
+  const owner = server.events;
+  const durations = new LabelSets(FIGURES.requestDuration);
+  const tokens = new LabelSets(FIGURES.tokenRequests);
+  const registrations = new LabelSets(FIGURES.registrations);
+  const calls = new LabelSets(FIGURES.outboundCalls);
+  const start = (context: object) => {
+    if ((context as Timed)[TRACE_OWNER] === owner) (context as Timed)[STARTED] = performance.now();
+  };
+  const ended = (context: object) => {
+    const started = (context as Timed)[STARTED];
+    if (started === undefined || (context as Timed)[TRACE_OWNER] !== owner) return;
+    const trace = context as RequestTrace;
+    const outcome = trace.outcome ?? 'error';
+    const seconds = (performance.now() - started) / 1000;
+    sink.observe(FIGURES.requestDuration, durations.of(trace.endpoint, outcome), seconds);
+    if (trace.endpoint === 'token') {
+      const labels = tokens.of(trace.grantType ?? 'none', outcome, trace.errorCode);
+      sink.count(FIGURES.tokenRequests, labels);
+    } else if (trace.endpoint === 'registration') {
+      sink.count(FIGURES.registrations, registrations.of(outcome, trace.errorCode));
+    }
+  };
+  const called = (context: object) => {
+    const call = context as OutboundTrace;
+    sink.count(FIGURES.outboundCalls, calls.of(call.call, call.outcome ?? 'error', call.reason));
+  };
+  const ignore = () => {};
+  return TRACE_NAMES.map((name) => {
+    const channel = traceChannel(name);
+    const outbound = OUTBOUND.has(name);
+    const handlers = {
+      start: outbound ? ignore : start,
+      end: ignore,
+      asyncStart: ignore,
+      asyncEnd: outbound ? called : ended,
+      error: ignore,
+    };
+    channel.subscribe(handlers);
+    return () => void channel.unsubscribe(handlers);
+  });
+}
