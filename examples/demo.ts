@@ -386,8 +386,9 @@ function rotateKeysHelp(databaseUrl: string): string {
       ? `OIDC_KEY_SECRET=$(cat ${KEY_SECRET_FILE})`
       : 'OIDC_KEY_SECRET="$OIDC_KEY_SECRET"';
   const database = databaseUrl.startsWith('sqlite:') ? databaseUrl : '"$DATABASE_URL"';
-  return `Rotate the signing keys (OIDC_KEY_SECRET: ${process.env.OIDC_KEY_SECRET === undefined ? `kept in ${KEY_SECRET_FILE}` : 'the one the demo was started with'}):
-  ${secret} npm run cli -- --database-url ${database} keys rotate`;
+  // --audit-file: the rotation is a line of the demo's own audit trail, beside its logins.
+  return `Rotate the signing keys (OIDC_KEY_SECRET: ${process.env.OIDC_KEY_SECRET === undefined ? `kept in ${KEY_SECRET_FILE}` : 'the one the demo was started with'}; the rotation is written to the audit trail):
+  ${secret} npm run cli -- --database-url ${database} --audit-file ${AUDIT_FILE} keys rotate`;
 }
 
 async function listen(name: string, app: RequestListener, port: number): Promise<void> {

@@ -44,15 +44,14 @@ export { closeGracefully, type CloseGracefullyOptions, type CloseGracefullyResul
 // Clients and the end user's authorized applications.
 export {
   registerClient,
-  updateClient,
   rotateClientSecret,
   ClientIdTakenError,
   type ClientRegistration,
-  type ClientUpdate,
   type IssuedClient,
   type RegistrationContext,
   type RegistrationTarget,
 } from './clients/register.js';
+export { updateClient, type ClientUpdate } from './clients/update.js';
 export {
   authorizedApplications,
   revokeApplication,

@@ -1,4 +1,5 @@
 import type { Option } from 'commander';
+import type { EventTarget } from '../events/emit.js';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 
 /** Where a command writes; tests and embedding hosts pass their own. */
@@ -12,9 +13,15 @@ export interface Io {
   confirm?(question: string): Promise<boolean>;
 }
 
-/** What every command uses: the database, the `--migrate` option, and output. */
+/** What every command uses: the database, the `--migrate` option, its events, and output. */
 export interface Cli {
   withStorage<T>(migrate: boolean, work: (storage: SqlStorage) => Promise<T>): Promise<T>;
+  /**
+   * The command's events, where the operator's functions report each change (`client.updated`,
+   * `signing_key.rotated`, ...): the `--audit-file` listens to them. Pass `{ storage, ...events }`
+   * to the operator's functions, `events` to the key functions.
+   */
+  events: EventTarget;
   migrateOption(): Option;
   print(json: unknown, text: string): void;
   /** One `warning: ` line on stderr (with `--json`, too: stdout stays one JSON document). */

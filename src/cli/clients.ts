@@ -1,7 +1,8 @@
 import { Option, type Command } from 'commander';
-import { operatorMethod, registerClient, rotateClientSecret, updateClient } from '../clients/register.js';
-import { CliError, unknownClient } from './errors.js';
-import { clientsOwnedBy, memberClients } from '../clients/operator.js';
+import { operatorMethod, registerClient, rotateClientSecret } from '../clients/register.js';
+import { updateClient } from '../clients/update.js';
+import { CliError } from './errors.js';
+import { clientsOwnedBy, memberClients, removeClient, setClientDisabled } from '../clients/operator.js';
 import {
   GRANT_OF_NAME,
   OPERATOR,
@@ -26,7 +27,7 @@ import { addUsageCommand, duration, unusedClients } from './usage.js';
  */
 export function addClientCommands(
   program: Command,
-  { withStorage, migrateOption, print, warn }: Cli,
+  { withStorage, events, migrateOption, print, warn }: Cli,
   env: NodeJS.ProcessEnv,
 ): Command {
   const clients = program.command('clients').description('register and manage client applications');
@@ -101,22 +102,25 @@ export function addClientCommands(
           warn,
         );
         return withStorage(options.migrate === true, async (storage) => {
-          const issued = await registerClient(storage, {
-            applicationName: options.name,
-            ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
-            grantType: GRANT_OF_NAME[options.grant],
-            ...(options.public === true ? { public: true } : {}),
-            scopes: options.scope,
-            contacts: options.contact,
-            ...(options.postLogoutRedirectUri.length
-              ? { postLogoutRedirectUris: options.postLogoutRedirectUri }
-              : {}),
-            ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
-            ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
-            ...(options.requirePkce === true ? { requirePkce: true } : {}),
-            ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam }),
-            ...(options.resource === undefined ? {} : { resources: options.resource }),
-          });
+          const issued = await registerClient(
+            { storage, ...events },
+            {
+              applicationName: options.name,
+              ...(options.redirectUri === undefined ? {} : { redirectUri: options.redirectUri }),
+              grantType: GRANT_OF_NAME[options.grant],
+              ...(options.public === true ? { public: true } : {}),
+              scopes: options.scope,
+              contacts: options.contact,
+              ...(options.postLogoutRedirectUri.length
+                ? { postLogoutRedirectUris: options.postLogoutRedirectUri }
+                : {}),
+              ...(options.defaultScope === undefined ? {} : { defaultScopes: options.defaultScope }),
+              ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
+              ...(options.requirePkce === true ? { requirePkce: true } : {}),
+              ...(options.allowedTeam === undefined ? {} : { allowedTeams: options.allowedTeam }),
+              ...(options.resource === undefined ? {} : { resources: options.resource }),
+            },
+          );
           const client = (await storage.clients.find(issued.clientId))!;
           const json = {
             ...clientJson(client),
@@ -305,7 +309,7 @@ export function addClientCommands(
               'nothing to change: give at least one of --name, --redirect-uri, --grant, --public, --confidential, --scope, --default-scope, --all-scopes-default, --contact, --require-pkce, --no-require-pkce, --allowed-team, --no-allowed-team, --resource, --no-resource',
             );
           }
-          const { clientSecret, ...client } = await updateClient(storage, clientId, changes);
+          const { clientSecret, ...client } = await updateClient({ storage, ...events }, clientId, changes);
           const secret =
             clientSecret === undefined
               ? ''
@@ -326,7 +330,7 @@ export function addClientCommands(
     'rotate-secret',
     "replace a code client's secret; the old one stops working at once",
     async (storage, clientId) => {
-      const secret = await rotateClientSecret(storage, clientId);
+      const secret = await rotateClientSecret({ storage, ...events }, clientId);
       print(
         { client_id: clientId, client_secret: secret },
         `client_secret  ${secret}\n\nThe secret is shown this once only. The previous secret no longer works.`,
@@ -343,8 +347,7 @@ export function addClientCommands(
     ['enable', false, 'let a disabled client work again (its unexpired tokens work again too)'],
   ] as const) {
     onClient(name, description, async (storage, clientId) => {
-      const client = await operatorMethod(storage, 'update')(clientId, { disabled });
-      if (!client) throw unknownClient(clientId);
+      const client = await setClientDisabled({ storage, ...events }, clientId, disabled);
       print(clientJson(client), `Client ${clientId} is ${disabled ? 'disabled' : 'enabled'}.`);
     });
   }
@@ -353,7 +356,7 @@ export function addClientCommands(
     'remove',
     'delete a client with its grants: its tokens and codes stop working at once',
     async (storage, clientId) => {
-      if (!(await operatorMethod(storage, 'remove')(clientId))) throw unknownClient(clientId);
+      await removeClient({ storage, ...events }, clientId);
       print(
         { client_id: clientId, removed: true },
         `Client ${clientId} and everything issued to it are removed.`,

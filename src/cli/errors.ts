@@ -30,9 +30,15 @@ Database:
   prints which one on stderr. With neither, it refuses. Only \`migrate\` (or --migrate on a
   command that writes) changes the schema; the other commands never do.
 
+Audit trail:
+  With --audit-file, else $AUDIT_FILE, every change a command makes is appended to that file as
+  a JSON line (by: "operator"), as the server's auditTrail writes it; never a secret. A file that
+  cannot be opened refuses the command before anything is changed.
+
 Exit codes:
   0  done
-  1  refused: a wrong argument, an invalid redirect URI or scope, a client_id taken or unknown
+  1  refused: a wrong argument, an invalid redirect URI or scope, a client_id taken or unknown,
+     an audit file that cannot be opened
   2  no database named: pass --database-url or set DATABASE_URL
   3  the database failed: unreachable, authentication refused, no such database, or its schema
      is not set up (run: openid-oauth-bridge migrate)

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { ServerEvents } from '../events/emitter.js';
 import { revokeApplication } from '../grants/grant.js';
 import { normalizeIdentifier } from '../login/openid/normalize-identifier.js';
 import type { GrantRecord, Storage } from '../storage/types.js';
@@ -14,7 +13,7 @@ const USER_HELP =
 /** `grants list|revoke`: the consents users gave, and their revocation. */
 export function addGrantCommands(
   program: Command,
-  { withStorage, migrateOption, print, confirm }: Cli,
+  { withStorage, events, migrateOption, print, confirm }: Cli,
 ): void {
   const grants = program
     .command('grants')
@@ -68,7 +67,7 @@ export function addGrantCommands(
     .addOption(migrateOption())
     .action((options: { user: string; client?: string; yes?: boolean; migrate?: boolean }) =>
       withStorage(options.migrate === true, async (storage) => {
-        const deps = { storage, clock: Date.now, events: new ServerEvents(() => console) };
+        const deps = { storage, ...events };
         const { userId, grants } = await grantsOfUser(storage, options.user, options.client);
         if (userId === undefined || grants.length === 0) {
           throw new CliError(

@@ -42,7 +42,7 @@ function keySecretOf(env: NodeJS.ProcessEnv): string {
  */
 export function addKeyCommands(
   program: Command,
-  { withStorage, migrateOption, print }: Cli,
+  { withStorage, events, migrateOption, print }: Cli,
   env: NodeJS.ProcessEnv,
 ): void {
   const keys = program
@@ -99,6 +99,7 @@ export function addKeyCommands(
               keySecret,
               options.alg as SigningAlgorithm | undefined,
               Date.now(),
+              events,
             ),
           );
         } catch (err) {
@@ -125,7 +126,7 @@ export function addKeyCommands(
     .action((kid: string, options: { force?: boolean }) =>
       withStorage(false, async (storage) => {
         try {
-          await retireKey(storage.keys, kid, Date.now(), options.force === true);
+          await retireKey(storage.keys, kid, Date.now(), options.force === true, events);
         } catch (err) {
           if (err instanceof KeyError) throw new CliError(err.message);
           throw err;

@@ -1,9 +1,14 @@
 import type { Command } from 'commander';
-import { approveClient, setClientVerified, suspendClientsOf, transferClient } from '../clients/operator.js';
-import { operatorMethod } from '../clients/register.js';
+import {
+  approveClient,
+  setClientDisabled,
+  setClientVerified,
+  suspendClientsOf,
+  transferClient,
+} from '../clients/operator.js';
 import type { Cli } from './cli.js';
 import { clientCommand } from './clients.js';
-import { CliError, unknownClient } from './errors.js';
+import { CliError } from './errors.js';
 import { OPERATOR, clientJson } from './format.js';
 
 /**
@@ -13,7 +18,7 @@ import { OPERATOR, clientJson } from './format.js';
  */
 export function addMemberAppCommands(
   clients: Command,
-  { withStorage, migrateOption, print, warn }: Cli,
+  { withStorage, events, migrateOption, print, warn }: Cli,
 ): void {
   const onClient = clientCommand.bind(null, clients, { withStorage, migrateOption });
 
@@ -21,7 +26,7 @@ export function addMemberAppCommands(
     'approve',
     "let a member's client waiting for approval (developerApps.requireApproval) be used: it may authorize and authenticate from now on",
     async (storage, clientId) => {
-      const { client, approved } = await approveClient(storage, clientId);
+      const { client, approved } = await approveClient({ storage, ...events }, clientId);
       const disabled = client.disabled
         ? ` It stays disabled: let it work with: clients enable ${clientId}`
         : '';
@@ -47,7 +52,7 @@ export function addMemberAppCommands(
     ],
   ] as const) {
     onClient(name, description, async (storage, clientId) => {
-      const { client, changed } = await setClientVerified(storage, clientId, verified);
+      const { client, changed } = await setClientVerified({ storage, ...events }, clientId, verified);
       const state = verified ? 'verified' : 'not verified';
       print(
         { ...clientJson(client), changed },
@@ -82,8 +87,7 @@ export function addMemberAppCommands(
       }
       return withStorage(options.migrate === true, async (storage) => {
         if (clientId !== undefined) {
-          const client = await operatorMethod(storage, 'update')(clientId, { disabled: true });
-          if (!client) throw unknownClient(clientId);
+          const client = await setClientDisabled({ storage, ...events }, clientId, true);
           const member =
             client.ownerId == null
               ? ''
@@ -95,7 +99,7 @@ export function addMemberAppCommands(
           return;
         }
         const owner = options.owner!;
-        const { suspended, alreadyDisabled } = await suspendClientsOf(storage, owner);
+        const { suspended, alreadyDisabled } = await suspendClientsOf({ storage, ...events }, owner);
         if (suspended.length + alreadyDisabled.length === 0) {
           throw new CliError(`member ${owner} has no clients (see: clients list --members)`);
         }
@@ -132,7 +136,7 @@ export function addMemberAppCommands(
             `no user has the id ${to} in this database (an account id of the host's accounts hook is not kept here): the client is given to it anyway`,
           );
         }
-        const { client, previousOwnerId } = await transferClient(storage, clientId, to);
+        const { client, previousOwnerId } = await transferClient({ storage, ...events }, clientId, to);
         const json = { ...clientJson(client), previous_owner_id: previousOwnerId };
         const whose = (owner: string | null) => (owner === null ? "the operator's" : `member ${owner}'s`);
         if (previousOwnerId === to) {

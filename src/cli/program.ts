@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { ServerEvents } from '../events/emitter.js';
 import type { SqlStorage } from '../storage/sql/adapter.js';
 import { redactConnectionString } from '../storage/redact.js';
 import { connectStorage, type ConnectStorageOptions } from '../storage/sql/connect.js';
@@ -9,18 +10,21 @@ import { positiveInteger } from './format.js';
 import { addGrantCommands } from './grants.js';
 import { addKeyCommands } from './keys.js';
 import { addMemberAppCommands } from './member-apps.js';
+import { openAuditFile } from './audit-file.js';
 
 export { CliError, EXIT } from './errors.js';
 export type { Cli, Io } from './cli.js';
 
 interface GlobalOptions {
   databaseUrl?: string;
+  auditFile?: string;
   json?: boolean;
 }
 
 /**
  * The operator's command line: `openid-oauth-bridge <command>`. Every command opens the
- * database, does its work and closes it; `--json` prints one JSON document for scripts.
+ * database, does its work and closes it; `--json` prints one JSON document for scripts;
+ * `--audit-file` appends the changes it made to an audit trail.
  */
 export function createProgram(
   io: Io,
@@ -34,15 +38,25 @@ export function createProgram(
       '--database-url <url>',
       'sqlite:./file.db or postgres://user@host:5432/db (default: $DATABASE_URL; one of them is required)',
     )
+    .option(
+      '--audit-file <path>',
+      "append each change the command makes to this audit trail, as the server's auditTrail writes it (default: $AUDIT_FILE; none without either)",
+    )
     .option('--json', 'print machine-readable JSON')
     .addHelpText('after', EXIT_CODES_HELP)
     .showHelpAfterError('(run with --help for usage)')
     .configureOutput({ writeOut: io.out, writeErr: io.err })
     .exitOverride();
 
+  const warn = (message: string) => io.err(`warning: ${message}\n`);
+  // The command's changes are reported here; the audit file, when named, listens.
+  const logger = { warn, error: (message: string) => io.err(`error: ${message}\n`) };
+  const events = { events: new ServerEvents(() => logger), clock: Date.now };
+
   /**
-   * Opens the named database, says which on stderr, does the work and closes it. A database
-   * failure becomes one line naming the database and the cause, with exit code 3.
+   * Opens the audit file (if named) and the named database, says which on stderr, does the work
+   * and closes both, the audit file last, once its lines are written. A database failure becomes
+   * one line naming the database and the cause, with exit code 3.
    */
   const withDatabase = async <T>(
     open: Pick<ConnectStorageOptions, 'migrate' | 'checkSchema'>,
@@ -60,18 +74,24 @@ export function createProgram(
     io.err(
       `database: ${redactConnectionString(databaseUrl)} (from ${given === undefined ? 'DATABASE_URL' : '--database-url'})\n`,
     );
-    let storage: SqlStorage;
+    // Before the database: a file that cannot be opened refuses the command before any change.
+    const audit = openAuditFile(program.opts<GlobalOptions>().auditFile, env, { ...events, logger }, io);
     try {
-      storage = await connect(databaseUrl, open);
-    } catch (err) {
-      throw asCliError(err, databaseUrl);
-    }
-    try {
-      return await work(storage);
-    } catch (err) {
-      throw asCliError(err, databaseUrl);
+      let storage: SqlStorage;
+      try {
+        storage = await connect(databaseUrl, open);
+      } catch (err) {
+        throw asCliError(err, databaseUrl);
+      }
+      try {
+        return await work(storage);
+      } catch (err) {
+        throw asCliError(err, databaseUrl);
+      } finally {
+        await storage.close().catch(() => undefined);
+      }
     } finally {
-      await storage.close().catch(() => undefined);
+      await audit?.close();
     }
   };
   /**
@@ -85,8 +105,7 @@ export function createProgram(
     new Option('--migrate', 'bring the schema up to date first (as the migrate command does)');
   const print = (json: unknown, text: string) =>
     io.out(program.opts<GlobalOptions>().json === true ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
-  const warn = (message: string) => io.err(`warning: ${message}\n`);
-  const cli: Cli = { withStorage, migrateOption, print, warn, confirm: io.confirm?.bind(io) };
+  const cli: Cli = { withStorage, events, migrateOption, print, warn, confirm: io.confirm?.bind(io) };
 
   program
     .command('migrate')

@@ -138,7 +138,8 @@ const REVIEWED = new Set([
   'homepageUri',
 ]);
 
-function sameValue(a: unknown, b: unknown): boolean {
+/** Whether a field keeps its value (a list by its items; absent, `null` and `undefined` alike). */
+export function sameValue(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) || Array.isArray(b)) return JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
   return (a ?? null) === (b ?? null);
 }

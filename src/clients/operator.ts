@@ -1,11 +1,15 @@
 import type { ClientRecord, Storage } from '../storage/types.js';
 import { operatorMethod, UnknownClientError } from './register.js';
+import { ownerOf, targetOf, type RegistrationTarget } from './target.js';
 
 /*
- * The operator's decisions on members' applications (the developer page's, issue 40): approve,
- * verify, suspend every application of a member, give an application to another owner. Storage
- * alone, as updateClient and rotateClientSecret: the CLI's commands (src/cli/member-apps.ts) call
- * them, and a host's own admin page may too. An unknown client is an {@link UnknownClientError}.
+ * The operator's decisions on clients: disable, enable, remove, and those on members'
+ * applications (the developer page's, issue 40): approve, verify, suspend every application of a
+ * member, give an application to another owner. On a storage alone or on the server, as
+ * updateClient and rotateClientSecret: the CLI's commands (src/cli/clients.ts, member-apps.ts)
+ * call them, and a host's own admin page may too. Each change is reported on the target's events
+ * (`client.disabled`, `client.suspended`, ...: the audit trail's), a decision that changed
+ * nothing is not. An unknown client is an {@link UnknownClientError}.
  */
 
 /**
@@ -29,14 +33,16 @@ export async function memberClients(storage: Storage): Promise<ClientRecord[]> {
  * it was not waiting (nothing is written then).
  */
 export async function approveClient(
-  storage: Storage,
+  target: RegistrationTarget,
   clientId: string,
 ): Promise<{ client: ClientRecord; approved: boolean }> {
+  const { storage, report } = targetOf(target);
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
   if (client.awaitingApproval !== true) return { client, approved: false };
   const updated = await operatorMethod(storage, 'update')(clientId, { awaitingApproval: false });
   if (!updated) throw new UnknownClientError(clientId);
+  report({ type: 'client.approved', clientId, ...ownerOf(updated), by: 'operator' });
   return { client: updated, approved: true };
 }
 
@@ -46,27 +52,32 @@ export async function approveClient(
  * `changed` is `false` when it was so already (nothing is written then).
  */
 export async function setClientVerified(
-  storage: Storage,
+  target: RegistrationTarget,
   clientId: string,
   verified: boolean,
 ): Promise<{ client: ClientRecord; changed: boolean }> {
+  const { storage, report } = targetOf(target);
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
   if ((client.verified === true) === verified) return { client, changed: false };
   const updated = await operatorMethod(storage, 'update')(clientId, { verified });
   if (!updated) throw new UnknownClientError(clientId);
+  const type = verified ? 'client.verified' : 'client.unverified';
+  report({ type, clientId, ...ownerOf(updated), by: 'operator' });
   return { client: updated, changed: true };
 }
 
 /**
  * Suspends every client of the member `ownerId`: each is disabled (its tokens stop working at
  * once), and the member may create no other while one stays disabled. Resolves the ids disabled
- * now, and those that were disabled already; both empty when the member has no client.
+ * now, and those that were disabled already; both empty when the member has no client. Reports
+ * one `client.suspended` for those disabled now, if any.
  */
 export async function suspendClientsOf(
-  storage: Storage,
+  target: RegistrationTarget,
   ownerId: string,
 ): Promise<{ suspended: string[]; alreadyDisabled: string[] }> {
+  const { storage, report } = targetOf(target);
   const update = operatorMethod(storage, 'update');
   const suspended: string[] = [];
   const alreadyDisabled: string[] = [];
@@ -78,6 +89,10 @@ export async function suspendClientsOf(
     // A client deleted since the list is not suspended: it has no tokens left to stop.
     if (await update(client.clientId, { disabled: true })) suspended.push(client.clientId);
   }
+  if (suspended.length > 0) {
+    const count = suspended.length;
+    report({ type: 'client.suspended', ownerId, clientIds: suspended, count, by: 'operator' });
+  }
   return { suspended, alreadyDisabled };
 }
 
@@ -88,10 +103,11 @@ export async function suspendClientsOf(
  * owner (`null`: the operator's).
  */
 export async function transferClient(
-  storage: Storage,
+  target: RegistrationTarget,
   clientId: string,
   ownerId: string | null,
 ): Promise<{ client: ClientRecord; previousOwnerId: string | null }> {
+  const { storage, report } = targetOf(target);
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
   const previousOwnerId = client.ownerId ?? null;
@@ -110,5 +126,40 @@ export async function transferClient(
   }
   const updated = await operatorMethod(storage, 'update')(clientId, { ownerId });
   if (!updated) throw new UnknownClientError(clientId);
+  report({
+    type: 'client.transferred',
+    clientId,
+    ...ownerOf(updated),
+    ...(previousOwnerId === null ? {} : { previousOwnerId }),
+    by: 'operator',
+  });
   return { client: updated, previousOwnerId };
+}
+
+/**
+ * Stops a client (`disabled`: it can no longer authorize or authenticate, and its tokens stop
+ * working at once), or lets it work again. Resolves the client as changed; reports
+ * `client.disabled` or `client.enabled` each time, as the operator decided it.
+ */
+export async function setClientDisabled(
+  target: RegistrationTarget,
+  clientId: string,
+  disabled: boolean,
+): Promise<ClientRecord> {
+  const { storage, report } = targetOf(target);
+  const updated = await operatorMethod(storage, 'update')(clientId, { disabled });
+  if (!updated) throw new UnknownClientError(clientId);
+  const type = disabled ? 'client.disabled' : 'client.enabled';
+  report({ type, clientId, ...ownerOf(updated), by: 'operator' });
+  return updated;
+}
+
+/**
+ * Deletes a client with its grants: its tokens and codes stop working at once. Reports
+ * `client.removed`. One write, no read: the store's answer tells an unknown client.
+ */
+export async function removeClient(target: RegistrationTarget, clientId: string): Promise<void> {
+  const { storage, report } = targetOf(target);
+  if (!(await operatorMethod(storage, 'remove')(clientId))) throw new UnknownClientError(clientId);
+  report({ type: 'client.removed', clientId, by: 'operator' });
 }

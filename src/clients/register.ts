@@ -1,14 +1,16 @@
 import { generateSecret, hashSecret, randomId } from '../crypto/secrets.js';
-import type { ClientChanges, ClientGrantType, ClientRecord, ClientStore, Storage } from '../storage/types.js';
+import type { ClientRecord, ClientStore, Storage } from '../storage/types.js';
 import { checkClientFields } from './checks.js';
 import type { ClientRegistration, RegistrationContext } from './registration.js';
+import { ownerOf, targetOf, type RegistrationTarget } from './target.js';
 
 export type { ClientRegistration, RegistrationContext } from './registration.js';
+export type { RegistrationTarget } from './target.js';
 import { isPublicClient } from '../rules/client-kind.js';
 
 /**
  * Refused because a client with this `client_id` is registered already. To change that client,
- * use {@link updateClient} (or the CLI's `clients update`); to keep it, catch this error (its
+ * use `updateClient` (or the CLI's `clients update`); to keep it, catch this error (its
  * `code` is `CLIENT_ID_TAKEN`), as a start-up script that registers a fixed client does.
  */
 export class ClientIdTakenError extends Error {
@@ -53,7 +55,7 @@ export class UnknownClientError extends TypeError {
  * gate reads the teams there. Without them it would refuse everyone, silently; so it is refused
  * when registered.
  */
-function requireClaimsStore(storage: Storage, allowedTeams: readonly string[] | undefined): void {
+export function requireClaimsStore(storage: Storage, allowedTeams: readonly string[] | undefined): void {
   if (!allowedTeams?.length) return;
   const { users } = storage;
   if (typeof users.saveClaims === 'function' && typeof users.findClaims === 'function') return;
@@ -73,37 +75,10 @@ export interface IssuedClient {
 }
 
 /**
- * Where clients are registered: the authorization server (its storage, and the scopes it offers,
- * which every scope of a client must then be one of), or a storage alone (any well-formed scope,
- * unless the context names the offered ones).
- */
-export type RegistrationTarget =
-  | Storage
-  | {
-      readonly storage: Storage;
-      readonly options: {
-        readonly scopes: Readonly<Record<string, string>>;
-        /** The server's profile: `'oauth2.1'` refuses implicit clients. */
-        readonly profile?: 'oauth2' | 'oauth2.1';
-      };
-    };
-
-/** The storage and the registration context of a {@link RegistrationTarget}. */
-function targetOf(target: RegistrationTarget, context: RegistrationContext) {
-  if (!('options' in target)) return { storage: target, context };
-  const offered = Object.keys(target.options.scopes);
-  const { profile } = target.options;
-  return {
-    storage: target.storage,
-    context: { offeredScopes: offered, ...(profile === undefined ? {} : { profile }), ...context },
-  };
-}
-
-/**
  * Whether a client of `grantType` is public: an implicit client always is; a code or device client
  * when registered so.
  */
-function publicFlag(value: unknown, grantType: unknown): boolean {
+export function publicFlag(value: unknown, grantType: unknown): boolean {
   if (value !== undefined && typeof value !== 'boolean') {
     throw new TypeError(`openid-oauth-bridge: public must be true or false (got ${JSON.stringify(value)})`);
   }
@@ -118,7 +93,8 @@ function publicFlag(value: unknown, grantType: unknown): boolean {
 /**
  * Registers a client application: the operator's side of the spec's out-of-band registration.
  * Never exposed over HTTP. Given the server, a scope it does not offer is refused here, not found
- * later as `invalid_scope` by the client's developer.
+ * later as `invalid_scope` by the client's developer, and `client.added` is reported on its
+ * events (never the secret).
  *
  * @example
  * const { clientId, clientSecret } = await registerClient(server, {
@@ -132,7 +108,17 @@ export async function registerClient(
   registration: ClientRegistration,
   registrationContext: RegistrationContext = {},
 ): Promise<IssuedClient> {
-  return registerWith(target, registration, registrationContext, {});
+  const { issued, record } = await createClient(target, registration, registrationContext, {});
+  targetOf(target).report({
+    type: 'client.added',
+    clientId: record.clientId,
+    applicationName: record.applicationName,
+    grantType: record.grantType,
+    public: issued.clientSecret === undefined,
+    scopes: record.scopes,
+    by: 'operator',
+  });
+  return issued;
 }
 
 /**
@@ -164,6 +150,16 @@ export async function registerWith(
   registrationContext: RegistrationContext,
   extras: RecordExtras,
 ): Promise<IssuedClient> {
+  return (await createClient(target, registration, registrationContext, extras)).issued;
+}
+
+/** {@link registerWith}, resolving the record written too (for the operator's event). */
+async function createClient(
+  target: RegistrationTarget,
+  registration: ClientRegistration,
+  registrationContext: RegistrationContext,
+  extras: RecordExtras,
+): Promise<{ issued: IssuedClient; record: ClientRecord }> {
   const { storage, context } = targetOf(target, registrationContext);
   if (typeof registration !== 'object' || registration === null) {
     throw new TypeError('openid-oauth-bridge: registerClient needs { applicationName, redirectUri, scopes }');
@@ -192,189 +188,57 @@ export async function registerWith(
     }
   }
   const clientSecret = isPublic ? undefined : generateSecret();
+  const record: ClientRecord = {
+    clientId,
+    applicationName: checked.applicationName!,
+    redirectUri: checked.redirectUri!,
+    grantType,
+    secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
+    scopes: checked.scopes ?? [],
+    defaultScopes: checked.defaultScopes ?? null,
+    contacts: checked.contacts ?? [],
+    ...(checked.postLogoutRedirectUris?.length
+      ? { postLogoutRedirectUris: checked.postLogoutRedirectUris }
+      : {}),
+    disabled: false,
+    ...(registration.requirePkce ? { requirePkce: true } : {}),
+    ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
+    ...(checked.resources?.length ? { resources: checked.resources } : {}),
+    createdAt: Date.now(),
+    ...extras,
+  };
   try {
-    await operatorMethod(
-      storage,
-      'create',
-    )({
-      clientId,
-      applicationName: checked.applicationName!,
-      redirectUri: checked.redirectUri!,
-      grantType,
-      secretHash: clientSecret === undefined ? null : hashSecret(clientSecret),
-      scopes: checked.scopes ?? [],
-      defaultScopes: checked.defaultScopes ?? null,
-      contacts: checked.contacts ?? [],
-      ...(checked.postLogoutRedirectUris?.length
-        ? { postLogoutRedirectUris: checked.postLogoutRedirectUris }
-        : {}),
-      disabled: false,
-      ...(registration.requirePkce ? { requirePkce: true } : {}),
-      ...(checked.allowedTeams?.length ? { allowedTeams: checked.allowedTeams } : {}),
-      ...(checked.resources?.length ? { resources: checked.resources } : {}),
-      createdAt: Date.now(),
-      ...extras,
-    });
+    await operatorMethod(storage, 'create')(record);
   } catch (err) {
     // The insert refuses a taken id (a unique violation, whatever the adapter calls it); the
     // client found under the id says that was the reason, and not a failure of the database.
     if (await storage.clients.find(clientId).catch(() => null)) throw new ClientIdTakenError(clientId);
     throw err;
   }
-  return clientSecret === undefined ? { clientId } : { clientId, clientSecret };
-}
-
-/** What {@link updateClient} can change; a field left out stays as it is. */
-export interface ClientUpdate {
-  applicationName?: string;
-  redirectUri?: string;
-  /**
-   * Another grant: to `implicit` the secret is dropped (the client's refresh tokens stop working:
-   * a refresh needs the secret); from `implicit` to a code or device grant a new secret is issued,
-   * returned once as `clientSecret` (unless `public: true`). To `device_code` the redirect URI is
-   * dropped; from it, give `redirectUri`. A `client_credentials` client acts as itself and a
-   * client of another grant for its members: neither turns into the other (register a new client).
-   */
-  grantType?: ClientGrantType;
-  /**
-   * Make a code or device client public (its secret is dropped; a code client then must use PKCE)
-   * or confidential (a new secret is issued, returned once as `clientSecret`).
-   */
-  public?: boolean;
-  scopes?: string[];
-  /** `null`: all of `scopes`. */
-  defaultScopes?: string[] | null;
-  contacts?: string[];
-  /** Replaces the post-logout redirect URIs (`[]`: none). */
-  postLogoutRedirectUris?: string[];
-  requirePkce?: boolean;
-  /** Replaces the teams whose members alone may use the client (`[]`: anyone). */
-  allowedTeams?: string[];
-  /** Replaces the resources the client may ask tokens for (`[]`: every declared resource). */
-  resources?: string[];
-}
-
-/**
- * Changes a registered client in place, with the checks of {@link registerClient}: its name,
- * redirect URI, grant, scopes, default scopes, contacts and PKCE requirement. Its secret, grants and
- * tokens stay (narrowing its scopes does not revoke what was granted; revoke grants for that).
- * Resolves the client as changed.
- *
- * @throws TypeError when the client does not exist (`no client has client_id …`) or a change is refused.
- * @example
- * await updateClient(storage, 'photo-printer', { scopes: ['realms'], requirePkce: true });
- */
-export async function updateClient(
-  target: RegistrationTarget,
-  clientId: string,
-  update: ClientUpdate,
-  registrationContext: RegistrationContext = {},
-): Promise<ClientRecord & { clientSecret?: string }> {
-  const { storage, context } = targetOf(target, registrationContext);
-  const client = await storage.clients.find(clientId);
-  if (!client) throw new UnknownClientError(clientId);
-  const scopes = update.scopes ?? client.scopes;
-  const defaultScopes =
-    update.defaultScopes !== undefined
-      ? update.defaultScopes
-      : update.scopes !== undefined && client.defaultScopes
-        ? narrowed(client.defaultScopes, update.scopes)
-        : undefined;
-  const grantType = update.grantType ?? client.grantType;
-  if ((grantType === 'client_credentials') !== (client.grantType === 'client_credentials')) {
-    // Its grants would change meaning: members' consents kept by a client acting as itself, or
-    // its own grant listed as a member's.
-    throw new TypeError(
-      `openid-oauth-bridge: client ${clientId} cannot change from ${client.grantType} to ${grantType}: a client_credentials client acts as itself and other clients act for members; register a new client instead`,
-    );
-  }
-  // A client stays public or confidential unless told; an implicit one turning into a code or
-  // device client becomes confidential, as it always did.
-  const wasPublic = isPublicClient(client) && client.grantType !== 'implicit';
-  const isPublic = publicFlag(update.public ?? (grantType === 'implicit' ? undefined : wasPublic), grantType);
-  const kindChanges = grantType !== client.grantType || isPublic !== isPublicClient(client);
-  // A change of grant or of kind checks the redirect URI the client ends up with.
-  const redirectUri =
-    update.redirectUri ?? (kindChanges && client.redirectUri !== '' ? client.redirectUri : undefined);
-  const redirects = grantType !== 'device_code' && grantType !== 'client_credentials';
-  if (kindChanges && redirects && redirectUri === undefined) {
-    throw new TypeError(`openid-oauth-bridge: a ${grantType} client needs a redirectUri`);
-  }
-  const checked = checkClientFields(
-    {
-      grantType,
-      public: isPublic,
-      ...(update.applicationName === undefined ? {} : { applicationName: update.applicationName }),
-      ...(redirectUri === undefined ? {} : { redirectUri }),
-      ...(update.scopes === undefined ? {} : { scopes }),
-      ...(update.contacts === undefined ? {} : { contacts: update.contacts }),
-      ...(update.postLogoutRedirectUris === undefined
-        ? {}
-        : { postLogoutRedirectUris: update.postLogoutRedirectUris }),
-      ...(defaultScopes ? { defaultScopes } : {}),
-      ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
-      ...(update.allowedTeams === undefined ? {} : { allowedTeams: update.allowedTeams }),
-      ...(update.resources === undefined ? {} : { resources: update.resources }),
-    },
-    context,
-    false,
-    client.scopes,
-  );
-  requireClaimsStore(storage, checked.allowedTeams);
-  const changes: ClientChanges = {
-    ...(checked.applicationName === undefined ? {} : { applicationName: checked.applicationName }),
-    ...(checked.redirectUri === undefined ? {} : { redirectUri: checked.redirectUri }),
-    ...(checked.scopes === undefined ? {} : { scopes: checked.scopes }),
-    ...(defaultScopes === undefined ? {} : { defaultScopes: defaultScopes?.length ? defaultScopes : null }),
-    ...(checked.contacts === undefined ? {} : { contacts: checked.contacts }),
-    ...(checked.postLogoutRedirectUris === undefined
-      ? {}
-      : { postLogoutRedirectUris: checked.postLogoutRedirectUris }),
-    ...(update.requirePkce === undefined ? {} : { requirePkce: update.requirePkce }),
-    ...(checked.allowedTeams === undefined ? {} : { allowedTeams: checked.allowedTeams }),
-    ...(checked.resources === undefined ? {} : { resources: checked.resources }),
-  };
-  // A new kind: a public client has no secret; one that becomes confidential gets a new one,
-  // shown once. PKCE applies to code clients only (a public one needs it whatever the flag says).
-  const clientSecret = kindChanges && !isPublic && isPublicClient(client) ? generateSecret() : undefined;
-  if (kindChanges) {
-    Object.assign(changes, {
-      grantType,
-      ...(isPublic
-        ? { secretHash: null, previousSecret: null }
-        : clientSecret === undefined
-          ? {}
-          : { secretHash: hashSecret(clientSecret), previousSecret: null }),
-      ...(grantType === 'device_code' ? { redirectUri: '' } : {}),
-      ...(grantType === 'authorization_code' ? {} : { requirePkce: false }),
-    });
-  }
-  const updated = await operatorMethod(storage, 'update')(clientId, changes);
-  if (!updated) throw new UnknownClientError(clientId);
-  return clientSecret === undefined ? updated : { ...updated, clientSecret };
-}
-
-/** The default scopes that remain among narrower scopes; none left: `null`, all of them. */
-function narrowed(defaults: readonly string[], scopes: readonly string[]): string[] | null {
-  const kept = defaults.filter((scope) => scopes.includes(scope));
-  return kept.length ? kept : null;
+  return { issued: clientSecret === undefined ? { clientId } : { clientId, clientSecret }, record };
 }
 
 /**
  * Replaces a code client's secret: the old one stops working at once (and a previous one a
  * member's rotation kept working stops too). Resolves the new secret, shown this once and stored
- * only as a hash.
+ * only as a hash. Given the server, reports `client.secret_rotated` (without the secret).
  *
  * @throws TypeError when the client does not exist (`no client has client_id …`) or is an
  *   implicit client (which has no secret).
  */
-export async function rotateClientSecret(storage: Storage, clientId: string): Promise<string> {
+export async function rotateClientSecret(target: RegistrationTarget, clientId: string): Promise<string> {
+  const { storage, report } = targetOf(target);
   const client = await storage.clients.find(clientId);
   if (!client) throw new UnknownClientError(clientId);
   if (isPublicClient(client))
     throw new TypeError(`openid-oauth-bridge: client ${clientId} is a public client: it has no secret`);
   const secret = generateSecret();
-  await operatorMethod(storage, 'update')(clientId, { secretHash: hashSecret(secret), previousSecret: null });
+  const updated = await operatorMethod(storage, 'update')(clientId, {
+    secretHash: hashSecret(secret),
+    previousSecret: null,
+  });
+  if (!updated) throw new UnknownClientError(clientId);
+  report({ type: 'client.secret_rotated', clientId, ...ownerOf(updated), by: 'operator' });
   return secret;
 }
 

@@ -7,11 +7,13 @@
 import type { AppEvent } from './app-events.js';
 import type { ServerEventBase } from './base.js';
 import type { KeyEvent } from './key-events.js';
+import type { OperatorClientEvent } from './operator-events.js';
 
 export type { ServerEventBase } from './base.js';
 
 export type * from './app-events.js';
 export type * from './key-events.js';
+export type * from './operator-events.js';
 
 /** A user logged in at a provider (the OpenID assertion was verified). */
 export interface LoginSucceededEvent extends ServerEventBase {
@@ -358,6 +360,7 @@ export type ServerEvent =
   | TeamRefusedEvent
   | RateLimitExceededEvent
   | AppEvent
+  | OperatorClientEvent
   | KeyEvent
   | ServerErrorEvent;
 

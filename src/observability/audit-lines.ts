@@ -45,8 +45,22 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
   'app.secret_rotated': ['ownerId', 'clientId', 'previousValidUntil'],
   'app.deleted': ['ownerId', 'clientId'],
   'app.reach_capped': ['userId', 'ownerId', 'clientId', 'reach'],
+  // The operator's changes (the CLI, or the host's code calling the operator functions).
+  'client.added': ['by', 'clientId', 'applicationName', 'grantType', 'public', 'scopes'],
+  'client.updated': ['by', 'ownerId', 'clientId', 'changed', 'secretIssued'],
+  'client.secret_rotated': ['by', 'ownerId', 'clientId'],
+  'client.disabled': ['by', 'ownerId', 'clientId'],
+  'client.enabled': ['by', 'ownerId', 'clientId'],
+  'client.removed': ['by', 'clientId'],
+  'client.approved': ['by', 'ownerId', 'clientId'],
+  'client.verified': ['by', 'ownerId', 'clientId'],
+  'client.unverified': ['by', 'ownerId', 'clientId'],
+  'client.transferred': ['by', 'clientId', 'ownerId', 'previousOwnerId'],
+  'client.suspended': ['by', 'ownerId', 'clientIds', 'count'],
   // The key's public id, as the JWKS publishes it.
   'signing_key.created': ['kid', 'alg', 'state'],
+  'signing_key.rotated': ['by', 'kid', 'alg', 'previousKid', 'nextKid'],
+  'signing_key.retired': ['by', 'kid', 'alg', 'forced'],
   // Which limit refused, and under what it counts: the request's `ip` says who.
   'rate_limit.exceeded': ['limit', 'per'],
   // Never the error: what an adapter or a strategy threw may quote anything.
@@ -57,8 +71,9 @@ const AUDIT_FIELDS: { readonly [T in ServerEventType]: readonly (keyof ServerEve
  * The events an audit trail writes unless told otherwise: logins, consents given, refused and
  * withdrawn, every grant (a code, tokens, a refresh, a device approved), every revocation, a
  * replayed code or refresh token, clients registered, saved from their documents or changed by
- * their members, clients failing to authenticate, user codes refused, requests a rate limit refused, teams refused, signing keys
- * the server made. Left out:
+ * their members, every operator's change of a client or a signing key (the CLI's, or the host's
+ * code's), clients failing to authenticate, user codes refused, requests a rate limit refused,
+ * teams refused, signing keys the server made. Left out:
  * what is not a decision about access (`device.requested`, `client_document.refused`,
  * `profile.unavailable`, `server.error`); add them with `types`.
  */
@@ -87,7 +102,20 @@ export const AUDIT_EVENT_TYPES: readonly ServerEventType[] = Object.freeze([
   'app.secret_rotated',
   'app.deleted',
   'app.reach_capped',
+  'client.added',
+  'client.updated',
+  'client.secret_rotated',
+  'client.disabled',
+  'client.enabled',
+  'client.removed',
+  'client.approved',
+  'client.verified',
+  'client.unverified',
+  'client.transferred',
+  'client.suspended',
   'signing_key.created',
+  'signing_key.rotated',
+  'signing_key.retired',
 ]);
 
 /** The types given, checked: an unknown name is a mistake to report now, not a silent gap. */

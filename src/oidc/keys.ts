@@ -1,6 +1,7 @@
 import { hkdfSync, type webcrypto } from 'node:crypto';
 import { CompactEncrypt, compactDecrypt, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { randomId } from '../crypto/secrets.js';
+import { emit, type EventTarget } from '../events/emit.js';
 import type { KeyStore, SigningKeyRecord, Storage } from '../storage/types.js';
 
 /** How long an instance keeps the keys it read before reading them again. */
@@ -120,7 +121,8 @@ function publishedOf(records: readonly SigningKeyRecord[]): Jwk[] {
 /**
  * Makes a rotation, or the first keys: the `next` key becomes the signing one and a new `next`
  * is made; with no key at all, an active key and a next one. The key that signed so far stays
- * active (published, tokens verifying) until it is retired. Resolves the keys after the change.
+ * active (published, tokens verifying) until it is retired. Resolves the keys after the change;
+ * reports `signing_key.rotated` to `events`, if given (the CLI's: its audit file).
  */
 export async function rotateKeys(
   store: KeyStore,
@@ -128,6 +130,7 @@ export async function rotateKeys(
   /** The new key's algorithm; default the algorithm of the key that signs now (else RS256). */
   alg: SigningAlgorithm | undefined,
   now: number,
+  events?: EventTarget,
 ): Promise<SigningKeyRecord[]> {
   const records = await store.list();
   await checkSecretOpens(records, keySecret);
@@ -138,9 +141,23 @@ export async function rotateKeys(
   const activatedAt = Math.max(now, (signingRecord(records)?.activatedAt ?? -1) + 1);
   // The next key is saved as active first: were the second save lost, a key would still sign,
   // and the next rotation (or the first request that finds no next key) makes a new one.
-  if (next) await store.save({ ...next, state: 'active', activatedAt });
-  else await store.save(await newSigningKey(algorithm, keySecret, 'active', activatedAt));
-  await store.save(await newSigningKey(algorithm, keySecret, 'next', activatedAt + 1));
+  const signing = next
+    ? { ...next, state: 'active' as const, activatedAt }
+    : await newSigningKey(algorithm, keySecret, 'active', activatedAt);
+  await store.save(signing);
+  const upcoming = await newSigningKey(algorithm, keySecret, 'next', activatedAt + 1);
+  await store.save(upcoming);
+  const previous = signingRecord(records)?.kid;
+  if (events) {
+    emit(events, {
+      type: 'signing_key.rotated',
+      kid: signing.kid,
+      alg: signing.alg,
+      ...(previous === undefined ? {} : { previousKid: previous }),
+      nextKid: upcoming.kid,
+      by: 'operator',
+    });
+  }
   return store.list();
 }
 
@@ -164,7 +181,7 @@ export const RETIRE_AFTER_ROTATION_MS = 2 * KEY_REFRESH_MS;
  * is always refused, `force` or not: retiring it would silently make an older active key sign
  * again, so another key is made the signing key first, explicitly, by a rotation. An older active
  * key is refused for two minutes after the rotation, while instances may still sign with it; so
- * is an unknown or retired `kid`.
+ * is an unknown or retired `kid`. Reports `signing_key.retired` to `events`, if given.
  */
 export async function retireKey(
   store: KeyStore,
@@ -172,6 +189,7 @@ export async function retireKey(
   now: number,
   /** Retire even an older key that instances may still sign with (a compromised key, say). */
   force = false,
+  events?: EventTarget,
 ): Promise<SigningKeyRecord> {
   const records = await store.list();
   const record = records.find((candidate) => candidate.kid === kid);
@@ -193,6 +211,8 @@ export async function retireKey(
   }
   const retired = { ...record, state: 'retired' as const, retiredAt: now };
   await store.save(retired);
+  if (events)
+    emit(events, { type: 'signing_key.retired', kid, alg: record.alg, forced: force, by: 'operator' });
   return retired;
 }
 

@@ -56,7 +56,7 @@ it("the demo's banner says how to rotate its signing keys, and that command work
     expect((await fetch(`${demo.serverUrl}/oauth/jwks`)).status).toBe(200);
     command = /^ {2}(OIDC_KEY_SECRET=.* npm run cli -- .* keys rotate)$/m.exec(demo.output())?.[1];
     expect(command, demo.output()).toBe(
-      `OIDC_KEY_SECRET=$(cat .data/demo-oidc-key-secret) npm run cli -- --database-url ${databaseUrl} keys rotate`,
+      `OIDC_KEY_SECRET=$(cat .data/demo-oidc-key-secret) npm run cli -- --database-url ${databaseUrl} --audit-file .data/audit.jsonl keys rotate`,
     );
   } finally {
     await demo.stop();
@@ -64,6 +64,10 @@ it("the demo's banner says how to rotate its signing keys, and that command work
   const root = fileURLToPath(new URL('../../', import.meta.url));
   const { stdout } = await promisify(execFile)('sh', ['-c', command!], { cwd: root, env });
   expect(stdout).toMatch(/\bactive\b.*\byes\b/);
+  // The rotation is the last line of the demo's audit trail (issue 41), the key that signs now.
+  const signing = /^(\S+)\s.*\bactive\b.*\byes\b/m.exec(stdout)![1];
+  const lines = readFileSync(join(root, '.data', 'audit.jsonl'), 'utf8').trim().split('\n');
+  expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: 'signing_key.rotated', kid: signing, by: 'operator' });
 }, 90_000);
 
 /**
