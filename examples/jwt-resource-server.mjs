@@ -20,8 +20,9 @@ const metadata = /** @type {{ issuer: string, jwks_uri: string }} */ (
 );
 if (metadata.issuer !== issuer)
   throw new Error(`the metadata names the issuer ${metadata.issuer}, not ${issuer}`);
-// Fetched once, then again when a token names a key it has not seen (a rotation).
-const keys = createRemoteJWKSet(new URL(metadata.jwks_uri));
+// Fetched once, then again when a token names a key it has not seen (a rotation), and at most
+// 5 minutes after the last fetch, as the JWKS's Cache-Control says (jose's default is 10).
+const keys = createRemoteJWKSet(new URL(metadata.jwks_uri), { cacheMaxAge: 300_000 });
 
 /**
  * The token's claims, or null when it is not a JWT access token of this issuer for this resource.
@@ -37,6 +38,7 @@ async function verify(authorization) {
       issuer,
       audience,
       algorithms: ['RS256', 'ES256'],
+      requiredClaims: ['exp', 'sub', 'client_id'],
     });
     return payload;
   } catch {

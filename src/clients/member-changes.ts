@@ -44,6 +44,7 @@ export async function createMemberApp(
   );
   if (counter.count > settings.maxCreatedPerHour) {
     const retryAfter = Math.max(1, Math.ceil((counter.expiresAt - now) / 1000));
+    emit(server, { type: 'rate_limit.exceeded', limit: 'app_creation', per: 'account', ...context });
     throw new MemberAppRefused(
       `You have created ${settings.maxCreatedPerHour} applications in the last hour: try again later.`,
       429,

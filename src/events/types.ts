@@ -277,9 +277,11 @@ export interface RateLimitExceededEvent extends ServerEventBase {
    * Which limit: `client_authentication` (failed client authentications, `rateLimit`),
    * `client_document_fetch` (`clientMetadataDocuments.maxFetchesPerMinute`), `registration`
    * (`dynamicRegistration.rateLimit`), `device_authorization` (`device.maxRequestsPerClient`),
-   * `device_user_code` (user codes typed, `device.maxUserCodeAttempts`).
+   * `device_user_code` (user codes typed, `device.maxUserCodeAttempts`), `app_creation` (a
+   * member's applications created per hour, `developerApps.maxCreatedPerHour`).
    */
   limit:
+    | 'app_creation'
     | 'client_authentication'
     | 'client_document_fetch'
     | 'registration'

@@ -59,14 +59,22 @@ export function metricsRouter(server: FigureSource, options: MetricsRouterOption
       res.status(405).set('Allow', 'GET, HEAD').end();
       return;
     }
-    void allowed(allow, req).then((ok) => {
-      res.set('Cache-Control', 'no-store');
-      if (!ok) {
-        res.status(403).type('text/plain').send('Forbidden: the metrics are not answered to this address.\n');
-        return;
-      }
-      res.status(200).set('Content-Type', PROMETHEUS_CONTENT_TYPE).send(sink.text());
-    });
+    void allowed(allow, req)
+      .then((ok) => {
+        // A rule may answer by itself (a 401 with its own challenge), or a timeout before it
+        // settles: what was sent stands.
+        if (res.headersSent) return;
+        res.set('Cache-Control', 'no-store');
+        if (!ok) {
+          res
+            .status(403)
+            .type('text/plain')
+            .send('Forbidden: the metrics are not answered to this address.\n');
+          return;
+        }
+        res.status(200).set('Content-Type', PROMETHEUS_CONTENT_TYPE).send(sink.text());
+      })
+      .catch(next);
   };
   return Object.assign(handler, { stop });
 }

@@ -112,15 +112,48 @@ export async function openTelemetry(
   options: OpenTelemetryOptions = {},
 ): Promise<OpenTelemetryInstrumentation> {
   const api = await loadApi();
-  const stopSpans = options.traces === false ? () => {} : traceSpans(api);
-  const figures = meterSink(api);
+  let own = shared.get(api);
+  if (own === undefined) shared.set(api, (own = { figures: meterSink(api), users: 0, spans: undefined }));
+  own.users++;
+  const stopSpans = options.traces === false ? () => {} : sharedSpans(api, own);
+  const { figures } = own;
   const stopFigures = options.server === undefined ? () => {} : recordFigures(options.server, figures);
+  let stopped = false;
   return {
     figures,
     stop() {
+      if (stopped) return;
+      stopped = true;
       stopSpans();
       stopFigures();
+      // The last one out: a later call starts afresh, on the meter provider set by then.
+      if (--own.users === 0) shared.delete(api);
     },
+  };
+}
+
+/**
+ * What the calls of one process share while one of them runs, per API module: one sink on the
+ * meter and one set of span subscribers, however many servers call {@link openTelemetry}. A span
+ * per request or call, and an outbound call counted once: the channels are the process's, not a
+ * server's.
+ */
+interface Shared {
+  figures: FigureSink;
+  users: number;
+  spans: { users: number; stop: () => void } | undefined;
+}
+const shared = new WeakMap<OTel, Shared>();
+
+function sharedSpans(api: OTel, own: Shared): () => void {
+  own.spans ??= { users: 0, stop: traceSpans(api) };
+  const spans = own.spans;
+  spans.users++;
+  return () => {
+    if (--spans.users === 0) {
+      spans.stop();
+      own.spans = undefined;
+    }
   };
 }
 

@@ -29,7 +29,7 @@ const STARTED: unique symbol = Symbol('openid-oauth-bridge.figures.started');
 
 type Timed = { [STARTED]?: number; [TRACE_OWNER]?: unknown };
 
-const OUTBOUND: ReadonlySet<string> = new Set<OutboundTraceName>([
+const OUTBOUND: ReadonlySet<OutboundTraceName> = new Set<OutboundTraceName>([
   'openid_discovery',
   'openid_verification',
   'client_document_fetch',
@@ -109,7 +109,6 @@ function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
   const durations = new LabelSets(FIGURES.requestDuration);
   const tokens = new LabelSets(FIGURES.tokenRequests);
   const registrations = new LabelSets(FIGURES.registrations);
-  const calls = new LabelSets(FIGURES.outboundCalls);
   const start = (context: object) => {
     if ((context as Timed)[TRACE_OWNER] === owner) (context as Timed)[STARTED] = performance.now();
   };
@@ -127,22 +126,49 @@ function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
       sink.count(FIGURES.registrations, registrations.of(outcome, trace.errorCode));
     }
   };
-  const called = (context: object) => {
-    const call = context as OutboundTrace;
-    sink.count(FIGURES.outboundCalls, calls.of(call.call, call.outcome ?? 'error', call.reason));
-  };
   const ignore = () => {};
-  return TRACE_NAMES.map((name) => {
+  const requests = TRACE_NAMES.filter((name) => !OUTBOUND.has(name as OutboundTraceName)).map((name) => {
     const channel = traceChannel(name);
-    const outbound = OUTBOUND.has(name);
-    const handlers = {
-      start: outbound ? ignore : start,
-      end: ignore,
-      asyncStart: ignore,
-      asyncEnd: outbound ? called : ended,
-      error: ignore,
-    };
+    const handlers = { start, end: ignore, asyncStart: ignore, asyncEnd: ended, error: ignore };
     channel.subscribe(handlers);
     return () => void channel.unsubscribe(handlers);
   });
+  return [...requests, countCalls(sink)];
+}
+
+/**
+ * The outbound calls, counted once into each sink however many servers record into it: a call
+ * has no server, and the servers of one process sharing OpenTelemetry's meter must not count it
+ * once each. The subscription lives while one server records into the sink.
+ */
+const outboundBySink = new Map<FigureSink, { users: number; stop: () => void }>();
+
+function countCalls(sink: FigureSink): () => void {
+  let shared = outboundBySink.get(sink);
+  if (shared === undefined) {
+    const calls = new LabelSets(FIGURES.outboundCalls);
+    const ignore = () => {};
+    const called = (context: object) => {
+      const call = context as OutboundTrace;
+      sink.count(FIGURES.outboundCalls, calls.of(call.call, call.outcome ?? 'error', call.reason));
+    };
+    const stops = [...OUTBOUND].map((name) => {
+      const channel = traceChannel(name);
+      const handlers = { start: ignore, end: ignore, asyncStart: ignore, asyncEnd: called, error: ignore };
+      channel.subscribe(handlers);
+      return () => void channel.unsubscribe(handlers);
+    });
+    shared = { users: 0, stop: () => stops.forEach((stop) => stop()) };
+    outboundBySink.set(sink, shared);
+  }
+  shared.users++;
+  let stopped = false;
+  return () => {
+    if (stopped) return;
+    stopped = true;
+    if (--shared.users === 0) {
+      shared.stop();
+      outboundBySink.delete(sink);
+    }
+  };
 }

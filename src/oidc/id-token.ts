@@ -109,6 +109,11 @@ export async function idTokenFor(
   return idToken;
 }
 
+/** An ID token's `typ`: this server writes `JWT`; others may leave it out. Never `at+jwt`. */
+function isIdTokenType(typ: string | undefined): boolean {
+  return typ === undefined || typ.toLowerCase() === 'jwt';
+}
+
 /** What an `id_token_hint` names: the user (`sub`) and the relying party (`aud`). */
 export interface IdTokenHint {
   subject: string;
@@ -128,6 +133,9 @@ export async function readIdTokenHint(server: IdTokenIssuer, hint: string): Prom
     const verified = await compactVerify(hint, createLocalJWKSet({ keys: published as JWK[] }), {
       algorithms: [...SIGNING_ALGORITHMS],
     });
+    // Only an ID token: the same keys sign JWT access tokens (`at+jwt`, RFC 9068 2.1), whose
+    // audience is a resource, not a relying party.
+    if (!isIdTokenType(verified.protectedHeader.typ)) return null;
     payload = JSON.parse(new TextDecoder().decode(verified.payload)) as typeof payload;
   } catch {
     return null;

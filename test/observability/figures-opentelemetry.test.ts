@@ -18,6 +18,7 @@ import {
   type MetricsRouter,
   type OpenTelemetryInstrumentation,
 } from '../../src/observability/index.js';
+import { traceOutbound } from '../../src/observability/channels.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';
 import { samples } from '../support/prometheus-text.js';
@@ -130,5 +131,42 @@ suite(`the server's figures on OpenTelemetry's meter${missing.length ? ' (SKIPPE
       (m) => m.descriptor.name === 'oauth.client.authentication_failures',
     )!;
     expect(failures.dataPoints.reduce((n, p) => n + (p.value as number), 0)).toBe(1);
+  });
+
+  it('counts a call to another server once, however many servers of the process record into the meter', async () => {
+    class Reader extends metricsSdk.MetricReader {
+      protected override async onForceFlush() {}
+      protected override async onShutdown() {}
+    }
+    const reader = new Reader();
+    api.metrics.setGlobalMeterProvider(new metricsSdk.MeterProvider({ readers: [reader] }));
+    t = await createTestApp();
+    const second = await createTestApp();
+    const [first, other] = [
+      await openTelemetry({ server: t.server, traces: false }),
+      await openTelemetry({ server: second.server, traces: false }),
+    ];
+    try {
+      await traceOutbound({ call: 'steam_web_api', provider: 'Steam' }, async () => 'answer');
+      const { resourceMetrics } = await reader.collect();
+      const calls = resourceMetrics.scopeMetrics[0]!.metrics.find(
+        (m) => m.descriptor.name === 'oauth.outbound.calls',
+      )!;
+      expect(calls.dataPoints.map((p) => p.value)).toEqual([1]);
+      // One server stopping leaves the other counting; both stopped, nothing is.
+      first.stop();
+      await traceOutbound({ call: 'steam_web_api', provider: 'Steam' }, async () => 'answer');
+      other.stop();
+      await traceOutbound({ call: 'steam_web_api', provider: 'Steam' }, async () => 'answer');
+      const after = await reader.collect();
+      const total = after.resourceMetrics.scopeMetrics[0]!.metrics.find(
+        (m) => m.descriptor.name === 'oauth.outbound.calls',
+      )!;
+      expect(total.dataPoints.map((p) => p.value)).toEqual([2]);
+    } finally {
+      first.stop();
+      other.stop();
+      await second.close();
+    }
   });
 });

@@ -84,6 +84,33 @@ describe('the router', () => {
     expect((await t.agent.get('/internal/metrics')).status).toBe(403);
   });
 
+  it('leaves the answer to a rule that sent one itself (a 401 with its challenge), and the process running', async () => {
+    t = await createTestApp();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      metrics = metricsRouter(t.server, {
+        allow: async (req) => {
+          if (req.get('authorization') === 'Bearer scrape-secret-0123456789') return true;
+          req.res!.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').end();
+          return false;
+        },
+      });
+      t.app.use(metrics);
+      const refused = await t.agent.get('/metrics');
+      expect(refused.status).toBe(401);
+      expect(refused.headers['www-authenticate']).toBe('Bearer realm="metrics"');
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(unhandled).toEqual([]);
+      expect(
+        (await t.agent.get('/metrics').set('Authorization', 'Bearer scrape-secret-0123456789')).status,
+      ).toBe(200);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('refuses options it cannot use, saying which', () => {
     const server = { events: { on: () => () => {} }, options: { providers: [] } } as never;
     expect(() => metricsRouter(server, { path: 'metrics' })).toThrow(/path must start with "\/"/);

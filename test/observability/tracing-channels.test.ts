@@ -48,3 +48,23 @@ describe('the token endpoint on its tracing channel', () => {
     expect(seen).toHaveLength(before);
   });
 });
+
+describe('a page refused before its steps', () => {
+  it('HEAD on the authorization page ends its trace as an error (405), like any refusal', async () => {
+    t = await createTestApp();
+    const authorize = subscribe('authorize');
+    try {
+      expect((await t.agent.head('/oauth/authorize')).status).toBe(405);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(authorize.seen.map((s) => s.event)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+      expect(authorize.seen.at(-1)!.context).toMatchObject({
+        method: 'HEAD',
+        status: 405,
+        outcome: 'error',
+        errorCode: 'invalid_request',
+      });
+    } finally {
+      authorize.stop();
+    }
+  });
+});

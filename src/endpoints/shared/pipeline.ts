@@ -47,6 +47,11 @@ export function handle<C extends Context>(
   function pipeline(req: Request, res: Response, next: NextFunction, trace?: Trace): void {
     if (req.method === 'HEAD' && kind === 'page') {
       res.status(405).set('Allow', 'GET').end();
+      // Refused like any other request: its trace ends, its duration is counted.
+      if (trace !== undefined) {
+        Object.assign(trace.context, { status: 405, outcome: 'error', errorCode: 'invalid_request' });
+        trace.reject(new Error(`${endpoint.name} refused: invalid_request`));
+      }
       return;
     }
     // A guard leaves the host's answer alone: the request id is chosen only if it fails.

@@ -125,6 +125,15 @@ describe('a resource that asks for JWT access tokens', () => {
     expect(res.status).toBe(401);
   });
 
+  it('is no id_token_hint: signed with the same keys, but at+jwt, its audience a resource', async () => {
+    const { access_token } = await tokensFor();
+    for (const query of [{ id_token_hint: access_token }, { id_token_hint: access_token, client_id: api }]) {
+      const res = await supertest(t.app).get('/oauth/end-session').query(query);
+      expect(res.status, res.text).toBe(400);
+      expect(res.text).toContain('The id_token_hint is not an ID token of this server.');
+    }
+  });
+
   it('a resource left opaque keeps opaque tokens, of the default lifetime', async () => {
     const tokens = await tokensFor(mcp);
     expect(tokens.access_token).not.toContain('.');

@@ -47,7 +47,11 @@ describe('hostile form fields', () => {
       { ...WEB_APP, name: 'Stats\u202Egpj.exe' },
       /no control or invisible characters/,
     ],
-    ['a zero-width space in the name', { ...WEB_APP, name: 'Pay\u200Bpal' }, /no control or invisible characters/],
+    [
+      'a zero-width space in the name',
+      { ...WEB_APP, name: 'Pay\u200Bpal' },
+      /no control or invisible characters/,
+    ],
     ['a javascript: redirect URI', { ...WEB_APP, redirect_uri: 'javascript:alert(1)' }, /https/],
     ['an http redirect URI off loopback', { ...WEB_APP, redirect_uri: 'http://stats.example/cb' }, /https/],
     [
@@ -264,8 +268,13 @@ describe('limits', () => {
         );
       }
     }
+    const events = recordEvents(t);
     const { res } = await createApp(t, { ...WEB_APP, name: 'App 6', client_type: 'public' });
     expect(res.status).toBe(429);
+    // Counted with every other limit (the Prometheus figures and the audit trail read the event).
+    expect(events.filter((e) => e.type === 'rate_limit.exceeded')).toEqual([
+      expect.objectContaining({ limit: 'app_creation', per: 'account' }),
+    ]);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(res.text).toContain('in the last hour');
     expect(await memberApps()).toHaveLength(4);
