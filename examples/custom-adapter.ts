@@ -121,7 +121,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     {
       name: 'map storage (examples/custom-adapter.ts)',
       createStorage: mapStorage,
-      absent: ['prune', 'keys', 'userClaims'],
+      absent: ['prune', 'keys', 'userClaims', 'usage'],
     },
   );
 }
