@@ -7,6 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { memoryStorage, type MemoryStorage } from '../../src/storage/memory.js';
+import { readRows } from '../../src/storage/read.js';
 import type { ClientRecord, GrantRecord, Storage, TokenRecord, UserRecord } from '../../src/storage/types.js';
 import {
   describeStorageConformance,
@@ -520,6 +521,25 @@ const mutants: Mutant[] = [
             token: request.token === undefined ? null : await tokens.find(request.token),
             grant: null,
           };
+        },
+      };
+      return storage;
+    },
+  },
+  {
+    bug: "the reader's grant of a user and client matches the user alone: consent to one client stands for all",
+    make() {
+      const storage = patch(memoryStorage(), {});
+      const { ephemeral, clients, tokens, grants } = storage;
+      const plain = { ...storage };
+      storage.reader = {
+        stores: { ephemeral, clients, tokens, grants },
+        async read(request, now) {
+          // Everything else as the library reads it without a reader.
+          const rows = await readRows(plain, { ...request, grant: undefined }, now);
+          if (request.grant === undefined) return rows;
+          const [grant] = await grants.list({ userId: request.grant.userId });
+          return { ...rows, grant: grant ?? null };
         },
       };
       return storage;

@@ -53,7 +53,15 @@ export async function continueAuthorization(ctx: AuthorizeContext): Promise<void
     if (pending.kind === 'redirect' && !everyTime && pending.prompt !== 'consent') {
       // Read with the client, for this user ({@link readClientAndGrant}); a revoked one stands no more.
       const { grant: read } = ctx;
-      const grant = read !== null && read.revokedAt === null && read.userId === user.id ? read : null;
+      // The pair is checked here too: the reader is the adapter's, and a grant of this user at
+      // another client must never stand for consent to this one.
+      const grant =
+        read !== null &&
+        read.revokedAt === null &&
+        read.userId === user.id &&
+        read.clientId === client.clientId
+          ? read
+          : null;
       if (grant && scopesCover(grant.scopes, pending.scopes) && resourceCovered(grant, pending)) {
         ctx.session!.clearPending();
         return issue(ctx, pending, user, grant);

@@ -106,6 +106,23 @@ export function readerTests(suite: ConformanceSuite): void {
       sameRecord(byPair.grant, grant, `${how}: grant must be the grant of the user and client named`);
       const nobody = { userId: freshId('user'), clientId: client.clientId };
       isNull((await readRows(storage(), { grant: nobody }, now)).grant, `${how}: no grant of the pair: null`);
+      // The same user at another client has no grant: a reader matching the user alone would let
+      // the authorization skip consent for every client once the user trusted one.
+      const elsewhere = { userId: grant.userId, clientId: freshId('client') };
+      isNull(
+        (await readRows(storage(), { grant: elsewhere }, now)).grant,
+        `${how}: the user's grant at another client is not the grant of this pair: null`,
+      );
+      // And the user's grant at another client is not this one's, nor the other way round.
+      const other = clientRecord(now);
+      await putClient(other);
+      await storage().grants.save(grantRecord(now, { clientId: other.clientId, userId: grant.userId }));
+      const mine = await readRows(storage(), { grant: pair }, now);
+      sameRecord(
+        mine.grant,
+        grant,
+        `${how}: with the user's grant at another client saved, still this pair's`,
+      );
     });
 
     it('a read not asked for, an unknown client and an unknown token are null', async () => {
