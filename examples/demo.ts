@@ -37,6 +37,7 @@ import {
   closeGracefully,
   connectStorage,
   registerClient,
+  updateClient,
   type ClientRegistration,
   type IssuedClient,
   launchpad,
@@ -325,7 +326,16 @@ async function demoClients(
   const saved = (file[databaseUrl] ??= {});
   const issue = async (key: keyof typeof registrations): Promise<IssuedClient> => {
     const known = saved[key];
-    if (known && (await storage.clients.find(known.clientId))) return known;
+    const stored = known && (await storage.clients.find(known.clientId));
+    if (stored) {
+      // Started before on other ports (PORT): the client moves with them, or its sign-ins would
+      // come back to a redirect URI it was not registered for.
+      const { redirectUri } = registrations[key];
+      if (redirectUri !== undefined && stored.redirectUri !== redirectUri) {
+        await updateClient(storage, known.clientId, { redirectUri });
+      }
+      return known;
+    }
     const { clientId, ...registration } = registrations[key];
     const taken = clientId !== undefined && (await storage.clients.find(clientId)) !== null;
     return (saved[key] = await registerClient(storage, taken ? registration : registrations[key]));

@@ -178,7 +178,7 @@ export function addClientCommands(
               last_used_at: isoOrNull(lastUsedAt),
             })),
             unused.length === 0
-              ? 'Every client was used in that time.'
+              ? `No client has gone unused for ${spokenDuration(options.unusedFor)} (one never used counts from its registration).`
               : table(
                   ['client_id', 'application_name', 'owner', 'status', 'last_used'],
                   unused.map(({ client, lastUsedAt }) => [
@@ -387,4 +387,9 @@ export function clientCommand(
     .action((clientId: string, options: { migrate?: boolean }) =>
       withStorage(options.migrate === true, (storage) => run(storage, clientId)),
     );
+}
+
+/** A duration `--unused-for` took, as it was written: `30d`, `12h`. */
+function spokenDuration(ms: number): string {
+  return ms % 86_400_000 === 0 ? `${ms / 86_400_000}d` : `${ms / 3_600_000}h`;
 }

@@ -55,7 +55,7 @@ export function addUsageCommand(
           [
             `client_id     ${clientId} (${client.applicationName})`,
             `last used     ${lastUsed ?? neverUsed(client)}`,
-            `last ${options.days} days  ${USAGE_KINDS.map((kind) => `${totals[kind]} ${KIND_WORDS[kind]}`).join(', ')}`,
+            `last ${options.days} days  ${USAGE_KINDS.map((kind) => counted(kind, totals[kind])).join(', ')}`,
             ...(rows.length === 0 ? [] : ['', table(['day', 'tokens', 'refreshes', 'bearer'], rows)]),
           ].join('\n'),
         );
@@ -63,13 +63,17 @@ export function addUsageCommand(
     );
 }
 
-const KIND_WORDS: Record<UsageKind, string> = {
-  token: 'tokens issued',
-  refresh: 'refreshes',
-  bearer: 'bearer uses',
+const KIND_WORDS: Record<UsageKind, [one: string, many: string]> = {
+  token: ['token issued', 'tokens issued'],
+  refresh: ['refresh', 'refreshes'],
+  bearer: ['bearer use', 'bearer uses'],
 };
 
-const neverUsed = (client: ClientRecord) => `never (registered ${new Date(client.createdAt).toISOString()})`;
+const counted = (kind: UsageKind, n: number) => `${n} ${KIND_WORDS[kind][n === 1 ? 0 : 1]}`;
+
+/** A client with no use written yet, and why it may be only not written yet. */
+const neverUsed = (client: ClientRecord) =>
+  `never (registered ${new Date(client.createdAt).toISOString()}; a server writes its counts every usage.flushSeconds, 60 s, and at closeGracefully: the last minute's may not be here yet)`;
 
 /** The storage's usage store; the built-in SQL adapter always has one. */
 function usageStoreOf(storage: Storage): NonNullable<Storage['usage']> {

@@ -85,7 +85,7 @@ describe('clients usage', () => {
   it('says never for a client never used, and refuses an unknown client or a bad --days', async () => {
     const never = await cli('clients', 'usage', 'never');
     expect(never.stdout).toContain(
-      `last used     never (registered ${new Date(now - 40 * DAY).toISOString()})`,
+      `last used     never (registered ${new Date(now - 40 * DAY).toISOString()}; a server writes its counts every usage.flushSeconds`,
     );
     expect(never.stdout).toContain('0 tokens issued, 0 refreshes, 0 bearer uses');
     const unknown = await cli('clients', 'usage', 'nobody');
@@ -118,6 +118,10 @@ describe('clients list --unused-for', () => {
       'never',
       'new',
     ]);
+    const none = await cli('clients', 'list', '--unused-for', '400d');
+    expect(none.stdout).toContain(
+      'No client has gone unused for 400d (one never used counts from its registration).',
+    );
     const bad = await cli('clients', 'list', '--unused-for', '30m');
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/days or hours/);
