@@ -1,4 +1,4 @@
-import type { ClientRecord, Storage } from '../../storage/types.js';
+import type { ClientRecord, EphemeralStore, Storage } from '../../storage/types.js';
 
 /** Registers a suite or a test: the shape shared by vitest, jest, mocha and `node:test`. */
 export type RegisterBlock = (name: string, fn: () => void) => unknown;
@@ -28,13 +28,7 @@ export interface ConformanceTestApi {
  * - `'usage'`: the `usage` store (per-app usage: day counts and last use).
  */
 export type OptionalPart =
-  | 'prune'
-  | 'ephemeralPrune'
-  | 'clientAdmin'
-  | 'userFind'
-  | 'keys'
-  | 'userClaims'
-  | 'usage';
+  'prune' | 'ephemeralPrune' | 'clientAdmin' | 'userFind' | 'keys' | 'userClaims' | 'usage';
 
 /**
  * What `describeStorageConformance` needs to know about the adapter under test. `S` is your
@@ -107,4 +101,14 @@ export interface ConformanceStats {
   interleavings: number;
   /** Race properties stopped by `races.timeLimitMs` before their runs were done. */
   interrupted: number;
+}
+
+/** What the ephemeral store's tests receive (`ephemeralTests`, `replaceTests`). */
+export interface EphemeralConformanceSuite {
+  it: ConformanceTestApi['it'];
+  describe: ConformanceTestApi['describe'];
+  /** The store under test; throws if it was not created. */
+  store(): EphemeralStore;
+  /** Whether the store implements the optional `prune`; its tests are skipped, with the reason, if not. */
+  prune: boolean;
 }

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EphemeralConformanceSuite } from './ephemeral.js';
+import type { EphemeralConformanceSuite } from './api.js';
 import { equal, isNull, oneWinner, race } from './check.js';
 import { MINUTE, RACERS, freshId } from './fixtures.js';
 

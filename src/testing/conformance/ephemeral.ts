@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { EphemeralStore } from '../../storage/types.js';
-import type { ConformanceTestApi } from './api.js';
+import type { EphemeralConformanceSuite } from './api.js';
 import { equal, isNull, oneWinner, race, sameMembers } from './check.js';
 import { replaceTests } from './ephemeral-replace.js';
 import { HOUR, MINUTE, RACERS, freshId } from './fixtures.js';
@@ -23,18 +22,8 @@ const now = () => Date.now();
 const later = () => Date.now() + MINUTE;
 const key = () => freshId('ephemeral');
 
-/** What {@link ephemeralTests} receives. */
-export interface EphemeralConformanceSuite {
-  it: ConformanceTestApi['it'];
-  describe: ConformanceTestApi['describe'];
-  /** The store under test; throws if it was not created. */
-  store(): EphemeralStore;
-  /** Whether the store implements the optional `prune`; its tests are skipped, with the reason, if not. */
-  prune: boolean;
-}
-
 /**
- * The tests of the {@link EphemeralStore} contract, one per guarantee, for a suite of the storage
+ * The tests of the `EphemeralStore` contract, one per guarantee, for a suite of the storage
  * conformance kit or {@link describeEphemeralStoreConformance}.
  *
  * @internal
