@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { ClientRecord, GrantRecord, TokenRecord } from '../../storage/types.js';
+import type { ConformanceSuite } from './api.js';
 
 /*
  * Fresh records for one test. Every id and hash is random, so tests never meet each other's rows
@@ -92,4 +93,16 @@ export function without<T extends object, K extends keyof T>(record: T, ...keys:
   const copy = { ...record };
   for (const key of keys) delete copy[key];
   return copy;
+}
+
+/** A client registered through the suite and a standing grant of a fresh user at it, saved. */
+export async function enrolled(
+  { putClient, storage }: Pick<ConformanceSuite, 'putClient' | 'storage'>,
+  now: number,
+): Promise<{ client: ClientRecord; grant: GrantRecord }> {
+  const client = clientRecord(now);
+  await putClient(client);
+  const grant = grantRecord(now, { clientId: client.clientId });
+  await storage().grants.save(grant);
+  return { client, grant };
 }

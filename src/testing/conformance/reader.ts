@@ -4,7 +4,15 @@ import { ownReader, readRows } from '../../storage/read.js';
 import type { StorageRead } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { isNull, sameRecord } from './check.js';
-import { HOUR, accessTokenRecord, clientRecord, freshHash, freshId, grantRecord } from './fixtures.js';
+import {
+  HOUR,
+  accessTokenRecord,
+  clientRecord,
+  enrolled,
+  freshHash,
+  freshId,
+  grantRecord,
+} from './fixtures.js';
 
 /**
  * `Storage.reader`, as the library uses it: the reads of the load step (a client, ephemeral keys,
@@ -38,10 +46,7 @@ export function readerTests(suite: ConformanceSuite): void {
           ? 'Storage.reader.read'
           : 'the library (no reader of these stores: one by one)';
       const now = Date.now();
-      const client = clientRecord(now);
-      await putClient(client);
-      const grant = grantRecord(now, { clientId: client.clientId });
-      await storage().grants.save(grant);
+      const { client, grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant);
       await storage().tokens.save(token);
       const [live, expired, absent] = [freshId('live'), freshId('expired'), freshId('absent')];
@@ -78,10 +83,7 @@ export function readerTests(suite: ConformanceSuite): void {
     it('grantOf: the grant an entry names (a code), read with it; null when it names another or none; grant: of a user and client', async () => {
       const how = ownReader(storage()) !== undefined ? 'Storage.reader.read' : 'the library';
       const now = Date.now();
-      const client = clientRecord(now);
-      await putClient(client);
-      const grant = grantRecord(now, { clientId: client.clientId });
-      await storage().grants.save(grant);
+      const { client, grant } = await enrolled(suite, now);
       const names = (grantId: string) =>
         JSON.stringify({ clientId: client.clientId, userId: grant.userId, grantId });
       const [code, stale, absent] = [freshId('code'), freshId('code'), freshId('code')];

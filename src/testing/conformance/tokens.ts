@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ClientRecord, FoundTokenRecord, GrantRecord, TokenRecord } from '../../storage/types.js';
+import type { FoundTokenRecord, TokenRecord } from '../../storage/types.js';
 import type { ConformanceSuite } from './api.js';
 import { isNull, race, sameRecord } from './check.js';
 import {
@@ -7,7 +7,7 @@ import {
   RACERS,
   SECOND,
   accessTokenRecord,
-  clientRecord,
+  enrolled,
   freshHash,
   grantRecord,
   refreshTokenRecord,
@@ -16,15 +16,6 @@ import {
 /** `tokens.save` and `tokens.find`: a token with its grant and client, in one read. */
 export function tokenTests(suite: ConformanceSuite): void {
   const { describe, it, storage, putClient } = suite;
-
-  /** A registered client and a standing grant at it. */
-  async function enrolled(now: number): Promise<{ client: ClientRecord; grant: GrantRecord }> {
-    const client = clientRecord(now);
-    await putClient(client);
-    const grant = grantRecord(now, { clientId: client.clientId });
-    await storage().grants.save(grant);
-    return { client, grant };
-  }
 
   async function found(token: TokenRecord, what: string): Promise<FoundTokenRecord> {
     const result = await storage().tokens.find(token.tokenHash);
@@ -35,7 +26,7 @@ export function tokenTests(suite: ConformanceSuite): void {
   describe('tokens', () => {
     it('an access token round-trips every field, with its grant and client joined', async () => {
       const now = Date.now();
-      const { client, grant } = await enrolled(now);
+      const { client, grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant, {
         scopes: ['realms:read', 'profile'],
         resources: ['https://printer.example/mcp'],
@@ -49,7 +40,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('saveAll: an access and a refresh token saved at once, each round-trips, and saved again replaces them', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const access = accessTokenRecord(now, grant, { origin: 'authorization_code' });
       const refresh = refreshTokenRecord(now, grant, { origin: 'authorization_code' });
       await storage().tokens.saveAll([access, refresh]);
@@ -74,7 +65,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('a refresh token round-trips expiresAt null and rotatedAt null, then a numeric rotatedAt', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const token = refreshTokenRecord(now, grant, { origin: 'refresh_token' });
       await storage().tokens.save(token);
       sameRecord(
@@ -93,7 +84,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('an implicit or a client credentials access token round-trips its origin', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       for (const origin of ['implicit', 'client_credentials'] as const) {
         const token = accessTokenRecord(now, grant, { origin, scopes: [] });
         await storage().tokens.save(token);
@@ -107,7 +98,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('find matches the hash exactly, and gives null for an unknown one', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant, { tokenHash: `${freshHash()}Ab` });
       await storage().tokens.save(token);
       for (const hash of [
@@ -125,7 +116,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('find returns a token whatever its state: expired, rotated, its grant revoked', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const expired = accessTokenRecord(now - 2 * HOUR, grant);
       const rotated = refreshTokenRecord(now, grant, { rotatedAt: now });
       await storage().tokens.save(expired);
@@ -144,7 +135,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('find joins the grant by grantId: a token of a replaced grant has grant null, another grant never shows', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant);
       await storage().tokens.save(token);
       const orphan = accessTokenRecord(now, { ...grant, grantId: `${grant.grantId}-never-saved` });
@@ -163,7 +154,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('find joins the client as it is now: disabled after registration, null if it never existed', async () => {
       const now = Date.now();
-      const { client, grant } = await enrolled(now);
+      const { client, grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant);
       await storage().tokens.save(token);
       await putClient({ ...client, disabled: true }, true);
@@ -182,7 +173,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it(`${RACERS} concurrent saves of distinct tokens are all found`, async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const tokens = Array.from({ length: RACERS }, (_, index) =>
         index % 2 ? accessTokenRecord(now, grant) : refreshTokenRecord(now, grant),
       );
@@ -193,7 +184,7 @@ export function tokenTests(suite: ConformanceSuite): void {
 
     it('stores a copy: changing the saved or the found scopes changes nothing stored', async () => {
       const now = Date.now();
-      const { grant } = await enrolled(now);
+      const { grant } = await enrolled(suite, now);
       const token = accessTokenRecord(now, grant);
       const saved = structuredClone(token);
       await storage().tokens.save(saved);
