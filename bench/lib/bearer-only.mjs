@@ -1,10 +1,11 @@
 /**
  * An authorization server for `requireBearer` alone, over `memoryStorage()` with the given access
  * tokens stored (hashed, as the library stores them): for the bench's parts of `GET /v1/realms`
- * (`contenders/express-parts.mjs`) and the in-process probe (`probes/bearer.mjs`).
+ * (`contenders/express-parts.mjs`) and the in-process probes (`probes/bearer.mjs`, `probes/figures.mjs`,
+ * `probes/usage.mjs`), with the probes' one way to time a step.
  */
 import { createAuthorizationServer, memoryStorage } from 'openid-oauth-bridge';
-import { SCOPE, sha256 } from './fixtures.mjs';
+import { fillerTokenFor, SCOPE, sha256 } from './fixtures.mjs';
 
 /**
  * Resolves the server once every plaintext in `tokens` is stored as a live access token;
@@ -57,4 +58,36 @@ export async function bearerOnlyServer(tokens, options = {}) {
     scopes: { [SCOPE]: 'See the list of your realms' },
     ...options,
   });
+}
+
+/**
+ * CPU microseconds per call of `step` (a `requireBearer` or the like): `calls` calls, `inFlight`
+ * at a time, each presenting the next of `tokens` filler tokens and passed on by `next()`; a
+ * refusal fails the probe. `after` runs inside the timed part (a flush of what the calls counted).
+ */
+export async function cpuPerBearerCall(step, { calls, inFlight, tokens, after = async () => {} }) {
+  const start = process.cpuUsage();
+  for (let done = 0; done < calls; done += inFlight) {
+    await Promise.all(
+      Array.from(
+        { length: inFlight },
+        (_, i) =>
+          new Promise((resolve, reject) => {
+            // What requireBearer reads of a request: the header, and the URL (no token in its query).
+            const req = {
+              method: 'GET',
+              baseUrl: '',
+              originalUrl: '/v1/realms',
+              url: '/v1/realms',
+              headers: { authorization: `Bearer ${fillerTokenFor((done + i) % tokens)}` },
+            };
+            const res = { locals: {}, status: () => reject(new Error('the token was refused')) };
+            step(req, res, resolve);
+          }),
+      ),
+    );
+  }
+  await after();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / calls;
 }

@@ -9,7 +9,7 @@
  */
 import { hash } from 'node:crypto';
 import { requireBearer } from 'openid-oauth-bridge';
-import { bearerOnlyServer } from '../lib/bearer-only.mjs';
+import { bearerOnlyServer, cpuPerBearerCall } from '../lib/bearer-only.mjs';
 import { fillerTokenFor, SCOPE } from '../lib/fixtures.mjs';
 
 const TOKENS = 1000;
@@ -27,34 +27,8 @@ const steps = {
   requireBearer: requireBearer(server, { scopes: [SCOPE] }),
 };
 
-/** CPU microseconds per call of `step`, each call answered by `next()` or failing the probe. */
-async function measure(step) {
-  const start = process.cpuUsage();
-  for (let done = 0; done < CALLS; done += IN_FLIGHT) {
-    await Promise.all(
-      Array.from(
-        { length: IN_FLIGHT },
-        (_, i) =>
-          new Promise((resolve, reject) => {
-            // What requireBearer reads of a request: the header, and the URL (no token in its query).
-            const req = {
-              method: 'GET',
-              baseUrl: '',
-              originalUrl: '/v1/realms',
-              headers: { authorization: `Bearer ${fillerTokenFor((done + i) % TOKENS)}` },
-            };
-            const res = {
-              locals: {},
-              status: () => reject(new Error('the token was refused')),
-            };
-            step(req, res, resolve);
-          }),
-      ),
-    );
-  }
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / CALLS;
-}
+/** CPU microseconds per call of `step` (lib/bearer-only.mjs). */
+const measure = (step) => cpuPerBearerCall(step, { calls: CALLS, inFlight: IN_FLIGHT, tokens: TOKENS });
 
 const results = Object.fromEntries(Object.keys(steps).map((name) => [name, []]));
 for (let round = 0; round < 5; round++) {

@@ -10,7 +10,7 @@
  * Prints CPU microseconds per call for each, 7 rounds taken in turn, their medians and the ratio.
  */
 import { requireBearer } from 'openid-oauth-bridge';
-import { bearerOnlyServer } from '../lib/bearer-only.mjs';
+import { bearerOnlyServer, cpuPerBearerCall } from '../lib/bearer-only.mjs';
 import { fillerTokenFor, SCOPE } from '../lib/fixtures.mjs';
 
 const TOKENS = 1000;
@@ -23,31 +23,14 @@ const off = await bearerOnlyServer(plaintexts, { usage: false });
 const on = await bearerOnlyServer(plaintexts);
 if (off.usage !== undefined || on.usage === undefined) throw new Error('usage is not off and on as asked');
 
-/** CPU microseconds per call of `server`'s requireBearer, its usage flushed at the end. */
-async function measure(server) {
-  const step = requireBearer(server, { scopes: [SCOPE] });
-  const start = process.cpuUsage();
-  for (let done = 0; done < CALLS; done += IN_FLIGHT) {
-    await Promise.all(
-      Array.from(
-        { length: IN_FLIGHT },
-        (_, i) =>
-          new Promise((resolve, reject) => {
-            const req = {
-              method: 'GET',
-              originalUrl: '/v1/realms',
-              headers: { authorization: `Bearer ${fillerTokenFor((done + i) % TOKENS)}` },
-            };
-            const res = { locals: {}, status: () => reject(new Error('the token was refused')) };
-            step(req, res, resolve);
-          }),
-      ),
-    );
-  }
-  await server.usage?.flush();
-  const used = process.cpuUsage(start);
-  return (used.user + used.system) / CALLS;
-}
+/** CPU microseconds per call of `server`'s requireBearer, its usage flushed at the end (lib/bearer-only.mjs). */
+const measure = (server) =>
+  cpuPerBearerCall(requireBearer(server, { scopes: [SCOPE] }), {
+    calls: CALLS,
+    inFlight: IN_FLIGHT,
+    tokens: TOKENS,
+    after: async () => server.usage?.flush(),
+  });
 
 const results = { 'usage off': [], 'usage on': [] };
 for (let round = 0; round < ROUNDS; round++) {
@@ -61,6 +44,8 @@ for (const [name, values] of Object.entries(results)) {
   );
 }
 const ratio = median(results['usage on']) / median(results['usage off']);
-console.log(`usage on ÷ off: ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)} % more CPU per bearer call)`);
+console.log(
+  `usage on ÷ off: ${ratio.toFixed(3)} (${((ratio - 1) * 100).toFixed(1)} % more CPU per bearer call)`,
+);
 const [written] = await on.storage.usage.counts({ clientId: 'bench-client', since: '1970-01-01' });
 console.log(`written: ${written.count} bearer uses of bench-client (${ROUNDS * CALLS} made)`);
