@@ -1,9 +1,5 @@
-import {
-  resolveOptions,
-  type AuthorizationServerOptions,
-  type Logger,
-  type ResolvedOptions,
-} from './config/options.js';
+import type { AuthorizationServerOptions, Logger, ResolvedOptions } from './config/options.js';
+import { resolveOptions } from './config/resolve.js';
 import type { AuthorizationServer, EndpointUrls, LoginSessionHandle, OidcRuntime } from './config/server.js';
 import { OAuthError } from './errors/oauth-error.js';
 import { declaredResources } from './rules/resources.js';

@@ -358,3 +358,15 @@ export function publicPart(jwk: Jwk): Jwk {
   const members = kty === 'RSA' ? { kty, n, e } : { kty, crv, x, y };
   return { ...members, kid, alg, use: 'sig' };
 }
+
+/** A private RSA (RS256) or P-256 (ES256) JWK with a `kid`: never a symmetric key. */
+export function isPrivateSigningJwk(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const jwk = value as Jwk;
+  const kidOk = typeof jwk.kid === 'string' && jwk.kid.length > 0 && jwk.kid.length <= 255;
+  // RS256 needs a modulus of 2048 bits at least: 342 base64url characters.
+  const shapeOk =
+    (jwk.alg === 'RS256' && jwk.kty === 'RSA' && typeof jwk.n === 'string' && jwk.n.length >= 342) ||
+    (jwk.alg === 'ES256' && jwk.kty === 'EC' && jwk.crv === 'P-256');
+  return kidOk && shapeOk && typeof jwk.d === 'string' && jwk.d.length > 0;
+}
