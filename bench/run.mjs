@@ -5,7 +5,7 @@
  *
  *   node bench/run.mjs [--duration 10] [--warmup 3] [--connections 50]
  *                      [--workloads realms,refresh,code,authorize] [--contenders express,library-memory,…]
- *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave] [--baseline express]
+ *                      [--tokens 1000] [--codes 250000] [--rounds 1] [--interleave [--sessions 1]] [--baseline express]
  *   node bench/run.mjs --scale [--workloads realms,code]   (or bench/scale.mjs) 1,000 vs 1,000,000 tokens
  *   node bench/run.mjs --soak 300 [--workloads realms,refresh,code,authorize] [--sample 10]
  *                                                          server RSS under full load, sampled every 10 s
@@ -49,6 +49,7 @@ const { values: args } = parseArgs({
     sample: { type: 'string' },
     rounds: { type: 'string', default: '1' },
     interleave: { type: 'boolean', default: false },
+    sessions: { type: 'string', default: '1' },
     baseline: { type: 'string' },
   },
 });
@@ -221,6 +222,13 @@ const CONTENDERS = [
     label: 'openid-oauth-bridge, memory, metricsRouter mounted',
     file: 'library.mjs',
     env: { BENCH_STORAGE: 'memory', BENCH_METRICS: '1' },
+    optional: true,
+  },
+  {
+    id: 'library-memory-figures',
+    label: 'openid-oauth-bridge, memory, figures recorded, no metricsRouter layer',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'record' },
     optional: true,
   },
   {
@@ -537,11 +545,16 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
   if (!baseline) return (await session(contenders, workload, { tokens, rounds })).map((entry) => entry.rows);
   const baselineRows = [];
   const rows = new Map([[baseline, baselineRows]]);
-  for (const contender of contenders.filter((c) => c !== baseline)) {
-    const [base, other] = await session([baseline, contender], workload, { tokens, rounds });
-    base.rows.forEach((row, i) => (other.rows[i].base = row));
-    baselineRows.push(...base.rows);
-    rows.set(contender, other.rows);
+  const others = contenders.filter((c) => c !== baseline);
+  for (const contender of others) rows.set(contender, []);
+  // `--sessions N`: each pair of processes N times over, the contenders in turn, the turns pooled.
+  for (let n = 0; n < Number(args.sessions); n++) {
+    for (const contender of others) {
+      const [base, other] = await session([baseline, contender], workload, { tokens, rounds });
+      base.rows.forEach((row, i) => (other.rows[i].base = row));
+      baselineRows.push(...base.rows);
+      rows.get(contender).push(...other.rows);
+    }
   }
   return contenders.map((contender) => rows.get(contender));
 }
@@ -901,7 +914,7 @@ function printTable(workload, rows, bounds = {}) {
   const rounds = rows.find((r) => r.rounds > 1 && !r.contender.baseline)?.rounds;
   if (rounds) {
     const how = args.interleave
-      ? `${rounds} turns of ${args.duration} s per contender, each next to a turn of the baseline, by contenders that stay up`
+      ? `${rounds} turns of ${args.duration} s per contender, each next to a turn of the baseline, by contenders that stay up${Number(args.sessions) > 1 ? ` (${args.sessions} sessions, each a fresh pair of processes)` : ''}`
       : `${rounds} rounds taken in turn`;
     const spread = rounds >= QUARTILES_FROM ? 'its middle half (quartiles)' : 'its range';
     console.log(

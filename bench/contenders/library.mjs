@@ -23,7 +23,7 @@ import {
   requireBearer,
   sqlStorage,
 } from 'openid-oauth-bridge';
-import { metricsRouter } from 'openid-oauth-bridge/observability';
+import { metricsRouter, recordFigures } from 'openid-oauth-bridge/observability';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
 import {
@@ -126,7 +126,10 @@ const app = express();
 app.disable('x-powered-by');
 // BENCH_METRICS=1: the Prometheus router in front of everything, so every request passes it and
 // is recorded (its events and tracing channels): what the figures cost (`library-memory-metrics`).
-if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
+// BENCH_METRICS=record: the recording alone, into a sink that keeps nothing, with no router layer
+// (`library-memory-figures`): how the cost splits between the two.
+if (process.env.BENCH_METRICS === 'record') recordFigures(server, { count() {}, observe() {} });
+else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
 app.use(oauthRouter(server));
 // BENCH_UNPROTECTED=1 leaves out requireBearer, for finding where the cost goes (`library-unprotected`).

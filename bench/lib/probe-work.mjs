@@ -7,11 +7,13 @@
  * | ----------- | --------------------------------------------------------------------- | ---------------------------------------------- |
  * | `realms`    | the token with its grant and client                                   |                                                |
  * | `refresh`   | the client, two rate counters, the refresh token with grant and client | one access token                               |
- * | `code`      | the client, two rate counters, the code, the grant                    | two tokens, the code taken, the used-code mark |
+ * | `code`      | the client, two rate counters, the code, its grant                    | two tokens, the code replaced by its used mark |
  * | `authorize` | the session, the client, the grant                                    | one code                                       |
  *
- * `codeTwoTrips` (PostgreSQL) is `code` in two round trips, as the library's exchange makes them:
- * the client, the counters and the code; then the writes, the take and the grant.
+ * The code is replaced by its used marker under the same key (`ephemeral.replace`: an update that
+ * matches the value read), as the library's exchange commits it. `codeTwoTrips` (PostgreSQL) is
+ * `code` in two round trips: the client, the counters, the code and its grant; then the writes.
+ * The library makes three (the load step, `tokens.saveAll`, then the `replace` that commits).
  */
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -29,6 +31,8 @@ const CLIENT = 'probe-client';
 const USER_ID = 'probe-user';
 const GRANT = 'probe-grant';
 const SCOPES = 'realms:read';
+/** What `ephemeral.replace` leaves under a used code's key. */
+const usedValue = JSON.stringify({ used: true, grantId: GRANT, clientId: CLIENT, userId: USER_ID });
 const codeValue = JSON.stringify({
   clientId: CLIENT,
   userId: USER_ID,
@@ -59,7 +63,6 @@ export function inputSource(count) {
     count,
     at: (n) => ({
       code: `code:${key(n, 0)}`,
-      used: `code-used:${key(n, 1)}`,
       access: key(n, 2),
       refresh: key(n, 3),
       newCode: `code:${key(n, 4)}`,
@@ -157,12 +160,15 @@ export async function sqliteWork(stored = 1000) {
   const findGrant = db.prepare(
     `select ${GRANT_COLUMNS} from oauth_grants where user_id = ? and client_id = ?`,
   );
+  const findGrantById = db.prepare(`select ${GRANT_COLUMNS} from oauth_grants where grant_id = ?`);
   const insertToken = db.prepare(`insert into oauth_tokens (token_hash, type, grant_id, client_id, user_id,
     scopes, created_at, expires_at, origin, rotated_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, null)`);
   const put = db.prepare(`insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)
     on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at`);
-  const take = db
-    .prepare('delete from oauth_ephemeral where key = ? and expires_at > ? returning value')
+  const replace = db
+    .prepare(
+      'update oauth_ephemeral set value = ?, expires_at = ? where key = ? and value = ? and expires_at > ? returning key',
+    )
     .pluck();
   const putCode = db.prepare('insert into oauth_ephemeral (key, value, expires_at) values (?, ?, ?)');
   const seedCodes = db.transaction((batch) => batch.forEach((i) => putCode.run(i.code, codeValue, later)));
@@ -182,7 +188,7 @@ export async function sqliteWork(stored = 1000) {
     code: db.transaction((i) => {
       clientAndRates();
       getLive.get(i.code, now);
-      findGrant.get(USER_ID, CLIENT);
+      findGrantById.get(GRANT);
       insertToken.run(
         i.access,
         'access_token',
@@ -205,9 +211,7 @@ export async function sqliteWork(stored = 1000) {
         null,
         'authorization_code',
       );
-      const taken = take.get(i.code, now);
-      put.run(i.used, '{}', later);
-      return taken !== undefined;
+      return replace.get(usedValue, later, i.code, codeValue, now) !== undefined;
     }),
     authorize: db.transaction((i) => {
       getLive.get('session:probe', now);
@@ -261,14 +265,13 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
       values: (i) => [...CLIENT_AND_RATES, i.access, GRANT, USER_ID, SCOPES, later, REFRESH_HASH],
     },
     code: {
-      text: `with code as (delete from oauth_ephemeral where key = $5 and expires_at > $4 returning value),
+      text: `with code as (update oauth_ephemeral set value = $12, expires_at = $11
+          where key = $5 and value = $13 and expires_at > $4 returning key),
         t as (${TOKEN_INSERT} values ($6, 'access_token', $8, $1, $9, $10, $4, $11, 'authorization_code', null),
-          ($7, 'refresh_token', $8, $1, $9, $10, $4, null, 'authorization_code', null)),
-        u as (insert into oauth_ephemeral (key, value, expires_at) select $12, '{}', $11 from code
-          on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at)
+          ($7, 'refresh_token', $8, $1, $9, $10, $4, null, 'authorization_code', null))
         select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
-        (select value from code) as code,
-        (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $9 and client_id = $1) as grant`,
+        (select key from code) as code,
+        (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where grant_id = $8) as grant`,
       values: (i) => [
         ...CLIENT_AND_RATES,
         i.code,
@@ -278,24 +281,24 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
         USER_ID,
         SCOPES,
         later,
-        i.used,
+        usedValue,
+        codeValue,
       ],
     },
     codeTwoTrips: [
       {
         text: `select ${CLIENT_ROW} as client, ${RATE('$2')} as rate_client, ${RATE('$3')} as rate_address,
-          (select value from oauth_ephemeral where key = $5 and expires_at > $4) as code`,
-        values: (i) => [...CLIENT_AND_RATES, i.code],
+          (select value from oauth_ephemeral where key = $5 and expires_at > $4) as code,
+          (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where grant_id = $6) as grant`,
+        values: (i) => [...CLIENT_AND_RATES, i.code, GRANT],
       },
       {
-        text: `with code as (delete from oauth_ephemeral where key = $2 and expires_at > $1 returning value),
-          t as (${TOKEN_INSERT} values ($3, 'access_token', $5, $6, $7, $8, $1, $9, 'authorization_code', null),
-            ($4, 'refresh_token', $5, $6, $7, $8, $1, null, 'authorization_code', null)),
-          u as (insert into oauth_ephemeral (key, value, expires_at) select $10, '{}', $9 from code
-            on conflict (key) do update set value = excluded.value, expires_at = excluded.expires_at)
-          select (select value from code) as code,
-          (select json_build_array(${GRANT_COLUMNS}) from oauth_grants where user_id = $7 and client_id = $6) as grant`,
-        values: (i) => [now, i.code, i.access, i.refresh, GRANT, CLIENT, USER_ID, SCOPES, later, i.used],
+        text: `with code as (update oauth_ephemeral set value = $9, expires_at = $8
+            where key = $2 and value = $10 and expires_at > $1 returning key),
+          t as (${TOKEN_INSERT} values ($3, 'access_token', $5, $6, $7, $11, $1, $8, 'authorization_code', null),
+            ($4, 'refresh_token', $5, $6, $7, $11, $1, null, 'authorization_code', null))
+          select (select key from code) as code`,
+        values: (i) => [now, i.code, i.access, i.refresh, GRANT, CLIENT, USER_ID, later, usedValue, codeValue, SCOPES],
       },
     ],
     authorize: {
@@ -317,7 +320,7 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
         const { text, values } = steps[s];
         ({ rows } = await pool.query({ name: `bounds-${workload}-${s}`, text, values: values(input, n) }));
       }
-      // The code exchange's last statement returns the code it took: it must have found one.
+      // The code exchange's last statement returns the code it replaced: it must have found one.
       if (workload.startsWith('code') && rows[0]?.code == null)
         throw new Error(`bound: no code ${input.code}`);
     },

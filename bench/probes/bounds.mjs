@@ -9,7 +9,8 @@
  *   do all of the request's reads and writes; 10 connections in flight, as the library's pool.
  *
  * The work per request is `lib/probe-work.mjs`'s (hashes computed beforehand). On PostgreSQL it
- * also times `codeTwoTrips`, the code exchange's work in two round trips (reads, then writes).
+ * also times `codeTwoTrips`, the code exchange's work in two round trips (reads, then the writes
+ * and the `replace` that commits).
  *
  *   node bench/probes/bounds.mjs            # a table
  *   node bench/probes/bounds.mjs --json     # {"sqlite":{"realms":µs,…},"postgres":{…}} (run.mjs)

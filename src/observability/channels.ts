@@ -1,4 +1,4 @@
-import { tracingChannel, type TracingChannel } from 'node:diagnostics_channel';
+import { tracingChannel, type TracingChannel, type TracingChannelSubscribers } from 'node:diagnostics_channel';
 
 /*
  * Tracing without a dependency: Node's `diagnostics_channel` tracing channels, one per endpoint
@@ -95,6 +95,23 @@ export function traceChannel(name: EndpointTraceName | OutboundTraceName): Traci
   return channel;
 }
 
+/**
+ * Subscribes `handlers` to the events of `channel` they name, and only those: an event nobody
+ * reads is then published to no one, which costs a request nothing. Returns the unsubscriber.
+ */
+export function subscribeTo(
+  channel: TracingChannel<object, object>,
+  handlers: Partial<TracingChannelSubscribers<object>>,
+): () => void {
+  const events = (Object.keys(handlers) as (keyof TracingChannelSubscribers<object>)[]).filter(
+    (event) => handlers[event] !== undefined,
+  );
+  for (const event of events) channel[event].subscribe(handlers[event]! as (message: unknown) => void);
+  return () => {
+    for (const event of events) channel[event].unsubscribe(handlers[event]! as (message: unknown) => void);
+  };
+}
+
 /** Every channel's name, for a subscriber that wants them all (metrics, OpenTelemetry). */
 export const TRACE_NAMES: readonly (EndpointTraceName | OutboundTraceName)[] = [
   'authorize',
@@ -154,6 +171,72 @@ export function traced<C extends { error?: unknown }, T>(
       },
     );
   });
+}
+
+/**
+ * A request running inside its endpoint's channel ({@link traceRequest}): what it publishes when it
+ * ends. The pipeline ends it once, with the error it was refused with, or none.
+ */
+export class TracedRequest<C extends { error?: unknown } = RequestTrace & { error?: unknown }> {
+  #running = true;
+  #ended = false;
+  #error: Error | undefined;
+
+  constructor(
+    readonly channel: TracingChannel<object, object>,
+    readonly context: C,
+  ) {}
+
+  /**
+   * Ends the trace: `error` (when refused), then `asyncStart` and `asyncEnd`. Called while the
+   * request's synchronous part still runs, it waits for `end`, as a promise's settling would.
+   */
+  end(error?: Error): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#error = error;
+    if (!this.#running) this.#publishEnd();
+  }
+
+  /** @internal The synchronous part returned: `end`, then what `end()` was waiting for. */
+  returned(): void {
+    this.#running = false;
+    this.channel.end.publish(this.context);
+    if (this.#ended) this.#publishEnd();
+  }
+
+  #publishEnd(): void {
+    const { channel, context } = this;
+    if (this.#error !== undefined) {
+      context.error = this.#error;
+      channel.error.publish(context);
+    }
+    channel.asyncStart.publish(context);
+    channel.asyncEnd.publish(context);
+  }
+}
+
+/**
+ * Runs a request inside `channel`, as `tracePromise` would run it but with no promise: `start`
+ * with the stores bound, then `run(trace)`, then `end`; `trace.end()` publishes `asyncStart` and
+ * `asyncEnd` (after `error`, when refused) whenever the request ends. A request is answered
+ * through callbacks, and a promise made only to be traced would cost every request a few.
+ */
+export function traceRequest<C extends { error?: unknown }>(
+  channel: TracingChannel<object, object>,
+  context: C,
+  run: (trace: TracedRequest<C>) => void,
+): void {
+  const trace = new TracedRequest(channel, context);
+  try {
+    channel.start.runStores(context, run, undefined, trace);
+  } catch (err) {
+    context.error = err;
+    channel.error.publish(context);
+    channel.end.publish(context);
+    throw err;
+  }
+  trace.returned();
 }
 
 /**

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   TRACE_NAMES,
+  subscribeTo,
   traceChannel,
   type EndpointTraceName,
   type OutboundTrace,
@@ -232,18 +233,16 @@ function traceSpans(api: OTel): () => void {
       end: (data: object) => {
         if ((data as Traced).error !== undefined) finish(data);
       },
-      asyncStart: ignore,
-      asyncEnd: finish,
       // The outcome, reason and error code are on the context by asyncEnd.
-      error: ignore,
+      asyncEnd: finish,
     };
-    channel.subscribe(handlers);
+    const unsubscribe = subscribeTo(channel, handlers);
     // `bearer` passes the request on to the host's route, which must not run inside its span.
     const stores = name === 'bearer' ? [] : [own, ...(host === undefined ? [] : [host])];
     for (const store of stores) channel.start.bindStore(store, begin);
     undo.push(() => {
       for (const store of stores) channel.start.unbindStore(store);
-      channel.unsubscribe(handlers);
+      unsubscribe();
     });
   }
   return () => {
@@ -287,8 +286,6 @@ function spanKind(api: OTel, name: string, parent: Context): number {
   if (name === 'bearer' || api.trace.getSpan(parent) !== undefined) return api.SpanKind.INTERNAL;
   return api.SpanKind.SERVER;
 }
-
-const ignore = () => {};
 
 /** What is known when a request or call starts (for samplers). */
 function startAttributes(data: Traced): Attributes {

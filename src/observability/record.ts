@@ -2,6 +2,7 @@ import type { ServerEvents } from '../events/emitter.js';
 import {
   TRACE_NAMES,
   TRACE_OWNER,
+  subscribeTo,
   traceChannel,
   type OutboundTrace,
   type OutboundTraceName,
@@ -126,12 +127,8 @@ function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
       sink.count(FIGURES.registrations, registrations.of(outcome, trace.errorCode));
     }
   };
-  const ignore = () => {};
   const requests = TRACE_NAMES.filter((name) => !OUTBOUND.has(name as OutboundTraceName)).map((name) => {
-    const channel = traceChannel(name);
-    const handlers = { start, end: ignore, asyncStart: ignore, asyncEnd: ended, error: ignore };
-    channel.subscribe(handlers);
-    return () => void channel.unsubscribe(handlers);
+    return subscribeTo(traceChannel(name), { start, asyncEnd: ended });
   });
   return [...requests, countCalls(sink)];
 }
@@ -147,17 +144,11 @@ function countCalls(sink: FigureSink): () => void {
   let shared = outboundBySink.get(sink);
   if (shared === undefined) {
     const calls = new LabelSets(FIGURES.outboundCalls);
-    const ignore = () => {};
     const called = (context: object) => {
       const call = context as OutboundTrace;
       sink.count(FIGURES.outboundCalls, calls.of(call.call, call.outcome ?? 'error', call.reason));
     };
-    const stops = [...OUTBOUND].map((name) => {
-      const channel = traceChannel(name);
-      const handlers = { start: ignore, end: ignore, asyncStart: ignore, asyncEnd: called, error: ignore };
-      channel.subscribe(handlers);
-      return () => void channel.unsubscribe(handlers);
-    });
+    const stops = [...OUTBOUND].map((name) => subscribeTo(traceChannel(name), { asyncEnd: called }));
     shared = { users: 0, stop: () => stops.forEach((stop) => stop()) };
     outboundBySink.set(sink, shared);
   }

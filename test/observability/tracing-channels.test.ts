@@ -68,3 +68,18 @@ describe('a page refused before its steps', () => {
     }
   });
 });
+
+describe('a request answered within its synchronous part', () => {
+  it('publishes in the order a traced promise would: start, end, then asyncStart and asyncEnd', async () => {
+    t = await createTestApp();
+    const bearer = subscribe('bearer');
+    try {
+      // No Authorization header: requireBearer answers 401 before anything waits.
+      expect((await t.agent.get('/v1/realms')).status).toBe(401);
+      expect(bearer.seen.map((s) => s.event)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+      expect(bearer.seen.at(-1)!.context).toMatchObject({ endpoint: 'bearer', status: 401, outcome: 'success' });
+    } finally {
+      bearer.stop();
+    }
+  });
+});

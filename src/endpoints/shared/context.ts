@@ -65,9 +65,8 @@ export function endpoint<C extends Context>(definition: Endpoint<C>): Endpoint<C
   return definition;
 }
 
-/** A request traced on its endpoint's channel: its context, and how its promise settles. */
+/** A request traced on its endpoint's channel: its context, and how it ends (`error`: refused). */
 export interface Trace {
   readonly context: RequestTrace & { error?: unknown };
-  resolve(): void;
-  reject(error: Error): void;
+  end(error?: Error): void;
 }

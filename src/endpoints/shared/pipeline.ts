@@ -1,7 +1,7 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError, toOAuthError } from '../../errors/oauth-error.js';
-import { TRACE_OWNER, traceChannel, traced, type RequestTrace } from '../../observability/channels.js';
+import { TRACE_OWNER, traceChannel, traceRequest, type RequestTrace } from '../../observability/channels.js';
 import { describeRequest, traceNameOf } from './trace.js';
 import type { Trace } from './context.js';
 import { send } from '../../http/answer.js';
@@ -33,16 +33,11 @@ export function handle<C extends Context>(
     const context: RequestTrace & { error?: unknown; [TRACE_OWNER]: unknown } = {
       endpoint: endpoint.name,
       method: req.method,
-      // The endpoint's path under the host's mount point; a guard's route is the host's.
-      ...(kind === 'guard' ? {} : { route: req.baseUrl + endpoint.path }),
       [TRACE_OWNER]: server.events,
     };
-    traced(
-      channel,
-      context,
-      () => new Promise<void>((resolve, reject) => run(req, res, next, { context, resolve, reject })),
-      (err) => err as Error,
-    ).catch(() => {});
+    // The endpoint's path under the host's mount point; a guard's route is the host's.
+    if (kind !== 'guard') context.route = req.baseUrl + endpoint.path;
+    traceRequest(channel, context, (trace) => run(req, res, next, trace));
   };
   function pipeline(req: Request, res: Response, next: NextFunction, trace?: Trace): void {
     if (req.method === 'HEAD' && kind === 'page') {
@@ -50,7 +45,7 @@ export function handle<C extends Context>(
       // Refused like any other request: its trace ends, its duration is counted.
       if (trace !== undefined) {
         Object.assign(trace.context, { status: 405, outcome: 'error', errorCode: 'invalid_request' });
-        trace.reject(new Error(`${endpoint.name} refused: invalid_request`));
+        trace.end(new Error(`${endpoint.name} refused: invalid_request`));
       }
       return;
     }
@@ -133,16 +128,16 @@ function settle(ctx: Context, error?: string): void {
   const { trace } = ctx;
   if (trace === undefined) return;
   const { context } = trace;
-  Object.assign(context, describeRequest(ctx));
+  describeRequest(ctx, context);
   if (!ctx.res.headersSent && ctx.answer?.kind === 'next') {
     context.outcome = 'success';
   } else {
     context.status = ctx.res.statusCode;
     context.outcome = error === undefined ? 'success' : 'error';
   }
-  if (error === undefined) return trace.resolve();
+  if (error === undefined) return trace.end();
   context.errorCode = error;
-  trace.reject(new Error(`${ctx.endpoint.name} refused: ${error}`));
+  trace.end(new Error(`${ctx.endpoint.name} refused: ${error}`));
 }
 
 /**

@@ -47,23 +47,24 @@ const GRANT_TYPES = new Set([
 ]);
 
 /**
- * What a trace says of a request, read from its context once it ends: the grant type asked for,
- * the client's kind, the provider of a login. Bounded words only: never a raw client id.
+ * What a trace says of a request, read from its context once it ends, written into `trace`: the
+ * grant type asked for, the client's kind, the provider of a login. Bounded words only: never a
+ * raw client id.
  */
-export function describeRequest(ctx: Context): Partial<RequestTrace> {
+export function describeRequest(ctx: Context, trace: RequestTrace): void {
   const seen = ctx as Context & {
     params?: ReadonlyMap<string, string>;
     client?: ClientRecord;
     provider?: { name?: unknown };
     providerName?: unknown;
   };
-  const grantType = ctx.endpoint.name === 'token' ? seen.params?.get('grant_type') : undefined;
+  if (ctx.endpoint.name === 'token') {
+    const grantType = seen.params?.get('grant_type');
+    if (grantType !== undefined) trace.grantType = GRANT_TYPES.has(grantType) ? grantType : 'other';
+  }
+  if (seen.client !== undefined) trace.clientKind = clientKindOf(seen.client);
   const provider = typeof seen.providerName === 'string' ? seen.providerName : seen.provider?.name;
-  return {
-    ...(grantType === undefined ? {} : { grantType: GRANT_TYPES.has(grantType) ? grantType : 'other' }),
-    ...(seen.client === undefined ? {} : { clientKind: clientKindOf(seen.client) }),
-    ...(typeof provider === 'string' ? { provider } : {}),
-  };
+  if (typeof provider === 'string') trace.provider = provider;
 }
 
 /** The kind a client is counted by: how it came to be, then whether it keeps a secret. */
