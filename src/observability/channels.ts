@@ -43,7 +43,10 @@ export interface RequestTrace {
   route?: string;
   /** The token endpoint's `grant_type`, when it is one this server knows (others: `other`). */
   grantType?: string;
-  /** How the request ended: answered, passed on to the host's route (`requireBearer`), or refused. */
+  /**
+   * How the request ended: answered or passed on to the host's route (`requireBearer`), or refused
+   * (an error, or any answer with a 4xx or 5xx status).
+   */
   outcome?: 'success' | 'error';
   /** The OAuth error code it was refused with (`invalid_grant`, `server_error`, …). */
   errorCode?: string;

@@ -12,6 +12,7 @@ import type { DeviceAuthorizationResponse } from '../../src/grants/device.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { answerDevice, pollToken, requestDeviceCode, typeUserCode } from '../support/device.js';
 import { parseForm } from '../support/flow.js';
+import { subscribe } from '../support/channels.js';
 
 let t: TestApp;
 let ahead: number;
@@ -249,8 +250,12 @@ describe('guessing user codes', () => {
       const wrong = await typeUserCode(t, 'BBBB-BBBB');
       expect(wrong.status).toBe(400);
     }
-    const limited = await typeUserCode(t, device.user_code);
+    const traced = subscribe('device');
+    const limited = await typeUserCode(t, device.user_code).finally(traced.stop);
     expect(limited.status).toBe(429);
+    // A page rendered with 429 is a refusal in the figures and traces, not a success.
+    const ends = traced.seen.filter((s) => s.event === 'asyncEnd').map((s) => s.context);
+    expect(ends.at(-1)).toMatchObject({ method: 'POST', status: 429, outcome: 'error' });
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
     expect(limited.text).toContain('Too many codes were tried');
     expect(events.filter((e) => e.type === 'device.user_code_rejected')).toHaveLength(11);

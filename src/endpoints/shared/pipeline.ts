@@ -133,7 +133,9 @@ function settle(ctx: Context, error?: string): void {
     context.outcome = 'success';
   } else {
     context.status = ctx.res.statusCode;
-    context.outcome = error === undefined ? 'success' : 'error';
+    // Refused: an error thrown, or an answer of an error status a step chose itself (a page
+    // rendered with 429, requireBearer's bare 401 challenge).
+    context.outcome = error === undefined && context.status < 400 ? 'success' : 'error';
   }
   if (error === undefined) return trace.end();
   context.errorCode = error;
