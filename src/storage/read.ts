@@ -1,4 +1,12 @@
-import type { EphemeralStore, GrantRecord, Storage, StorageRead, StorageReadResult } from './types.js';
+import type {
+  ClientRecord,
+  EphemeralStore,
+  FoundTokenRecord,
+  GrantRecord,
+  Storage,
+  StorageRead,
+  StorageReadResult,
+} from './types.js';
 
 /**
  * Reads the rows a request needs at once: through the storage's {@link Storage.reader} (one
@@ -13,15 +21,24 @@ export async function readRows(
   const reader = ownReader(storage);
   if (reader !== undefined) return reader.read(request, now);
   const { client, ephemeral = [], token, grantOf, grant: pair } = request;
-  const [found, values, foundToken, paired] = await Promise.all([
+  // One wait for every read: the entries, then the client, the token and the pair's grant.
+  const reads: unknown[] = ephemeral.map((key) => storage.ephemeral.get(key, now));
+  reads.push(
     client === undefined ? null : storage.clients.find(client),
-    Promise.all(ephemeral.map((key) => storage.ephemeral.get(key, now))),
     token === undefined ? null : storage.tokens.find(token),
-    pair === undefined ? null : storage.grants.list(pair).then(([grant]) => grant ?? null),
-  ]);
+    pair === undefined ? null : storage.grants.list(pair),
+  );
+  const values = await Promise.all(reads);
   const keyed: Record<string, string | null> = {};
-  for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = values[i] ?? null;
-  const grant = grantOf === undefined ? paired : await namedGrant(storage, keyed[grantOf] ?? null);
+  for (let i = 0; i < ephemeral.length; i++) keyed[ephemeral[i]!] = (values[i] as string | null) ?? null;
+  const n = ephemeral.length;
+  const [found, foundToken, paired] = values.slice(n) as [
+    ClientRecord | null,
+    FoundTokenRecord | null,
+    GrantRecord[] | null,
+  ];
+  const grant =
+    grantOf === undefined ? (paired?.[0] ?? null) : await namedGrant(storage, keyed[grantOf] ?? null);
   return { client: found, ephemeral: keyed, token: foundToken, grant };
 }
 

@@ -9,7 +9,7 @@ import { optionalParam } from '../../http/params.js';
 import type { Step } from './pipeline.js';
 import { ephemeralKeys } from '../../storage/keys.js';
 import { readRows } from '../../storage/read.js';
-import type { ClientRecord, FoundTokenRecord, GrantRecord } from '../../storage/types.js';
+import type { ClientRecord, FoundTokenRecord, GrantRecord, StorageRead } from '../../storage/types.js';
 import type { DevicePollRows } from '../../grants/device.js';
 import { parseBasic } from './client-credentials.js';
 import { inService, isPublicClient, secretIsClients, type LoadedClient } from '../../rules/client-kind.js';
@@ -80,27 +80,24 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     const { id, secret } = presentedCredentials(req, params);
     const limits = clientAuthLimits(server, req, id);
     const { code, token, device } = named(ctx);
-    const rows = await readRows(
-      server.storage,
-      {
-        ...(id === undefined ? {} : { client: id }),
-        ephemeral: [
-          ...limits.map(({ key }) => key),
-          ...(code === undefined ? [] : [ephemeralKeys.code(code)]),
-          ...(device === undefined
-            ? []
-            : [
-                ephemeralKeys.device(device),
-                ephemeralKeys.deviceDecision(device),
-                ephemeralKeys.devicePoll(device),
-              ]),
-        ],
-        ...(token === undefined ? {} : { token }),
-        // A code names its grant: read with it, the exchange reads nothing more.
-        ...(code === undefined ? {} : { grantOf: ephemeralKeys.code(code) }),
-      },
-      server.clock(),
-    );
+    const keys = limits.map(({ key }) => key);
+    const read: StorageRead = { ephemeral: keys };
+    if (id !== undefined) read.client = id;
+    if (token !== undefined) read.token = token;
+    const codeKey = code === undefined ? undefined : ephemeralKeys.code(code);
+    if (codeKey !== undefined) {
+      keys.push(codeKey);
+      // A code names its grant: read with it, the exchange reads nothing more.
+      read.grantOf = codeKey;
+    }
+    if (device !== undefined) {
+      keys.push(
+        ephemeralKeys.device(device),
+        ephemeralKeys.deviceDecision(device),
+        ephemeralKeys.devicePoll(device),
+      );
+    }
+    const rows = await readRows(server.storage, read, server.clock());
     const presentsSecret = req.get('authorization') !== undefined || params.has('client_secret');
     // A metadata document that cannot be used names no client: invalid_client, as an unknown id.
     const client = id === undefined ? null : await documentClient(ctx, id, rows.client);
@@ -111,8 +108,7 @@ export function loadClientRows<C extends ClientContext>(named: (ctx: C) => Named
     ctx.limits = limits
       .map((limit) => ({ limit, count: entry(limit.key) }))
       .filter(({ limit }) => limit.per === 'address' || client === null || !isPublicClient(client));
-    if (code !== undefined)
-      ctx.code = { hash: code, entry: entry(ephemeralKeys.code(code)), grant: rows.grant };
+    if (code !== undefined) ctx.code = { hash: code, entry: entry(codeKey!), grant: rows.grant };
     if (device !== undefined) {
       ctx.device = {
         hash: device,
