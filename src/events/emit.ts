@@ -1,6 +1,5 @@
 import type { Request, Response } from 'express';
 import { DISPATCH, LISTENED, type ServerEvents } from './emitter.js';
-import { addressOf } from '../http/address.js';
 import type { ServerEvent, ServerEventBase, ServerEventInput, ServerEventType } from './types.js';
 
 /**
@@ -43,7 +42,7 @@ export type EventContext = Omit<ServerEventBase, 'at'>;
  */
 export function eventContext(req: Request | undefined): EventContext {
   if (req === undefined) return {};
-  const ip = addressOf(req);
+  const ip = req.ip;
   // Express links the response to its request; a bare request (a host's own call) has none.
   const requestId = (req.res as Response | undefined)?.getHeader('X-Request-Id');
   return {

@@ -1,6 +1,5 @@
 import type { Request } from 'express';
 import { isIPv6 } from 'node:net';
-import { addressOf } from '../../http/address.js';
 import type { AuthorizationServer } from '../../config/server.js';
 import { OAuthError } from '../../errors/oauth-error.js';
 import { emit, eventContext } from '../../events/emit.js';
@@ -148,7 +147,7 @@ export function tooMany(description: string, retryAfterSeconds: number): OAuthEr
  */
 export function addressKey(server: AuthorizationServer, req: Request): string | undefined {
   warnOfProxySetting(server, req);
-  const ip = addressOf(req);
+  const ip = req.ip;
   return ip !== undefined && isIPv6(ip) ? ipv6Key(ip) : ip;
 }
 
@@ -193,7 +192,7 @@ const proxyWarnings: { applies: (req: Request) => boolean; message: string }[] =
       "The 'X-Forwarded-For' header is set but the Express 'trust proxy' setting is false: every client behind the proxy counts under the proxy's address. Set 'trust proxy' to your proxies.",
   },
   {
-    applies: (req) => req.headers.forwarded !== undefined && addressOf(req) === req.socket.remoteAddress,
+    applies: (req) => req.headers.forwarded !== undefined && req.ip === req.socket.remoteAddress,
     message:
       "The 'Forwarded' header is set, but Express reads only X-Forwarded-For: every client behind the proxy counts under the proxy's address.",
   },
