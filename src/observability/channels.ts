@@ -1,4 +1,8 @@
-import { tracingChannel, type TracingChannel, type TracingChannelSubscribers } from 'node:diagnostics_channel';
+import {
+  tracingChannel,
+  type TracingChannel,
+  type TracingChannelSubscribers,
+} from 'node:diagnostics_channel';
 
 /*
  * Tracing without a dependency: Node's `diagnostics_channel` tracing channels, one per endpoint
@@ -221,16 +225,27 @@ export class TracedRequest<C extends { error?: unknown } = RequestTrace & { erro
  * with the stores bound, then `run(trace)`, then `end`; `trace.end()` publishes `asyncStart` and
  * `asyncEnd` (after `error`, when refused) whenever the request ends. A request is answered
  * through callbacks, and a promise made only to be traced would cost every request a few.
+ *
+ * Every event is published inside the stores bound to `start`, as a traced promise's are (`end`
+ * in `runStores`, the rest in reactions made there): an APM tool reads its context in them.
  */
 export function traceRequest<C extends { error?: unknown }>(
   channel: TracingChannel<object, object>,
   context: C,
   run: (trace: TracedRequest<C>) => void,
 ): void {
-  const trace = new TracedRequest(channel, context);
+  channel.start.runStores(context, runTraced<C>, undefined, run, new TracedRequest(channel, context));
+}
+
+/** {@link traceRequest}'s body, inside the stores: no closure made per request. */
+function runTraced<C extends { error?: unknown }>(
+  run: (trace: TracedRequest<C>) => void,
+  trace: TracedRequest<C>,
+): void {
   try {
-    channel.start.runStores(context, run, undefined, trace);
+    run(trace);
   } catch (err) {
+    const { channel, context } = trace;
     context.error = err;
     channel.error.publish(context);
     channel.end.publish(context);
