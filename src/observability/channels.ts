@@ -181,7 +181,9 @@ export function traced<C extends { error?: unknown }, T>(
  * A request running inside its endpoint's channel ({@link traceRequest}): what it publishes when it
  * ends. The pipeline ends it once, with the error it was refused with, or none.
  */
-export class TracedRequest<C extends { error?: unknown } = RequestTrace & { error?: unknown }> {
+export class TracedRequest<
+  C extends { error?: unknown; outcome?: string } = RequestTrace & { error?: unknown },
+> {
   #running = true;
   #ended = false;
   #error: Error | undefined;
@@ -200,6 +202,19 @@ export class TracedRequest<C extends { error?: unknown } = RequestTrace & { erro
     this.#ended = true;
     this.#error = error;
     if (!this.#running) this.#publishEnd();
+  }
+
+  /**
+   * @internal The synchronous part threw: the request ends here, refused (`outcome` `error`)
+   * unless it had already ended, as a promise whose executor throws is rejected. The subscribers
+   * see an error that says only that, never what was thrown.
+   */
+  threw(): void {
+    if (!this.#ended) {
+      (this.context as { outcome?: string }).outcome ??= 'error';
+      this.end(new Error('the request threw'));
+    }
+    this.returned();
   }
 
   /** @internal The synchronous part returned: `end`, then what `end()` was waiting for. */
@@ -227,9 +242,11 @@ export class TracedRequest<C extends { error?: unknown } = RequestTrace & { erro
  * through callbacks, and a promise made only to be traced would cost every request a few.
  *
  * Every event is published inside the stores bound to `start`, as a traced promise's are (`end`
- * in `runStores`, the rest in reactions made there): an APM tool reads its context in them.
+ * in `runStores`, the rest in reactions made there): an APM tool reads its context in them. What
+ * `run` throws ends the trace as a refusal (`end`, `error`, `asyncStart`, `asyncEnd`: every
+ * traced request ends at `asyncEnd`, which is all the figures read), then reaches the caller.
  */
-export function traceRequest<C extends { error?: unknown }>(
+export function traceRequest<C extends { error?: unknown; outcome?: string }>(
   channel: TracingChannel<object, object>,
   context: C,
   run: (trace: TracedRequest<C>) => void,
@@ -238,17 +255,14 @@ export function traceRequest<C extends { error?: unknown }>(
 }
 
 /** {@link traceRequest}'s body, inside the stores: no closure made per request. */
-function runTraced<C extends { error?: unknown }>(
+function runTraced<C extends { error?: unknown; outcome?: string }>(
   run: (trace: TracedRequest<C>) => void,
   trace: TracedRequest<C>,
 ): void {
   try {
     run(trace);
   } catch (err) {
-    const { channel, context } = trace;
-    context.error = err;
-    channel.error.publish(context);
-    channel.end.publish(context);
+    trace.threw();
     throw err;
   }
   trace.returned();

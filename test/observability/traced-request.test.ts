@@ -1,12 +1,17 @@
 /**
  * A traced request (traceRequest) keeps what a traced promise gave its subscribers: every event
- * after `start` runs inside the stores bound to `start` (an APM tool's context).
+ * after `start` runs inside the stores bound to `start` (an APM tool's context), and a request
+ * whose own code throws still ends at `asyncEnd`, so the figures count it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Express, NextFunction, Request, Response } from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
 import { traceChannel, type EndpointTraceName } from '../../src/observability/channels.js';
+import { FIGURES } from '../../src/observability/series.js';
+import { recordFigures } from '../../src/observability/record.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { refreshWith } from '../support/flow.js';
+import { subscribe } from '../support/channels.js';
 
 let t: TestApp | undefined;
 const undo: (() => void)[] = [];
@@ -58,5 +63,47 @@ describe('the stores bound to start', () => {
     for (const seen of [authorize, bearer, token]) {
       expect(seen.filter((s) => !s.inStore)).toEqual([]);
     }
+  });
+});
+
+/** A sink that keeps the durations it is given, by endpoint. */
+function durations() {
+  const observed: string[] = [];
+  const sink = {
+    count() {},
+    observe(figure: object, labels: Readonly<Record<string, string>>) {
+      if (figure === FIGURES.requestDuration) observed.push(`${labels.endpoint} ${labels.outcome}`);
+    },
+  };
+  return { observed, sink };
+}
+
+/** A request whose connection the server may cut: its answer, or `cut`. */
+async function tryRequest(request: PromiseLike<{ status: number }>): Promise<number | 'cut'> {
+  try {
+    return (await request).status;
+  } catch {
+    return 'cut';
+  }
+}
+
+describe('a request whose handler throws synchronously', () => {
+  it('still ends its trace with asyncEnd, and is counted', async () => {
+    // A host middleware that sends the headers early (and goes on): the page's own headers throw.
+    t = await createTestApp({}, (app: Express) =>
+      app.use((req: Request, res: Response, next: NextFunction) => {
+        if (req.headers['x-early'] !== undefined) res.flushHeaders();
+        next();
+      }),
+    );
+    const { observed, sink } = durations();
+    undo.push(recordFigures(t.server, sink));
+    const authorize = subscribe('authorize');
+    undo.push(authorize.stop);
+    await tryRequest(t.agent.get('/oauth/authorize').set('X-Early', '1').timeout(2000));
+    await settled();
+    expect(authorize.seen.map((s) => s.event)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
+    expect(authorize.seen.at(-1)!.context).toMatchObject({ outcome: 'error' });
+    expect(observed).toEqual(['authorization error']);
   });
 });
