@@ -1,7 +1,8 @@
 /**
  * A traced request (traceRequest) keeps what a traced promise gave its subscribers: every event
- * after `start` runs inside the stores bound to `start` (an APM tool's context), and a request
- * whose own code throws still ends at `asyncEnd`, so the figures count it.
+ * after `start` runs inside the stores bound to `start` (an APM tool's context), every request
+ * ends at `asyncEnd` exactly once, whatever threw on the way (the request's own code, the error
+ * presenter, the bare answer after it), so the figures count it and a span ends.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Express, NextFunction, Request, Response } from 'express';
@@ -105,5 +106,54 @@ describe('a request whose handler throws synchronously', () => {
     expect(authorize.seen.map((s) => s.event)).toEqual(['start', 'end', 'error', 'asyncStart', 'asyncEnd']);
     expect(authorize.seen.at(-1)!.context).toMatchObject({ outcome: 'error' });
     expect(observed).toEqual(['authorization error']);
+  });
+});
+
+describe('the error presenter, when answering throws', () => {
+  /** A host middleware whose `res.end` (or `writeHead`) throws for requests marked `X-Break`. */
+  function breaking(app: Express) {
+    app.use((req: Request, res: Response, next: NextFunction) => {
+      const what = req.headers['x-break'];
+      if (what === 'end') {
+        const end = res.end.bind(res) as (...args: unknown[]) => unknown;
+        res.end = ((...args: unknown[]) => {
+          end(...args);
+          throw new Error('a host wrapper of res.end failed');
+        }) as unknown as Response['end'];
+      } else if (what === 'head') {
+        res.writeHead = (() => {
+          throw new Error('an on-headers listener failed');
+        }) as unknown as Response['writeHead'];
+      }
+      next();
+    });
+  }
+
+  it('ends the trace when the answer had begun (headers sent) and the presenter throws', async () => {
+    t = await createTestApp({}, breaking);
+    const { observed, sink } = durations();
+    undo.push(recordFigures(t.server, sink));
+    const bearer = subscribe('bearer');
+    undo.push(bearer.stop);
+    await tryRequest(t.agent.get('/v1/realms').set('X-Break', 'end').timeout(2000));
+    await settled();
+    expect(bearer.seen.filter((s) => s.event === 'asyncEnd')).toHaveLength(1);
+    expect(bearer.seen.at(-1)!.context).toMatchObject({ outcome: 'error', errorCode: 'server_error' });
+    expect(observed).toEqual(['bearer error']);
+  });
+
+  it('ends the trace and cuts the request when even the bare 500 cannot be sent', async () => {
+    t = await createTestApp({}, breaking);
+    const { observed, sink } = durations();
+    undo.push(recordFigures(t.server, sink));
+    const token = subscribe('token');
+    undo.push(token.stop);
+    // Refused after a wait (the storage), so the presenter runs in the request's continuation.
+    const answered = await tryRequest(refreshWith(t, 'nothing').set('X-Break', 'head').timeout(2000));
+    await settled();
+    expect(answered).toBe('cut');
+    expect(token.seen.filter((s) => s.event === 'asyncEnd')).toHaveLength(1);
+    expect(token.seen.at(-1)!.context).toMatchObject({ outcome: 'error', errorCode: 'server_error' });
+    expect(observed).toEqual(['token error']);
   });
 });
