@@ -1,4 +1,8 @@
-import { tracingChannel, type TracingChannel, type TracingChannelSubscribers } from 'node:diagnostics_channel';
+import {
+  tracingChannel,
+  type TracingChannel,
+  type TracingChannelSubscribers,
+} from 'node:diagnostics_channel';
 
 /*
  * Tracing without a dependency: Node's `diagnostics_channel` tracing channels, one per endpoint
@@ -180,7 +184,9 @@ export function traced<C extends { error?: unknown }, T>(
  * A request running inside its endpoint's channel ({@link traceRequest}): what it publishes when it
  * ends. The pipeline ends it once, with the error it was refused with, or none.
  */
-export class TracedRequest<C extends { error?: unknown } = RequestTrace & { error?: unknown }> {
+export class TracedRequest<
+  C extends { error?: unknown; outcome?: string } = RequestTrace & { error?: unknown },
+> {
   #running = true;
   #ended = false;
   #error: Error | undefined;
@@ -199,6 +205,19 @@ export class TracedRequest<C extends { error?: unknown } = RequestTrace & { erro
     this.#ended = true;
     this.#error = error;
     if (!this.#running) this.#publishEnd();
+  }
+
+  /**
+   * @internal The synchronous part threw: the request ends here, refused (`outcome` `error`)
+   * unless it had already ended, as a promise whose executor throws is rejected. The subscribers
+   * see an error that says only that, never what was thrown.
+   */
+  threw(): void {
+    if (!this.#ended) {
+      (this.context as { outcome?: string }).outcome ??= 'error';
+      this.end(new Error('the request threw'));
+    }
+    this.returned();
   }
 
   /** @internal The synchronous part returned: `end`, then what `end()` was waiting for. */
@@ -224,19 +243,29 @@ export class TracedRequest<C extends { error?: unknown } = RequestTrace & { erro
  * with the stores bound, then `run(trace)`, then `end`; `trace.end()` publishes `asyncStart` and
  * `asyncEnd` (after `error`, when refused) whenever the request ends. A request is answered
  * through callbacks, and a promise made only to be traced would cost every request a few.
+ *
+ * Every event is published inside the stores bound to `start`, as a traced promise's are (`end`
+ * in `runStores`, the rest in reactions made there): an APM tool reads its context in them. What
+ * `run` throws ends the trace as a refusal (`end`, `error`, `asyncStart`, `asyncEnd`: every
+ * traced request ends at `asyncEnd`, which is all the figures read), then reaches the caller.
  */
-export function traceRequest<C extends { error?: unknown }>(
+export function traceRequest<C extends { error?: unknown; outcome?: string }>(
   channel: TracingChannel<object, object>,
   context: C,
   run: (trace: TracedRequest<C>) => void,
 ): void {
-  const trace = new TracedRequest(channel, context);
+  channel.start.runStores(context, runTraced<C>, undefined, run, new TracedRequest(channel, context));
+}
+
+/** {@link traceRequest}'s body, inside the stores: no closure made per request. */
+function runTraced<C extends { error?: unknown; outcome?: string }>(
+  run: (trace: TracedRequest<C>) => void,
+  trace: TracedRequest<C>,
+): void {
   try {
-    channel.start.runStores(context, run, undefined, trace);
+    run(trace);
   } catch (err) {
-    context.error = err;
-    channel.error.publish(context);
-    channel.end.publish(context);
+    trace.threw();
     throw err;
   }
   trace.returned();

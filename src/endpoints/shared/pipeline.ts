@@ -145,23 +145,31 @@ function settle(ctx: Context, error?: string): void {
 /**
  * The error presenter, guarded: what it throws itself (a host's error page renderer or logger
  * that fails) must not become an unhandled rejection. The request is then answered with a bare
- * 500, or cut if its answer had begun.
+ * 500, or cut if its answer had begun or the bare 500 fails too. Its trace ends either way.
  */
 function presentError(ctx: Context, err: unknown): void {
   try {
     presentErrorOf(ctx, err);
     if (ctx.trace !== undefined) settle(ctx, toOAuthError(err).code);
   } catch {
-    const { res } = ctx;
-    if (res.headersSent) {
-      res.destroy();
-      return;
-    }
-    res.statusCode = 500;
-    res.setHeader('Content-Type', 'text/plain; charset=utf-8');
-    res.end('Internal Server Error');
+    answerBare(ctx.res);
   }
-  if (ctx.trace !== undefined && ctx.res.headersSent && ctx.trace.context.outcome === undefined) {
+  if (ctx.trace !== undefined && ctx.trace.context.outcome === undefined) {
     settle(ctx, 'server_error');
   }
+}
+
+/** A bare 500 when nothing was sent yet; otherwise, or when even that throws, the request is cut. */
+function answerBare(res: Response): void {
+  if (!res.headersSent) {
+    try {
+      res.statusCode = 500;
+      res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+      res.end('Internal Server Error');
+      return;
+    } catch {
+      // A host's wrapper of writeHead or end that throws: nothing more can be said.
+    }
+  }
+  res.destroy();
 }
