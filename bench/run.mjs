@@ -225,6 +225,32 @@ const CONTENDERS = [
     optional: true,
   },
   {
+    id: 'library-memory-metrics-toggled',
+    label: 'openid-oauth-bridge, memory, metricsRouter mounted, same process as its baseline turns',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle' },
+    // With `--baseline library-memory --interleave`: one process takes both turns of each pair,
+    // the router taken out for the baseline's turn and mounted for this one.
+    toggle: { off: 'figures:off', on: 'figures:on' },
+    optional: true,
+  },
+  ...['recording', 'layer'].map((part) => ({
+    id: `library-memory-metrics-toggled-${part}`,
+    label: `openid-oauth-bridge, memory, same process as its baseline turns, ${part === 'layer' ? 'a router layer that records nothing' : 'the figures recorded, no router layer'}`,
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle', BENCH_TOGGLE_PART: part },
+    toggle: { off: 'figures:off', on: 'figures:on' },
+    optional: true,
+  })),
+  {
+    id: 'library-memory-toggled-again',
+    label: 'openid-oauth-bridge, memory, same process as its baseline turns, nothing changed (A/A control)',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle-nothing' },
+    toggle: { off: 'figures:off', on: 'figures:on' },
+    optional: true,
+  },
+  {
     id: 'library-memory-figures',
     label: 'openid-oauth-bridge, memory, figures recorded, no metricsRouter layer',
     file: 'library.mjs',
@@ -353,7 +379,7 @@ function rebase(contenders) {
  * figures cost at most 3 % of a request on memory storage.
  */
 const TARGETS_VS = {
-  'library-memory': { 'library-memory-metrics': 0.97 },
+  'library-memory': { 'library-memory-metrics': 0.97, 'library-memory-metrics-toggled': 0.97 },
 };
 
 /** The peer table's columns (issue 21), by contender id. */
@@ -550,7 +576,9 @@ async function measureInterleaved(contenders, workload, { tokens, rounds }) {
   // `--sessions N`: each pair of processes N times over, the contenders in turn, the turns pooled.
   for (let n = 0; n < Number(args.sessions); n++) {
     for (const contender of others) {
-      const [base, other] = await session([baseline, contender], workload, { tokens, rounds });
+      const pair = contender.toggle ? [contender, contender] : [baseline, contender];
+      const [base, other] = await session(pair, workload, { tokens, rounds });
+      if (contender.toggle) base.rows.forEach((row) => (row.contender = baseline));
       base.rows.forEach((row, i) => (other.rows[i].base = row));
       baselineRows.push(...base.rows);
       rows.get(contender).push(...other.rows);
@@ -567,12 +595,23 @@ async function session(contenders, workload, { tokens, rounds }) {
   const codes = codesFor(workload);
   const started = [];
   try {
-    for (const contender of contenders) {
+    // A `toggle` contender given twice is one process taking both turns: off, then on.
+    const toggled = contenders.length === 2 && contenders[0] === contenders[1] && contenders[0].toggle;
+    for (const [i, contender] of contenders.entries()) {
       const entry = { contender, rows: [] };
+      if (toggled) entry.command = i === 0 ? contender.toggle.off : contender.toggle.on;
       started.push(entry);
       try {
+        if (toggled && i === 1) {
+          Object.assign(entry, { child: started[0].child, load: started[0].load, shared: true });
+          if (started[0].failure) throw new Error(started[0].failure);
+          await command(entry.child, entry.command);
+          await warmUp(entry.load);
+          continue;
+        }
         entry.child = await startFor(contender, workload, { tokens, codes });
         entry.load = loadFor(workload, entry.child, { tokens, codes });
+        if (entry.command) await command(entry.child, entry.command);
         await warmUp(entry.load);
       } catch (err) {
         entry.failure = err.message;
@@ -584,6 +623,7 @@ async function session(contenders, workload, { tokens, rounds }) {
         if (entry.failure) row.failure = entry.failure;
         else {
           try {
+            if (entry.command) await command(entry.child, entry.command);
             Object.assign(row, await measureWindow(entry.child, entry.load, Number(args.duration)));
           } catch (err) {
             row.failure = entry.failure = err.message;
@@ -597,7 +637,7 @@ async function session(contenders, workload, { tokens, rounds }) {
       if (!entry.failure) entry.rows.at(-1).memory = await memoryOf(entry.child);
     }
   } finally {
-    await Promise.all(started.map((entry) => stop(entry.child)));
+    await Promise.all(started.filter((entry) => !entry.shared).map((entry) => stop(entry.child)));
   }
   return started;
 }
@@ -807,6 +847,20 @@ async function start(contender, env) {
     headers: ready.headers ?? {},
     bearerTokens: ready.bearerTokens,
   });
+}
+
+/** Sends a `toggle` contender `message`, resolved once it is done (`lib/contender.mjs`' `onCommand`). */
+async function command(child, message) {
+  const done = new Promise((resolve) => {
+    const listener = (reply) => {
+      if (reply?.done !== message) return;
+      child.off('message', listener);
+      resolve();
+    };
+    child.on('message', listener);
+  });
+  child.send(message);
+  await done;
 }
 
 async function stop(child) {

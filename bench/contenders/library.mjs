@@ -31,6 +31,7 @@ import {
   codeCount,
   forEachLimited,
   listen,
+  onCommand,
   ready,
   tokenCount,
   workload,
@@ -128,8 +129,16 @@ app.disable('x-powered-by');
 // is recorded (its events and tracing channels): what the figures cost (`library-memory-metrics`).
 // BENCH_METRICS=record: the recording alone, into a sink that keeps nothing, with no router layer
 // (`library-memory-figures`): how the cost splits between the two.
+// BENCH_METRICS=toggle: the router mounted in front of every route and taken out again on the
+// runner's `figures:on` and `figures:off`, so that both turns of a pair run in one process
+// (`library-memory-metrics-toggled`): no difference between two processes falls on the figures.
 if (process.env.BENCH_METRICS === 'record') recordFigures(server, { count() {}, observe() {} });
-else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
+else if (process.env.BENCH_METRICS === 'toggle') toggleMetrics();
+// BENCH_METRICS=toggle-nothing: the same turns, commands that change nothing: its A/A control.
+else if (process.env.BENCH_METRICS === 'toggle-nothing') {
+  onCommand('figures:on', () => {});
+  onCommand('figures:off', () => {});
+} else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
 app.use(oauthRouter(server));
 // BENCH_UNPROTECTED=1 leaves out requireBearer, for finding where the cost goes (`library-unprotected`).
@@ -370,4 +379,34 @@ function parseForm(page) {
     fields[name] = value.replaceAll('&amp;', '&').replaceAll('&quot;', '"');
   }
   return { action, fields };
+}
+
+/**
+ * BENCH_METRICS=toggle: `figures:on` mounts the router first of all, `figures:off` takes it out.
+ * BENCH_TOGGLE_PART=recording toggles the recording alone (no router layer), `layer` a router layer
+ * that records nothing (a middleware that calls `next()`): where the cost is.
+ */
+function toggleMetrics() {
+  const part = process.env.BENCH_TOGGLE_PART ?? 'all';
+  let mounted;
+  onCommand('figures:on', () => {
+    if (mounted) return;
+    if (part === 'recording') {
+      mounted = { metrics: { stop: recordFigures(server, { count() {}, observe() {} }) } };
+      return;
+    }
+    const metrics =
+      part === 'layer' ? Object.assign((_req, _res, next) => next(), { stop() {} }) : metricsRouter(server);
+    app.use(metrics);
+    const { stack } = app.router;
+    stack.unshift(stack.pop());
+    mounted = { metrics, layer: stack[0] };
+  });
+  onCommand('figures:off', () => {
+    if (!mounted) return;
+    mounted.metrics.stop();
+    const { stack } = app.router;
+    if (mounted.layer) stack.splice(stack.indexOf(mounted.layer), 1);
+    mounted = undefined;
+  });
 }

@@ -41,6 +41,14 @@ export async function listen(app) {
 
 const exitTasks = [];
 
+/** What the runner may ask of this contender between turns (`toggle` contenders), by message. */
+const commands = new Map();
+
+/** Runs `run` when the runner sends `message`, and tells it once done. */
+export function onCommand(message, run) {
+  commands.set(message, run);
+}
+
 /**
  * Work to finish before the contender exits when the runner says `exit` (dropping its PostgreSQL
  * schema): a task started from its own 'message' listener raced `process.exit` and left schemas
@@ -58,7 +66,10 @@ export function beforeExit(task) {
 export function ready(server, headers = {}, bearerTokens = undefined) {
   const profile = startProfile(process.env.BENCH_PROFILE);
   process.on('message', (message) => {
-    if (message === 'memory') {
+    if (commands.has(message)) {
+      commands.get(message)();
+      process.send({ done: message });
+    } else if (message === 'memory') {
       globalThis.gc?.();
       process.send({ memory: process.memoryUsage() });
     } else if (message === 'statements') {
