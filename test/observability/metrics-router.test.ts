@@ -50,6 +50,16 @@ describe('the default rule (loopbackOnly)', () => {
 });
 
 describe('the router', () => {
+  it('mounted under a prefix of its own, answers there and nowhere else', async () => {
+    t = await createTestApp();
+    metrics = metricsRouter(t.server);
+    t.app.use('/internal', metrics);
+    const res = await t.agent.get('/internal/metrics');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('# TYPE oauth_request_duration_seconds histogram');
+    expect((await t.agent.get('/metrics')).status).toBe(404);
+  });
+
   it('answers a loopback request, and refuses one a proxy on this machine forwarded', async () => {
     t = await createTestApp();
     metrics = metricsRouter(t.server);
