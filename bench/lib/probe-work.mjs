@@ -298,7 +298,19 @@ export async function postgresWork({ url: base, connections = 10, pooled = false
           t as (${TOKEN_INSERT} values ($3, 'access_token', $5, $6, $7, $11, $1, $8, 'authorization_code', null),
             ($4, 'refresh_token', $5, $6, $7, $11, $1, null, 'authorization_code', null))
           select (select key from code) as code`,
-        values: (i) => [now, i.code, i.access, i.refresh, GRANT, CLIENT, USER_ID, later, usedValue, codeValue, SCOPES],
+        values: (i) => [
+          now,
+          i.code,
+          i.access,
+          i.refresh,
+          GRANT,
+          CLIENT,
+          USER_ID,
+          later,
+          usedValue,
+          codeValue,
+          SCOPES,
+        ],
       },
     ],
     authorize: {

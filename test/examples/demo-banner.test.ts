@@ -66,8 +66,14 @@ it("the demo's banner says how to rotate its signing keys, and that command work
   expect(stdout).toMatch(/\bactive\b.*\byes\b/);
   // The rotation is the last line of the demo's audit trail (issue 41), the key that signs now.
   const signing = /^(\S+)\s.*\bactive\b.*\byes\b/m.exec(stdout)![1];
-  const lines = readFileSync(join(root, '.data', 'audit.jsonl'), 'utf8').trim().split('\n');
-  expect(JSON.parse(lines.at(-1)!)).toMatchObject({ type: 'signing_key.rotated', kid: signing, by: 'operator' });
+  const lines = readFileSync(join(root, '.data', 'audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n');
+  expect(JSON.parse(lines.at(-1)!)).toMatchObject({
+    type: 'signing_key.rotated',
+    kid: signing,
+    by: 'operator',
+  });
 }, 90_000);
 
 /**

@@ -78,7 +78,11 @@ describe('a request answered within its synchronous part', () => {
       expect((await t.agent.get('/v1/realms')).status).toBe(401);
       expect(bearer.seen.map((s) => s.event)).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
       // A bare challenge has no error code (RFC 6750 3.1), but it refuses the request all the same.
-      expect(bearer.seen.at(-1)!.context).toMatchObject({ endpoint: 'bearer', status: 401, outcome: 'error' });
+      expect(bearer.seen.at(-1)!.context).toMatchObject({
+        endpoint: 'bearer',
+        status: 401,
+        outcome: 'error',
+      });
       expect(bearer.seen.at(-1)!.context).not.toHaveProperty('errorCode');
     } finally {
       bearer.stop();
