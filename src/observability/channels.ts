@@ -141,43 +141,38 @@ export const TRACE_NAMES: readonly (EndpointTraceName | OutboundTraceName)[] = [
 ];
 
 /**
- * Runs `run` inside `channel` as `tracePromise` does (`start` with the stores bound, `end`, then
- * `asyncStart`/`asyncEnd`, or `error`), but the `error` subscribers see `safeError(err)` in
- * `context.error`, never what was thrown: an error of a call or of a storage may carry a URL with a
- * token, a SQL statement, a cookie. What `run` resolves or rejects with reaches the caller as is.
+ * {@link traceRequest} for work that is a promise (an outbound call): ends the trace when it
+ * settles. The `error` subscribers see `safeError(err)` in `context.error`, never what was thrown:
+ * an error of a call or of a storage may carry a URL with a token, a SQL statement, a cookie. What
+ * `run` resolves or rejects with reaches the caller as is.
  */
-export function traced<C extends { error?: unknown }, T>(
+export function traced<C extends { error?: unknown; outcome?: string }, T>(
   channel: TracingChannel<object, object>,
   context: C,
   run: () => Promise<T>,
   safeError: (err: unknown) => Error,
 ): Promise<T> {
-  return channel.start.runStores(context, () => {
+  let settled!: Promise<T>;
+  traceRequest(channel, context, (trace) => {
     let promise: Promise<T>;
     try {
       promise = run();
     } catch (err) {
-      context.error = safeError(err);
-      channel.error.publish(context);
-      channel.end.publish(context);
+      trace.end(safeError(err));
       throw err;
     }
-    channel.end.publish(context);
-    return promise.then(
+    settled = promise.then(
       (result) => {
-        channel.asyncStart.publish(context);
-        channel.asyncEnd.publish(context);
+        trace.end();
         return result;
       },
       (err: unknown) => {
-        context.error = safeError(err);
-        channel.error.publish(context);
-        channel.asyncStart.publish(context);
-        channel.asyncEnd.publish(context);
+        trace.end(safeError(err));
         throw err;
       },
     );
   });
+  return settled;
 }
 
 /**
