@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { exchangeCode, obtainCode, refreshWith } from '../support/flow.js';
 import { subscribe } from '../support/channels.js';
+import { requireBearer } from '../../src/index.js';
 
 let t: TestApp;
 afterEach(() => t?.close());
@@ -84,6 +85,27 @@ describe('a request answered within its synchronous part', () => {
         outcome: 'error',
       });
       expect(bearer.seen.at(-1)!.context).not.toHaveProperty('errorCode');
+    } finally {
+      bearer.stop();
+    }
+  });
+});
+
+describe('requireBearer on its tracing channel', () => {
+  it("ends the trace before the host's route runs: the duration is the guard's, not the route's", async () => {
+    t = await createTestApp();
+    const { code } = await obtainCode(t);
+    const { access_token: token } = (await exchangeCode(t, code)).body as { access_token: string };
+    const bearer = subscribe('bearer');
+    try {
+      let seenByRoute: string[] = [];
+      t.app.get('/traced-route', requireBearer(t.server), (_req, res) => {
+        seenByRoute = bearer.seen.map((s) => s.event);
+        res.json({ ok: true });
+      });
+      expect((await t.agent.get('/traced-route').set('Authorization', `Bearer ${token}`)).status).toBe(200);
+      expect(seenByRoute).toEqual(['start', 'end', 'asyncStart', 'asyncEnd']);
+      expect(bearer.seen.at(-1)!.context).toMatchObject({ endpoint: 'bearer', outcome: 'success' });
     } finally {
       bearer.stop();
     }
