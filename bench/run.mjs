@@ -224,32 +224,21 @@ const CONTENDERS = [
     env: { BENCH_STORAGE: 'memory', BENCH_METRICS: '1' },
     optional: true,
   },
-  {
-    id: 'library-memory-metrics-toggled',
-    label: 'openid-oauth-bridge, memory, metricsRouter mounted, same process as its baseline turns',
-    file: 'library.mjs',
-    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle' },
-    // With `--baseline library-memory --interleave`: one process takes both turns of each pair,
-    // the router taken out for the baseline's turn and mounted for this one.
-    toggle: { off: 'figures:off', on: 'figures:on' },
-    optional: true,
-  },
-  ...['recording', 'layer'].map((part) => ({
-    id: `library-memory-metrics-toggled-${part}`,
-    label: `openid-oauth-bridge, memory, same process as its baseline turns, ${part === 'layer' ? 'a router layer that records nothing' : 'the figures recorded, no router layer'}`,
+  // One process takes both turns of each pair (with `--baseline library-memory --interleave`): the
+  // part named taken out for the baseline's turn and put back for this one's.
+  ...[
+    ['library-memory-metrics-toggled', 'all', 'metricsRouter mounted'],
+    ['library-memory-metrics-toggled-recording', 'recording', 'the figures recorded, no router layer'],
+    ['library-memory-metrics-toggled-layer', 'layer', 'a router layer that records nothing'],
+    ['library-memory-toggled-again', 'nothing', 'nothing changed (A/A control)'],
+  ].map(([id, part, what]) => ({
+    id,
+    label: `openid-oauth-bridge, memory, same process as its baseline turns, ${what}`,
     file: 'library.mjs',
     env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle', BENCH_TOGGLE_PART: part },
     toggle: { off: 'figures:off', on: 'figures:on' },
     optional: true,
   })),
-  {
-    id: 'library-memory-toggled-again',
-    label: 'openid-oauth-bridge, memory, same process as its baseline turns, nothing changed (A/A control)',
-    file: 'library.mjs',
-    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'toggle-nothing' },
-    toggle: { off: 'figures:off', on: 'figures:on' },
-    optional: true,
-  },
   {
     id: 'library-memory-figures',
     label: 'openid-oauth-bridge, memory, figures recorded, no metricsRouter layer',

@@ -134,11 +134,7 @@ app.disable('x-powered-by');
 // (`library-memory-metrics-toggled`): no difference between two processes falls on the figures.
 if (process.env.BENCH_METRICS === 'record') recordFigures(server, { count() {}, observe() {} });
 else if (process.env.BENCH_METRICS === 'toggle') toggleMetrics();
-// BENCH_METRICS=toggle-nothing: the same turns, commands that change nothing: its A/A control.
-else if (process.env.BENCH_METRICS === 'toggle-nothing') {
-  onCommand('figures:on', () => {});
-  onCommand('figures:off', () => {});
-} else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
+else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
 app.use(oauthRouter(server));
 // BENCH_UNPROTECTED=1 leaves out requireBearer, for finding where the cost goes (`library-unprotected`).
@@ -384,13 +380,14 @@ function parseForm(page) {
 /**
  * BENCH_METRICS=toggle: `figures:on` mounts the router first of all, `figures:off` takes it out.
  * BENCH_TOGGLE_PART=recording toggles the recording alone (no router layer), `layer` a router layer
- * that records nothing (a middleware that calls `next()`): where the cost is.
+ * that records nothing (a middleware that calls `next()`): where the cost is; `nothing` changes
+ * nothing, the A/A control of the others.
  */
 function toggleMetrics() {
   const part = process.env.BENCH_TOGGLE_PART ?? 'all';
   let mounted;
   onCommand('figures:on', () => {
-    if (mounted) return;
+    if (mounted || part === 'nothing') return;
     if (part === 'recording') {
       mounted = { metrics: { stop: recordFigures(server, { count() {}, observe() {} }) } };
       return;
