@@ -162,6 +162,27 @@ describe('events of refresh, replay and reuse', () => {
     ]);
     expectNoSecrets(events, [code]);
   });
+
+  it('reports a code replayed by several requests at once one time: each revokes, one reports', async () => {
+    // A storage slow to answer a read of grants: the replays' reads overlap, and each sees the
+    // grant standing.
+    const storage = memoryStorage();
+    const list = storage.grants.list.bind(storage.grants);
+    storage.grants.list = async (filter) => {
+      const rows = await list(filter);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      return rows;
+    };
+    events = await start({ storage });
+    const { code } = await obtainCode(t);
+    expect((await exchangeCode(t, code)).status).toBe(200);
+    const replays = await Promise.all([1, 2, 3].map(() => exchangeCode(t, code)));
+    expect(replays.map((r) => r.status)).toEqual([400, 400, 400]);
+    const grantId = only(events, 'code.issued')[0]!.grantId;
+    expect(only(events, 'code.replayed')).toMatchObject([{ grantId }]);
+    const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
+    expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+  });
 });
 
 describe('events of failures', () => {
