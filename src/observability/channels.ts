@@ -45,7 +45,11 @@ export interface RequestTrace {
    * which guards the host's own routes.
    */
   route?: string;
-  /** The token endpoint's `grant_type`, when it is one this server knows (others: `other`). */
+  /**
+   * The grant: at the token endpoint, its `grant_type` when it is one this server knows (others:
+   * `other`); at an authorization that handed the client a code or a token, `authorization_code`
+   * or `implicit`.
+   */
   grantType?: string;
   /**
    * How the request ended: answered or passed on to the host's route (`requireBearer`), or refused

@@ -13,10 +13,12 @@ import { LabelSets } from './labels.js';
 import { FIGURES } from './series.js';
 
 /*
- * The figures of one server, fed from what it already reports: its typed events (what happened:
- * a login, a replay, a refusal) and its tracing channels (every request: how it ended, how long
- * it took). Nothing is added to a request's path but the listeners themselves, each of which
- * finds a label set made once and hands it to the sink.
+ * The figures of one server, fed from what it already reports: its tracing channels (every
+ * request: how it ended, how long it took, what it issued) and its typed events (what happens
+ * rarely: a login, a replay, a refusal). Nothing is added to a request's path but the listeners
+ * themselves, each of which finds a label set made once and hands it to the sink. What every
+ * request of a busy path does (issuing a code or a token) is read from its trace, never from an
+ * event: listening to one makes each request build it (its address, its request id).
  */
 
 /** What {@link recordFigures} reads of a server: its events, and its providers' names. */
@@ -72,10 +74,6 @@ function countEvents(server: FigureSource, sink: FigureSink): (() => void)[] {
   const authorized = (outcome: string) => () =>
     sink.count(FIGURES.authorizations, authorizations.of(outcome));
   return [
-    events.on('code.issued', authorized('code_issued')),
-    events.on('token.issued', (e) => {
-      if (e.grantType === 'implicit') sink.count(FIGURES.authorizations, authorizations.of('token_issued'));
-    }),
     events.on('consent.denied', authorized('denied')),
     events.on('device.authorized', authorized('device_authorized')),
     events.on('device.denied', authorized('device_denied')),
@@ -102,14 +100,18 @@ function countEvents(server: FigureSource, sink: FigureSink): (() => void)[] {
 
 /**
  * The figures read from the tracing channels: each request's duration and outcome (this server's
- * only, by its trace's owner), the token and registration requests, and the outbound calls.
- * Returns the unsubscribers.
+ * only, by its trace's owner), the token and registration requests, the authorizations that
+ * issued a code or a token (as `code.issued` and the implicit `token.issued` report them), and
+ * the outbound calls. Returns the unsubscribers.
  */
 function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
   const owner = server.events;
   const durations = new LabelSets(FIGURES.requestDuration);
   const tokens = new LabelSets(FIGURES.tokenRequests);
   const registrations = new LabelSets(FIGURES.registrations);
+  const authorizations = new LabelSets(FIGURES.authorizations);
+  const codeIssued = authorizations.of('code_issued');
+  const tokenIssued = authorizations.of('token_issued');
   const start = (context: object) => {
     if ((context as Timed)[TRACE_OWNER] === owner) (context as Timed)[STARTED] = performance.now();
   };
@@ -125,6 +127,10 @@ function timeRequests(server: FigureSource, sink: FigureSink): (() => void)[] {
       sink.count(FIGURES.tokenRequests, labels);
     } else if (trace.endpoint === 'registration') {
       sink.count(FIGURES.registrations, registrations.of(outcome, trace.errorCode));
+    } else if (trace.grantType === 'authorization_code') {
+      sink.count(FIGURES.authorizations, codeIssued);
+    } else if (trace.grantType === 'implicit') {
+      sink.count(FIGURES.authorizations, tokenIssued);
     }
   };
   const requests = TRACE_NAMES.filter((name) => !OUTBOUND.has(name as OutboundTraceName)).map((name) => {

@@ -24,7 +24,7 @@ export const FIGURES = {
     'Token endpoint requests, by grant type (other: one this server does not know) and outcome; error: the OAuth error code.',
     ['grant_type', 'outcome', 'error'],
   ),
-  /** How authorizations ended once the user was asked (from the events). */
+  /** How authorizations ended once the user was asked (codes and tokens from the traces, the rest from the events). */
   authorizations: counter(
     'oauth_authorizations_total',
     'oauth.authorizations',

@@ -13,9 +13,10 @@ import {
   type Storage,
 } from '../../src/index.js';
 import { metricsRouter, type MetricsRouter } from '../../src/observability/index.js';
-import { createTestApp, type TestApp } from '../support/app.js';
+import { createTestApp, IMPLICIT_REDIRECT, type TestApp } from '../support/app.js';
 import { recordEvents } from '../support/endpoints.js';
 import {
+  answerConsent,
   exchangeCode,
   obtainCode,
   obtainTokens,
@@ -131,6 +132,37 @@ describe('the Prometheus router after real flows', () => {
       expect(checked.output).toBe('');
       expect(checked.status).toBe(0);
     }
+  });
+
+  it('counts the codes and implicit tokens issued from the traces, listening to no event that busy paths build', async () => {
+    t = await createTestApp();
+    const busy = ['code.issued', 'token.issued', 'token.refreshed'] as const;
+    const before = busy.map((type) => t!.server.events.listenerCount(type));
+    metrics = metricsRouter(t.server);
+    t.app.use(metrics);
+    // The figures listen to none of them: a code or a token issued builds no event for them (its
+    // address, its request id); the authorization's trace says what it issued.
+    expect(busy.map((type) => t!.server.events.listenerCount(type))).toEqual(before);
+    expect(t.server.events.listenerCount('code.issued')).toBe(0);
+    const { code } = await obtainCode(t);
+    expect((await exchangeCode(t, code)).status).toBe(200);
+    await obtainCode(t);
+    // Signed in already: the implicit client's consent page at once.
+    const consent = await t.agent.get('/oauth/authorize').query({
+      response_type: 'token',
+      client_id: 'implicit-client',
+      redirect_uri: IMPLICIT_REDIRECT,
+      state: 's',
+    });
+    expect(consent.status).toBe(200);
+    const location = (await answerConsent(t, consent.text, 'allow')).headers.location!;
+    expect(location).toContain('#access_token=');
+    const text = (await t.agent.get('/metrics')).text;
+    expect(valueOf(text, 'oauth_authorizations_total', { outcome: 'code_issued' })).toBe(2);
+    expect(valueOf(text, 'oauth_authorizations_total', { outcome: 'token_issued' })).toBe(1);
+    expect(
+      valueOf(text, 'oauth_token_requests_total', { grant_type: 'authorization_code', outcome: 'success' }),
+    ).toBe(1);
   });
 
   it('counts a login cancelled at the provider, and a storage outage behind requireBearer', async () => {

@@ -348,17 +348,21 @@ export async function issue(
       const pkce = pending.codeChallenge !== null;
       emit(server, { type: 'code.issued', ...subject, pkce, ...eventContext(req) });
     }
+    ctx.issued = 'authorization_code';
     ctx.answer = backToClient(target, { code }, req.method);
     return;
   }
   const access = await saveAccessToken(server, subject, 'implicit', server.clock(), user.authTime);
-  emit(server, {
-    type: 'token.issued',
-    grantType: 'implicit',
-    ...subject,
-    refreshToken: false,
-    ...eventContext(req),
-  });
+  if (listened(server, 'token.issued')) {
+    emit(server, {
+      type: 'token.issued',
+      grantType: 'implicit',
+      ...subject,
+      refreshToken: false,
+      ...eventContext(req),
+    });
+  }
+  ctx.issued = 'implicit';
   ctx.answer = backToClient(
     target,
     {

@@ -33,6 +33,11 @@ export interface AuthorizeContext extends Context {
   provider?: ConfiguredProvider;
   /** The signed-in user's grant at the client, read with it ({@link readClientAndGrant}); `null`: none, or nobody signed in. */
   grant: GrantRecord | null;
+  /**
+   * What the authorization handed the client, once it did: a code, or a token (the implicit
+   * grant). Its trace says so (`grantType`), which the figures count.
+   */
+  issued?: 'authorization_code' | 'implicit';
 }
 
 /**

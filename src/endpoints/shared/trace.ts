@@ -48,8 +48,8 @@ const GRANT_TYPES = new Set([
 
 /**
  * What a trace says of a request, read from its context once it ends, written into `trace`: the
- * grant type asked for, the client's kind, the provider of a login. Bounded words only: never a
- * raw client id.
+ * grant type asked for (a token request) or served (an authorization that issued a code or a
+ * token), the client's kind, the provider of a login. Bounded words only: never a raw client id.
  */
 export function describeRequest(ctx: Context, trace: RequestTrace): void {
   const seen = ctx as Context & {
@@ -57,10 +57,13 @@ export function describeRequest(ctx: Context, trace: RequestTrace): void {
     client?: ClientRecord;
     provider?: { name?: unknown };
     providerName?: unknown;
+    issued?: 'authorization_code' | 'implicit';
   };
   if (ctx.endpoint.name === 'token') {
     const grantType = seen.params?.get('grant_type');
     if (grantType !== undefined) trace.grantType = GRANT_TYPES.has(grantType) ? grantType : 'other';
+  } else if (seen.issued !== undefined) {
+    trace.grantType = seen.issued;
   }
   if (seen.client !== undefined) trace.clientKind = clientKindOf(seen.client);
   const provider = typeof seen.providerName === 'string' ? seen.providerName : seen.provider?.name;
