@@ -230,6 +230,7 @@ const CONTENDERS = [
     ['library-memory-metrics-toggled', 'all', 'metricsRouter mounted'],
     ['library-memory-metrics-toggled-recording', 'recording', 'the figures recorded, no router layer'],
     ['library-memory-metrics-toggled-layer', 'layer', 'a router layer that records nothing'],
+    ['library-memory-toggled-channel', 'channel', 'an empty subscriber on the bearer channel'],
     ['library-memory-toggled-again', 'nothing', 'nothing changed (A/A control)'],
   ].map(([id, part, what]) => ({
     id,
@@ -239,6 +240,13 @@ const CONTENDERS = [
     toggle: { off: 'figures:off', on: 'figures:on' },
     optional: true,
   })),
+  {
+    id: 'library-memory-channel',
+    label: 'openid-oauth-bridge, memory, an empty subscriber on the bearer channel',
+    file: 'library.mjs',
+    env: { BENCH_STORAGE: 'memory', BENCH_METRICS: 'channel' },
+    optional: true,
+  },
   {
     id: 'library-memory-figures',
     label: 'openid-oauth-bridge, memory, figures recorded, no metricsRouter layer',

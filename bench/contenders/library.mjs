@@ -23,7 +23,7 @@ import {
   requireBearer,
   sqlStorage,
 } from 'openid-oauth-bridge';
-import { metricsRouter, recordFigures } from 'openid-oauth-bridge/observability';
+import { metricsRouter, recordFigures, traceChannel } from 'openid-oauth-bridge/observability';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';
 import {
@@ -132,7 +132,10 @@ app.disable('x-powered-by');
 // BENCH_METRICS=toggle: the router mounted in front of every route and taken out again on the
 // runner's `figures:on` and `figures:off`, so that both turns of a pair run in one process
 // (`library-memory-metrics-toggled`): no difference between two processes falls on the figures.
-if (process.env.BENCH_METRICS === 'record') recordFigures(server, { count() {}, observe() {} });
+// BENCH_METRICS=channel: an empty subscriber on the bearer channel from the start
+// (`library-memory-channel`): what tracing a request costs, with no figure recorded.
+if (process.env.BENCH_METRICS === 'channel') subscribeEmpty();
+else if (process.env.BENCH_METRICS === 'record') recordFigures(server, { count() {}, observe() {} });
 else if (process.env.BENCH_METRICS === 'toggle') toggleMetrics();
 else if (process.env.BENCH_METRICS) app.use(metricsRouter(server));
 // Every endpoint, as the README mounts them: one router, one layer in front of the app's routes.
@@ -377,17 +380,29 @@ function parseForm(page) {
   return { action, fields };
 }
 
+/** An empty subscriber on the bearer channel (`start` and `asyncEnd`); returns its unsubscriber. */
+function subscribeEmpty() {
+  const handlers = { start() {}, asyncEnd() {} };
+  const channel = traceChannel('bearer');
+  channel.subscribe(handlers);
+  return () => channel.unsubscribe(handlers);
+}
+
 /**
  * BENCH_METRICS=toggle: `figures:on` mounts the router first of all, `figures:off` takes it out.
  * BENCH_TOGGLE_PART=recording toggles the recording alone (no router layer), `layer` a router layer
- * that records nothing (a middleware that calls `next()`): where the cost is; `nothing` changes
- * nothing, the A/A control of the others.
+ * that records nothing (a middleware that calls `next()`), `channel` an empty subscriber on the
+ * bearer channel: where the cost is; `nothing` changes nothing, the A/A control of the others.
  */
 function toggleMetrics() {
   const part = process.env.BENCH_TOGGLE_PART ?? 'all';
   let mounted;
   onCommand('figures:on', () => {
     if (mounted || part === 'nothing') return;
+    if (part === 'channel') {
+      mounted = { metrics: { stop: subscribeEmpty() } };
+      return;
+    }
     if (part === 'recording') {
       mounted = { metrics: { stop: recordFigures(server, { count() {}, observe() {} }) } };
       return;
