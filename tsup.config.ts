@@ -8,6 +8,7 @@ export default defineConfig([
       'openid/index': 'src/openid/index.ts',
       'testing/index': 'src/testing/index.ts',
       'redis/index': 'src/storage/redis/index.ts',
+      'storage/index': 'src/storage/index.ts',
       'observability/index': 'src/observability/index.ts',
     },
     format: ['esm', 'cjs'],

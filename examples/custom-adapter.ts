@@ -12,14 +12,13 @@
  * docs/custom-adapter.md walks through it.
  */
 import { after, before, describe, it } from 'node:test';
+import type { ClientRecord, Storage } from 'openid-oauth-bridge';
 import {
   memoryEphemeralStore,
-  type ClientRecord,
   type GrantRecord,
-  type Storage,
   type TokenRecord,
   type UserRecord,
-} from 'openid-oauth-bridge';
+} from 'openid-oauth-bridge/storage';
 import { describeStorageConformance } from 'openid-oauth-bridge/testing';
 
 /** A database hands out copies of its rows; so must an adapter (the kit checks it). */

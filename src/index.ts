@@ -5,7 +5,8 @@
  * This entry holds what an app mounting the server uses: the server and its options, the routers,
  * the bearer-token guard, client registration, storage and the errors an app catches. Replacing
  * the HTML pages is `openid-oauth-bridge/pages`; the OpenID 2.0 relying party's own building
- * blocks are `openid-oauth-bridge/openid`; tests use `openid-oauth-bridge/testing`.
+ * blocks are `openid-oauth-bridge/openid`; a storage adapter's contract is
+ * `openid-oauth-bridge/storage`; tests use `openid-oauth-bridge/testing`.
  *
  * @packageDocumentation
  */
@@ -67,25 +68,8 @@ export {
 } from './errors/storage-unavailable.js';
 export { DatabaseError, type DatabaseFailure } from './storage/sql/connect.js';
 
-// Storage: the built-in adapters and the contract a custom adapter implements.
-export { memoryStorage, memoryEphemeralStore, type MemoryStorage } from './storage/memory.js';
+// Storage: the built-in adapters. The contract a custom adapter implements, its stores and records,
+// and the SQL adapter over a handle of the app's own are `openid-oauth-bridge/storage`.
+export { memoryStorage, type MemoryStorage } from './storage/memory.js';
 export { connectStorage, type ConnectStorageOptions } from './storage/sql/connect.js';
-export { sqlStorage, type SqlDatabaseHandle } from './storage/sql/handle.js';
-export type { SqlStorage } from './storage/sql/adapter.js';
-export type {
-  Storage,
-  EphemeralStore,
-  ClientStore,
-  ClientRecord,
-  ClientChanges,
-  ClientListFilter,
-  UserStore,
-  UserRecord,
-  GrantStore,
-  GrantRecord,
-  TokenStore,
-  TokenRecord,
-  FoundTokenRecord,
-  PruneOptions,
-  PruneResult,
-} from './storage/types.js';
+export type { Storage, ClientRecord } from './storage/types.js';

@@ -21,8 +21,8 @@ import {
   memoryStorage,
   oauthRouter,
   requireBearer,
-  sqlStorage,
 } from 'openid-oauth-bridge';
+import { sqlStorage } from 'openid-oauth-bridge/storage';
 import { metricsRouter, recordFigures, traceChannel } from 'openid-oauth-bridge/observability';
 import { startDevelopmentProvider } from 'openid-oauth-bridge/testing';
 import { bulkCopyTokens, explainRecorded } from '../lib/bulk.mjs';

@@ -12,8 +12,8 @@ import {
   createAuthorizationServer,
   registerClient,
   type ServerEvent,
-  type SqlStorage,
 } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { appOnFreshDatabase, itOn, sqlEngines, type SqlEngine } from '../support/databases.js';
 import {
   clientDocument,

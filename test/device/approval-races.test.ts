@@ -9,13 +9,8 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectStorage,
-  memoryStorage,
-  registerClient,
-  type SqlStorage,
-  type Storage,
-} from '../../src/index.js';
+import { connectStorage, memoryStorage, registerClient, type Storage } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { approveDevice, findByUserCode, startDeviceAuthorization } from '../../src/grants/device.js';
 import { recordConsent, standingGrant } from '../../src/grants/grant.js';
 import { ephemeralKeys, type DeviceDecision } from '../../src/storage/keys.js';

@@ -6,7 +6,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
 import { Browser, firstForm, firstLink, signInAtDevelopmentProvider } from '../support/browser.js';
 import {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hashSecret } from '../../src/crypto/secrets.js';
-import { memoryStorage, registerClient, StorageUnavailableError, type TokenRecord } from '../../src/index.js';
+import { memoryStorage, registerClient, StorageUnavailableError } from '../../src/index.js';
+import { type TokenRecord } from '../../src/storage/index.js';
 import type { MemoryStorage } from '../../src/storage/memory.js';
 import { ephemeralKeys } from '../../src/storage/keys.js';
 import {

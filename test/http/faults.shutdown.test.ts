@@ -9,12 +9,8 @@ import { createConnection } from 'node:net';
 import { once } from 'node:events';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectStorage,
-  createAuthorizationServer,
-  registerClient,
-  type SqlStorage,
-} from '../../src/index.js';
+import { connectStorage, createAuthorizationServer, registerClient } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
 import { seedCode, seedTokens } from '../support/grants.js';
 import {

@@ -15,6 +15,7 @@ export const ENTRIES = {
   'openid-oauth-bridge/openid': 'src/openid/index.ts',
   'openid-oauth-bridge/testing': 'src/testing/index.ts',
   'openid-oauth-bridge/redis': 'src/storage/redis/index.ts',
+  'openid-oauth-bridge/storage': 'src/storage/index.ts',
 } as const;
 
 export type Entry = keyof typeof ENTRIES;

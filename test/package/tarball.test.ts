@@ -85,11 +85,14 @@ describe('the packed tarball', () => {
       'dist/testing/index.cjs',
       'dist/redis/index.js',
       'dist/redis/index.cjs',
+      'dist/storage/index.js',
+      'dist/storage/index.cjs',
       'dist/cli.js',
       'pages/package.json',
       'openid/package.json',
       'testing/package.json',
       'redis/package.json',
+      'storage/package.json',
       'README.md',
       'LICENSE',
       'CHANGELOG.md',
@@ -139,6 +142,7 @@ describe('the packed tarball', () => {
       'openid-oauth-bridge/openid': 'RelyingParty',
       'openid-oauth-bridge/testing': 'startDevelopmentProvider',
       'openid-oauth-bridge/redis': 'redisEphemeralStore',
+      'openid-oauth-bridge/storage': 'sqlStorage',
     };
     const program = `
       const entries = ${JSON.stringify(entries)};
@@ -462,6 +466,7 @@ describe('the types, in a TypeScript app with only typescript, @types/node and @
         ['openid-oauth-bridge/openid', 'openid/index.d.ts'],
         ['openid-oauth-bridge/testing', 'testing/index.d.ts'],
         ['openid-oauth-bridge/redis', 'redis/index.d.ts'],
+        ['openid-oauth-bridge/storage', 'storage/index.d.ts'],
       ]
         .map(([specifier, dts]) => {
           const names = exportedNames(dts!.replace('.d.ts', extension));

@@ -3,7 +3,8 @@ import { Strategy } from 'passport-strategy';
 import supertest from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
 import { standingGrant } from '../../src/grants/index.js';
-import { registerClient, type TokenRecord } from '../../src/index.js';
+import { registerClient } from '../../src/index.js';
+import { type TokenRecord } from '../../src/storage/index.js';
 import { CODE_REDIRECT, createTestApp, redirectParams, type TestApp } from '../support/app.js';
 import {
   answerConsent,

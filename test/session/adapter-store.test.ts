@@ -1,6 +1,6 @@
 import type session from 'express-session';
 import { describe, expect, it } from 'vitest';
-import { memoryEphemeralStore } from '../../src/index.js';
+import { memoryEphemeralStore } from '../../src/storage/index.js';
 import { AdapterSessionStore } from '../../src/session/adapter-store.js';
 
 /**

@@ -6,7 +6,8 @@
  * moment the redirect's headers arrive.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryStorage, StorageUnavailableError, type EphemeralStore } from '../../src/index.js';
+import { memoryStorage, StorageUnavailableError } from '../../src/index.js';
+import { type EphemeralStore } from '../../src/storage/index.js';
 import { ephemeralKeys } from '../../src/storage/keys.js';
 import { CODE_REDIRECT, createTestApp, type TestApp } from '../support/app.js';
 

@@ -6,7 +6,8 @@
  * restarted. Each code is a different user's, so a replay revokes one grant only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { api, eventually, exchange, expectTokenUnavailable, refresh, seedCode } from '../support/faults.js';
 import {

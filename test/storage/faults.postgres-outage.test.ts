@@ -8,7 +8,8 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, type ConnectStorageOptions, type SqlStorage } from '../../src/index.js';
+import { connectStorage, type ConnectStorageOptions } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { startInstance } from '../support/instances.js';
 import {

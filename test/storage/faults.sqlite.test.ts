@@ -8,7 +8,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { api, exchange, expectTokenUnavailable, seedCode, seedTokens } from '../support/faults.js';
 

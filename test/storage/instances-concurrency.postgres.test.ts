@@ -4,12 +4,8 @@
  * consistent, and nothing fails with a 5xx although most requests wait for a connection.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  connectStorage,
-  createAuthorizationServer,
-  registerClient,
-  type SqlStorage,
-} from '../../src/index.js';
+import { connectStorage, createAuthorizationServer, registerClient } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
 import { issueCode, recordConsent, standingGrant } from '../../src/grants/index.js';
 import { seedGrant, seedTokens } from '../support/grants.js';

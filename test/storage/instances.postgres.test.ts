@@ -4,7 +4,8 @@
  * itself BASE_URL, and the test decides which instance each browser request goes to.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectStorage, registerClient, type SqlStorage } from '../../src/index.js';
+import { connectStorage, registerClient } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { startDevelopmentProvider, type RunningDevelopmentProvider } from '../../src/testing/index.js';
 import { dropSchema, postgresAvailability, postgresUrlFor, uniqueSchema } from '../support/databases.js';
 import { parseForm, signInAtProvider as signIn } from '../support/flow.js';

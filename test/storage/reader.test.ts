@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectStorage, memoryEphemeralStore, type SqlStorage, type Storage } from '../../src/index.js';
+import { connectStorage, type Storage } from '../../src/index.js';
+import { memoryEphemeralStore, type SqlStorage } from '../../src/storage/index.js';
 import { composeStorage } from '../../src/storage/redis/index.js';
 import { createTestApp, type TestApp } from '../support/app.js';
 import { mountClientEndpoints } from '../support/endpoints.js';

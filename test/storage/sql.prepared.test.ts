@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { sqlStorage, type SqlStorage } from '../../src/index.js';
+import { sqlStorage, type SqlStorage } from '../../src/storage/index.js';
 import { param, statementPreparer } from '../../src/storage/sql/prepared.js';
 import type { Database as Tables } from '../../src/storage/sql/schema.js';
 import { dropSchema, POSTGRES_URL, postgresAvailability, uniqueSchema } from '../support/databases.js';

@@ -6,7 +6,7 @@
  */
 import Database from 'better-sqlite3';
 import { expect, it } from 'vitest';
-import { sqlStorage } from '../../src/index.js';
+import { sqlStorage } from '../../src/storage/index.js';
 
 const indexesOf = (database: Database.Database, table: string) =>
   (

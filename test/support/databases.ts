@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterEach, it } from 'vitest';
-import { connectStorage, type SqlStorage } from '../../src/index.js';
+import { connectStorage } from '../../src/index.js';
+import { type SqlStorage } from '../../src/storage/index.js';
 import { createTestApp, type TestApp, type TestAppOptions } from './app.js';
 
 /**

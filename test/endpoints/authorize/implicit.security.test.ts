@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { revokeApplication } from '../../../src/grants/index.js';
-import type { TokenRecord } from '../../../src/index.js';
+import type { TokenRecord } from '../../../src/storage/index.js';
 import {
   createTestApp,
   IMPLICIT_REDIRECT,

@@ -8,9 +8,9 @@ import {
   registerClient,
   tokenRouter,
   type AuthorizationServerOptions,
-  type EphemeralStore,
   type Storage,
 } from '../../../src/index.js';
+import { type EphemeralStore } from '../../../src/storage/index.js';
 import { ephemeralKeys } from '../../../src/storage/keys.js';
 import {
   CODE_REDIRECT,

@@ -26,7 +26,6 @@ import {
   type ConnectStorageOptions,
   type DatabaseError,
   type DatabaseFailure,
-  type EphemeralStore,
   type IssuedClient,
   type MemoryStorage,
   type MetadataOptions,
@@ -36,11 +35,10 @@ import {
   type RegistrationContext,
   type RegistrationTarget,
   type RequireBearerOptions,
-  type SqlDatabaseHandle,
-  type SqlStorage,
   type Storage,
   type StorageUnavailableErrorOptions,
 } from 'openid-oauth-bridge';
+import { type EphemeralStore, type SqlDatabaseHandle, type SqlStorage } from 'openid-oauth-bridge/storage';
 import { html, type Interpolation, type SafeHtml } from 'openid-oauth-bridge/pages';
 import type {
   GenericProviderOptions,
