@@ -53,13 +53,9 @@ export function handle<C extends Context>(
     if (kind !== 'guard') requestIdOf(req, res);
     if (kind === 'page') setPageHeaders(res);
     else if (kind === 'json') setNoStore(res);
-    const ctx = extend({
-      server,
-      req,
-      res,
-      endpoint: endpoint as unknown as Endpoint<never>,
-      ...(trace === undefined ? {} : { trace }),
-    });
+    // `trace` is there, undefined, on an untraced request too: every context has one shape, and
+    // the steps' property reads stay monomorphic when a subscriber comes or goes.
+    const ctx = extend({ server, req, res, endpoint: endpoint as unknown as Endpoint<never>, trace });
     let ran: void | Promise<void>;
     try {
       // A JSON endpoint takes every method, and answers the others with its own error.
