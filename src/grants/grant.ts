@@ -162,18 +162,18 @@ const clientRemoved = () =>
  * Revokes a grant, absolutely: once this resolves, no token of the grant works (a token is
  * accepted only with its standing grant), no code issued under it is exchanged, a refresh in
  * flight mints nothing that works, and a consent saving the grant at the same moment cannot
- * bring it back. Resolves `true` for one caller only, the first to mark the grant revoked (an
- * ephemeral `add`), and only if the grant was standing: requests racing to revoke the same grant
- * (a code replayed twice at once) each revoke it, and one of them reports it. A caller that
- * marked the grant but failed before saving it leaves the revocation to the next one, which
- * reports nothing: the grant is revoked all the same.
+ * bring it back. Resolves `true` for one caller only: of those that found the grant standing and
+ * saved it revoked, the first to add its reported marker (an ephemeral `add`, after the save).
+ * Requests racing to revoke the same grant (a code replayed twice at once) each revoke it, and one
+ * of them reports it; a caller that failed before its save leaves the revocation, and its report,
+ * to the next one. One whose `add` fails reports too: a revocation is reported at least once.
  */
 export async function revokeGrant(
   deps: GrantStoreDeps,
   grant: Pick<GrantRecord, 'grantId' | 'userId' | 'clientId'>,
 ): Promise<boolean> {
   const now = deps.clock();
-  const first = await deps.storage.ephemeral.add(
+  await deps.storage.ephemeral.set(
     ephemeralKeys.revokedGrant(grant.grantId),
     '1',
     now + REVOCATION_MARKER_MS,
@@ -182,7 +182,11 @@ export async function revokeGrant(
   const [current] = await deps.storage.grants.list({ userId: grant.userId, clientId: grant.clientId });
   if (current === undefined || current.grantId !== grant.grantId || current.revokedAt !== null) return false;
   await deps.storage.grants.save({ ...current, revokedAt: now });
-  return first;
+  // Elected after the save, not before: a caller elected first could read the grant last (already
+  // revoked by another) or fail before saving, and the revocation would be reported by no one.
+  return deps.storage.ephemeral
+    .add(ephemeralKeys.revocationReported(grant.grantId), '1', now + REVOCATION_MARKER_MS, now)
+    .catch(() => true);
 }
 
 /**

@@ -29,6 +29,11 @@ export const ephemeralKeys = {
   /** A grant revoked recently: a consent racing the revocation must not bring it back. */
   revokedGrant: (grantId: string) => `revoked-grant:${grantId}`,
   /**
+   * A revocation of the grant reported: added once after the grant is saved revoked, so that of
+   * requests revoking it at once exactly one reports it.
+   */
+  revocationReported: (grantId: string) => `revocation-reported:${grantId}`,
+  /**
    * The id of the grant a `client_credentials` client's next tokens start, when none stands:
    * added once, so that racing first requests start one grant. `basis` names what it follows (the
    * client's registration, or its grant that was revoked): a new one for each.

@@ -154,6 +154,15 @@ describe('docs/reference.md follows the code', () => {
     expect(options.filter((name) => !spans.has(name))).toEqual([]);
   });
 
+  it('names every entry of the package (package.json exports) among its other exports', () => {
+    const { exports } = JSON.parse(read('package.json')) as { exports: Record<string, unknown> };
+    const entries = Object.keys(exports)
+      .filter((entry) => entry !== './package.json')
+      .map((entry) => (entry === '.' ? 'openid-oauth-bridge' : `openid-oauth-bridge/${entry.slice(2)}`));
+    expect(entries).toContain('openid-oauth-bridge/redis');
+    expect(entries.filter((entry) => !spans.has(entry))).toEqual([]);
+  });
+
   it('names every route of the route table', () => {
     const missing = routes()
       .filter(({ path }) => !words.has(path))

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { emit } from '../../src/events/index.js';
 import { memoryStorage, type ServerEvent, type ServerEventOf, type Storage } from '../../src/index.js';
 import type { ServerEventType } from '../../src/events/types.js';
+import { ephemeralKeys } from '../../src/storage/keys.js';
 import { createTestApp, IMPLICIT_REDIRECT, redirectParams, type TestApp } from '../support/app.js';
 import {
   basicAuth,
@@ -182,6 +183,54 @@ describe('events of refresh, replay and reuse', () => {
     expect(only(events, 'code.replayed')).toMatchObject([{ grantId }]);
     const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
     expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+  });
+
+  it('reports a code replayed by two requests at once when the first to mark the grant reads it last', async () => {
+    // The first replay to mark the grant revoked is slow to read it (a busy connection, another
+    // instance): the second marks it, reads it standing and saves it revoked first. The first then
+    // reads it revoked. One of them must still report it.
+    const storage = memoryStorage();
+    const marker = ephemeralKeys.revokedGrant('');
+    let marked = false;
+    let slowed = false;
+    let savedRevoked: () => void = () => {};
+    const revoked = new Promise<void>((resolve) => {
+      savedRevoked = () => resolve();
+    });
+    const { ephemeral, grants } = storage;
+    const [set, add, list, save] = [
+      ephemeral.set.bind(ephemeral),
+      ephemeral.add.bind(ephemeral),
+      grants.list.bind(grants),
+      grants.save.bind(grants),
+    ];
+    ephemeral.set = (key, value, expiresAt, now) => {
+      if (key.startsWith(marker)) marked = true;
+      return set(key, value, expiresAt, now);
+    };
+    ephemeral.add = (key, value, expiresAt, now) => {
+      if (key.startsWith(marker)) marked = true;
+      return add(key, value, expiresAt, now);
+    };
+    grants.list = async (filter) => {
+      if (marked && !slowed) {
+        slowed = true;
+        await Promise.race([revoked, new Promise((resolve) => setTimeout(resolve, 1000))]);
+      }
+      return list(filter);
+    };
+    grants.save = async (grant) => {
+      await save(grant);
+      if (grant.revokedAt !== null) savedRevoked();
+    };
+    events = await start({ storage });
+    const { code } = await obtainCode(t);
+    expect((await exchangeCode(t, code)).status).toBe(200);
+    const replays = await Promise.all([1, 2].map(() => exchangeCode(t, code)));
+    expect(replays.map((r) => r.status)).toEqual([400, 400]);
+    expect(slowed).toBe(true);
+    const grantId = only(events, 'code.issued')[0]!.grantId;
+    expect(only(events, 'code.replayed')).toMatchObject([{ grantId }]);
   });
 });
 

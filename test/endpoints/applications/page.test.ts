@@ -2,7 +2,13 @@
  * The end user's authorized-applications page: list, revoke, and what revoking does at once.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { authorizedApplications, registerClient, revokeApplication } from '../../../src/index.js';
+import {
+  authorizedApplications,
+  memoryStorage,
+  registerClient,
+  revokeApplication,
+  StorageUnavailableError,
+} from '../../../src/index.js';
 import { createTestApp, CODE_REDIRECT, type TestApp } from '../../support/app.js';
 import { recordEvents } from '../../support/endpoints.js';
 import {
@@ -220,5 +226,33 @@ describe('authorizedApplications and revokeApplication', () => {
     expect(await authorizedApplications(t.server, grant!.userId)).toEqual([]);
     expect((await realms(tokens.access_token)).status).toBe(401);
     expect(await tokenWorks(t.server, tokens.refresh_token)).toBe(false);
+  });
+
+  it('revoke again after a storage failure: resolves true and reports consent.revoked once', async () => {
+    // The first attempt marks the grant revoked, then the database fails to save it: the grant
+    // still stands. The user (or the operator's `grants revoke`) tries again, and that attempt
+    // is the one that revokes it: it must say so, and report it.
+    const storage = memoryStorage();
+    t = await createTestApp({ storage });
+    const events = recordEvents(t);
+    const { code } = await obtainCode(t);
+    expect((await exchangeCode(t, code)).status).toBe(200);
+    const [grant] = await t.storage.grants.list({ clientId: t.codeClient.clientId });
+    const save = storage.grants.save.bind(storage.grants);
+    let failures = 0;
+    storage.grants.save = (record) => {
+      if (failures++ === 0) return Promise.reject(new StorageUnavailableError('injected (test)'));
+      return save(record);
+    };
+    await expect(revokeApplication(t.server, grant!.userId, t.codeClient.clientId)).rejects.toThrow(
+      StorageUnavailableError,
+    );
+    expect((await t.storage.grants.list({ clientId: t.codeClient.clientId }))[0]!.revokedAt).toBeNull();
+
+    expect(await revokeApplication(t.server, grant!.userId, t.codeClient.clientId)).toBe(true);
+    expect(events.filter((event) => event.type === 'consent.revoked')).toMatchObject([
+      { grantId: grant!.grantId, userId: grant!.userId, clientId: t.codeClient.clientId, by: 'user' },
+    ]);
+    expect(await authorizedApplications(t.server, grant!.userId)).toEqual([]);
   });
 });
