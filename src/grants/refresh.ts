@@ -138,9 +138,12 @@ export async function refreshAccessToken(
   return tokenResponse(access, deps, refreshToken);
 }
 
-/** A replaced refresh token presented again has leaked: end the whole grant and report it. */
+/**
+ * A replaced refresh token presented again has leaked: end the whole grant and report it, once:
+ * of requests presenting it at once, the one {@link revokeGrant} elects reports it.
+ */
 async function reused(deps: GrantDeps, token: TokenRecord, context: () => EventContext): Promise<void> {
-  await revokeGrant(deps, token);
+  if (!(await revokeGrant(deps, token))) return;
   const { clientId, userId, grantId } = token;
   emit(deps, { type: 'refresh_token.reused', clientId, userId, grantId, ...context() });
 }

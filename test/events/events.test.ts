@@ -50,6 +50,21 @@ function expectNoSecrets(events: ServerEvent[], secrets: string[]): void {
 
 const LOCAL = /^(::ffff:)?127\.0\.0\.1$/;
 
+/**
+ * Memory storage slow to answer a read of grants: requests that revoke a grant at once overlap
+ * between their read and their save, and each sees the grant standing.
+ */
+function slowToAnswerGrantReads(): Storage {
+  const storage = memoryStorage();
+  const list = storage.grants.list.bind(storage.grants);
+  storage.grants.list = async (filter) => {
+    const rows = await list(filter);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+    return rows;
+  };
+  return storage;
+}
+
 describe('events of the authorization code flow', () => {
   it('reports login, consent, code and token, with user, client, grant and address', async () => {
     events = await start();
@@ -152,6 +167,18 @@ describe('events of refresh, replay and reuse', () => {
     expectNoSecrets(events, [tokens.refresh_token, rotated.body.refresh_token]);
   });
 
+  it('reports a rotated refresh token reused by several requests at once one time', async () => {
+    events = await start({ storage: slowToAnswerGrantReads(), tokens: { rotateRefreshTokens: true } });
+    const tokens = await obtainTokens(t);
+    expect((await refreshWith(t, tokens.refresh_token)).status).toBe(200);
+    const reuses = await Promise.all([1, 2, 3].map(() => refreshWith(t, tokens.refresh_token)));
+    expect(reuses.map((r) => r.status)).toEqual([400, 400, 400]);
+    const grantId = only(events, 'token.issued')[0]!.grantId;
+    expect(only(events, 'refresh_token.reused')).toMatchObject([{ grantId }]);
+    const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
+    expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+  });
+
   it('reports a replayed code and the tokens it revoked', async () => {
     events = await start();
     const { code } = await obtainCode(t);
@@ -165,16 +192,7 @@ describe('events of refresh, replay and reuse', () => {
   });
 
   it('reports a code replayed by several requests at once one time: each revokes, one reports', async () => {
-    // A storage slow to answer a read of grants: the replays' reads overlap, and each sees the
-    // grant standing.
-    const storage = memoryStorage();
-    const list = storage.grants.list.bind(storage.grants);
-    storage.grants.list = async (filter) => {
-      const rows = await list(filter);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      return rows;
-    };
-    events = await start({ storage });
+    events = await start({ storage: slowToAnswerGrantReads() });
     const { code } = await obtainCode(t);
     expect((await exchangeCode(t, code)).status).toBe(200);
     const replays = await Promise.all([1, 2, 3].map(() => exchangeCode(t, code)));
