@@ -50,6 +50,30 @@ describe('the token endpoint on its tracing channel', () => {
   });
 });
 
+describe('an authorization on its tracing channel', () => {
+  it('says the grant it served (grantType) on the request that issued the code, and on no other', async () => {
+    t = await createTestApp();
+    const authorize = subscribe('authorize');
+    try {
+      const { code } = await obtainCode(t);
+      const ends = authorize.seen.filter((s) => s.event === 'asyncEnd').map((s) => s.context);
+      expect(ends.length).toBeGreaterThan(1);
+      expect(ends.filter((c) => 'grantType' in c)).toEqual([
+        expect.objectContaining({
+          endpoint: 'consent',
+          grantType: 'authorization_code',
+          outcome: 'success',
+          status: 303,
+        }),
+      ]);
+      expect(ends.at(-1)).toHaveProperty('grantType', 'authorization_code');
+      expect(JSON.stringify(authorize.seen)).not.toContain(code);
+    } finally {
+      authorize.stop();
+    }
+  });
+});
+
 describe('a page refused before its steps', () => {
   it('HEAD on the authorization page ends its trace as an error (405), like any refusal', async () => {
     t = await createTestApp();
