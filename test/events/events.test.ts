@@ -65,6 +65,16 @@ function slowToAnswerGrantReads(): Storage {
   return storage;
 }
 
+/** The code client's grant is revoked, and `type` was reported for it exactly once. */
+async function expectRevokedAndReportedOnce(
+  type: 'code.replayed' | 'refresh_token.reused',
+  grantId: string,
+): Promise<void> {
+  expect(only(events, type)).toMatchObject([{ grantId }]);
+  const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
+  expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+}
+
 describe('events of the authorization code flow', () => {
   it('reports login, consent, code and token, with user, client, grant and address', async () => {
     events = await start();
@@ -173,10 +183,7 @@ describe('events of refresh, replay and reuse', () => {
     expect((await refreshWith(t, tokens.refresh_token)).status).toBe(200);
     const reuses = await Promise.all([1, 2, 3].map(() => refreshWith(t, tokens.refresh_token)));
     expect(reuses.map((r) => r.status)).toEqual([400, 400, 400]);
-    const grantId = only(events, 'token.issued')[0]!.grantId;
-    expect(only(events, 'refresh_token.reused')).toMatchObject([{ grantId }]);
-    const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
-    expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+    await expectRevokedAndReportedOnce('refresh_token.reused', only(events, 'token.issued')[0]!.grantId);
   });
 
   it('reports a replayed code and the tokens it revoked', async () => {
@@ -197,10 +204,7 @@ describe('events of refresh, replay and reuse', () => {
     expect((await exchangeCode(t, code)).status).toBe(200);
     const replays = await Promise.all([1, 2, 3].map(() => exchangeCode(t, code)));
     expect(replays.map((r) => r.status)).toEqual([400, 400, 400]);
-    const grantId = only(events, 'code.issued')[0]!.grantId;
-    expect(only(events, 'code.replayed')).toMatchObject([{ grantId }]);
-    const [grant] = await t.storage.grants.list({ clientId: 'code-client' });
-    expect(grant).toMatchObject({ grantId, revokedAt: expect.any(Number) });
+    await expectRevokedAndReportedOnce('code.replayed', only(events, 'code.issued')[0]!.grantId);
   });
 
   it('reports a code replayed by two requests at once when the first to mark the grant reads it last', async () => {
